@@ -1,0 +1,42 @@
+"""kenaz: automatic differentiation for Python and NumPy, built on effect handlers.
+
+Every tensor operation performs an effect; ``grad``, ``jvp``, ``vjp``,
+``debug`` and the other transformations are handlers that intercept those
+effects, and they compose in any order.
+
+>>> import kenaz
+>>> import kenaz.numpy as knp
+>>> kenaz.grad(lambda x: knp.sum(knp.sin(x) ** 2))(knp.zeros(2))
+Tensor([0., 0.])
+"""
+
+from . import tensor as _tensor  # noqa: I001  (first: the primitives import Tensor)
+from .tensor import Tensor
+from .effects import Handler, Op, each_argument, handler, perform
+from .ops.elementwise import stop_gradient
+from .reverse import grad, value_and_grad, vjp
+from .forward import jvp, linearize
+from .debugging import debug
+from . import numpy, tree
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Tensor",
+    "Op",
+    "Handler",
+    "perform",
+    "handler",
+    "each_argument",
+    "grad",
+    "value_and_grad",
+    "vjp",
+    "jvp",
+    "linearize",
+    "stop_gradient",
+    "debug",
+    "numpy",
+    "tree",
+]
+
+del _tensor

@@ -1,0 +1,219 @@
+"""Effects and handlers: the mechanism every transformation is built on.
+
+Every tensor operation *performs an effect*: ``perform(op, *args, **params)``.
+With no handler installed the op runs straight on NumPy. Otherwise the
+innermost handler's ``handle`` is called with the stack set to the handlers
+outside it, so whatever the handler performs (the primal op, tangent or
+cotangent arithmetic) goes one level out. That "deep handler" rule is the whole
+composition story: ``grad(grad(f))``, ``vmap(grad(f))``, ``debug(grad(f))``
+need no special cases.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any
+
+from .tensor import Tensor, _make
+
+__all__ = [
+    "Op",
+    "Handler",
+    "perform",
+    "handler",
+    "current_handlers",
+    "fresh_level",
+    "each_argument",
+]
+
+# The handler stack, innermost last. A tuple (immutable) in a ContextVar, so
+# threads and asyncio tasks never see each other's handlers.
+_handlers: ContextVar[tuple[Handler, ...]] = ContextVar("kenaz_handlers", default=())
+
+_levels = itertools.count(1)
+
+
+def fresh_level() -> int:
+    """Return a new, never reused, level number for a handler's tensor records."""
+    return next(_levels)
+
+
+class Op:
+    """A primitive operation: a name, a NumPy implementation and its rules.
+
+    Parameters
+    ----------
+    name : str
+        Name shown in errors and by ``debug``.
+    impl : callable
+        Backend implementation on NumPy values: ``impl(*arrays, **params)``.
+    jvp : sequence of callables, ``each_argument(rule)`` or None, optional
+        One entry per positional argument: ``rule(tangent, ans, *args, **params)``
+        returns that argument's contribution to the output tangent. ``None``
+        marks an argument with zero derivative (indices, conditions).
+    vjp : sequence of callables, ``each_argument(rule)`` or None, optional
+        One entry per positional argument: ``maker(ans, *args, **params)`` is
+        called during the forward pass and returns ``pullback(cotangent)``.
+        Python closures keep only the names they use, so a maker chooses its
+        residuals by what it references.
+    batch : callable or None, optional
+        ``rule(op, args, axes, **params) -> (out, out_axis)`` for ``vmap``:
+        ``args`` are the batched values one level out and ``axes[i]`` is the
+        batch axis of ``args[i]`` or ``None``.
+    differentiable : bool, optional
+        ``False`` for ops whose output never carries a derivative
+        (comparisons, ``argmax``, ``floor``): transformations treat the
+        output as a constant.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kenaz import Op, grad
+    >>> cube = Op("cube", lambda x: x**3,
+    ...           jvp=[lambda t, ans, x: 3 * x * x * t],
+    ...           vjp=[lambda ans, x: lambda g: 3 * x * x * g])
+    >>> float(grad(cube)(2.0))
+    12.0
+    """
+
+    __slots__ = ("name", "impl", "jvp", "vjp", "batch", "differentiable", "__weakref__")
+
+    def __init__(
+        self,
+        name: str,
+        impl: Callable[..., Any],
+        *,
+        jvp: Sequence[Callable[..., Any] | None] | None = None,
+        vjp: Sequence[Callable[..., Any] | None] | None = None,
+        batch: Callable[..., Any] | None = None,
+        differentiable: bool = True,
+    ) -> None:
+        self.name = name
+        self.impl = impl
+        self.jvp = _rule_table(jvp)
+        self.vjp = _rule_table(vjp)
+        self.batch = batch
+        self.differentiable = differentiable
+
+    def __call__(self, *args: Any, **params: Any) -> Tensor:
+        return perform(self, *args, **params)
+
+    def __repr__(self) -> str:
+        return f"Op({self.name!r})"
+
+
+def _rule_table(rules: Any) -> Any:
+    if rules is None or isinstance(rules, each_argument):
+        return rules
+    return tuple(rules)
+
+    def __repr__(self) -> str:
+        return f"Op({self.name!r})"
+
+
+class each_argument:  # noqa: N801 - used like a function in rule tables
+    """Rules for a variadic op: ``rules[i]`` is ``rule`` with the argument index bound first.
+
+    ``Op("concatenate", ..., vjp=each_argument(lambda i, ans, *xs, axis: ...))``.
+    """
+
+    __slots__ = ("rule",)
+
+    def __init__(self, rule: Callable[..., Any]) -> None:
+        self.rule = rule
+
+    def __getitem__(self, index: int) -> Callable[..., Any]:
+        return functools.partial(self.rule, index)
+
+
+def perform(op: Op, *args: Any, **params: Any) -> Tensor:
+    """Perform ``op`` on ``args``: the effect every tensor operation raises.
+
+    With no handler installed this runs ``op.impl`` on the NumPy values
+    (the hot path: a context-variable read, an unwrap and a wrap). Otherwise
+    the innermost handler handles it, with the stack set to the handlers
+    outside it.
+    """
+    handlers = _handlers.get()
+    if not handlers:
+        # Unwrapping a batched view that escaped its vmap raises here, through
+        # its `_value` property: no wrong number can come out.
+        return _make(op.impl(*[a._value if isinstance(a, Tensor) else a for a in args], **params))
+    token = _handlers.set(handlers[:-1])
+    try:
+        return handlers[-1].handle(op, args, params)
+    finally:
+        _handlers.reset(token)
+
+
+class Handler:
+    """Base class of effect handlers: transformations, and the user's own.
+
+    A subclass overrides :meth:`handle`. Inside it the handler itself is not
+    installed, so ``perform`` sends ops to the next handler out. Install a
+    handler with ``with handler(h): ...``.
+
+    Examples
+    --------
+    An op counter:
+
+    >>> from collections import Counter
+    >>> import kenaz.numpy as knp
+    >>> from kenaz import Handler, handler, perform
+    >>> class CountOps(Handler):
+    ...     def __init__(self):
+    ...         self.counts = Counter()
+    ...     def handle(self, op, args, params):
+    ...         self.counts[op.name] += 1
+    ...         return perform(op, *args, **params)
+    >>> counter = CountOps()
+    >>> with handler(counter):
+    ...     y = knp.sin(knp.ones(3)) * 2.0
+    >>> counter.counts["sin"], counter.counts["mul"]
+    (1, 1)
+    """
+
+    def handle(self, op: Op, args: tuple[Any, ...], params: dict[str, Any]) -> Any:
+        """Handle one op. The default forwards it unchanged to the next handler out."""
+        return perform(op, *args, **params)
+
+
+@contextmanager
+def handler(h: Handler) -> Iterator[Handler]:
+    """Install ``h`` as the innermost handler for the ``with`` block.
+
+    The previous stack is restored on exit, also when the block raises.
+    """
+    token = _handlers.set((*_handlers.get(), h))
+    try:
+        yield h
+    finally:
+        _handlers.reset(token)
+
+
+# Which transformations are running (e.g. ("grad", "grad: backward")), for `debug`.
+_scopes: ContextVar[tuple[str, ...]] = ContextVar("kenaz_scopes", default=())
+
+
+@contextmanager
+def scope(name: str) -> Iterator[None]:
+    """Mark a phase of a transformation (its forward pass, its backward pass) for ``debug``."""
+    token = _scopes.set((*_scopes.get(), name))
+    try:
+        yield
+    finally:
+        _scopes.reset(token)
+
+
+def current_scopes() -> tuple[str, ...]:
+    """The running transformation phases, outermost first."""
+    return _scopes.get()
+
+
+def current_handlers() -> tuple[Handler, ...]:
+    """Return the installed handlers, innermost last (empty outside transformations)."""
+    return _handlers.get()

@@ -1,0 +1,225 @@
+"""Forward mode: ``jvp`` and ``linearize``.
+
+The handler keeps a tangent per tracked tensor (in the tensor's per-level
+record). For each op with a tracked input it performs the primal op outward,
+then the op's jvp rules (also outward), summing the contributions of the
+tracked arguments. An untracked argument has a symbolic zero tangent: its
+rule is never run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from . import tree
+from .effects import Handler, Op, fresh_level, handler, perform, scope
+from .ops.elementwise import alias
+from .reverse import _as_tensor, _split_aux, _zeros_like
+from .tensor import Tensor
+
+__all__ = ["jvp", "linearize"]
+
+
+def op_tangent(op: Op, tangents: list[Any], out: Tensor, args: tuple, params: dict) -> Any:
+    """The output tangent of ``op`` given its arguments' tangents (``None``: zero)."""
+    rules = op.jvp
+    if rules is None:
+        raise NotImplementedError(
+            f"kenaz: op {op.name!r} has no jvp rule, so it cannot be used under jvp/jacfwd"
+        )
+    total = None
+    for i, t in enumerate(tangents):
+        if t is not None and rules[i] is not None:
+            contribution = rules[i](t, out, *args, **params)
+            total = contribution if total is None else total + contribution
+    return total
+
+
+class ForwardHandler(Handler):
+    """Carries a tangent alongside every tensor that depends on the inputs."""
+
+    def __init__(self) -> None:
+        self.level = fresh_level()
+
+    def watch(self, x: Tensor, tangent: Tensor) -> Tensor:
+        """A fresh identity for ``x`` whose tangent at this level is ``tangent``."""
+        watched = alias(x)
+        _set_record(watched, self.level, tangent)
+        return watched
+
+    def handle(self, op: Op, args: tuple, params: dict) -> Any:
+        out = perform(op, *args, **params)
+        if not op.differentiable or out.dtype.kind not in "fc":
+            return out
+        level = self.level
+        tangents = [
+            a._trace.get(level) if isinstance(a, Tensor) and a._trace is not None else None
+            for a in args
+        ]
+        if tangents.count(None) == len(tangents):
+            return out
+        tangent = op_tangent(op, tangents, out, args, params)
+        if tangent is not None:
+            _set_record(out, level, tangent)
+        return out
+
+
+def _set_record(x: Tensor, level: int, record: Any) -> None:
+    if x._trace is None:
+        x._trace = {level: record}
+    else:
+        x._trace[level] = record
+
+
+def _check_tangent(primal: Tensor, tangent: Tensor, where: str) -> Tensor:
+    if tangent.shape != primal.shape:
+        raise ValueError(
+            f"kenaz.{where}: a tangent of shape {tangent.shape} was given for a primal of shape "
+            f"{primal.shape}; they must match"
+        )
+    if primal.dtype.kind in "fc" and tangent.dtype != primal.dtype:
+        if tangent.dtype.kind not in "fciub":
+            raise TypeError(f"kenaz.{where}: tangent dtype {tangent.dtype} is not numeric")
+        tangent = tangent.astype(primal.dtype)
+    return tangent
+
+
+def _flatten_pair(primals: Any, tangents: Any, where: str):
+    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
+        raise TypeError(
+            f"kenaz.{where}: primals and tangents must be tuples or lists (one entry per "
+            f"argument), got {type(primals).__name__} and {type(tangents).__name__}; "
+            "write jvp(f, (x,), (t,))"
+        )
+    p_flat, p_tree = tree.flatten(tuple(primals))
+    t_flat, t_tree = tree.flatten(tuple(tangents))
+    if p_tree != t_tree:
+        raise ValueError(
+            f"kenaz.{where}: the tangents' structure {t_tree} differs from the primals' {p_tree}"
+        )
+    p_flat = [_as_tensor(p, where) for p in p_flat]
+    t_flat = [_check_tangent(p, _as_tensor(t, where), where) for p, t in zip(p_flat, t_flat)]
+    return p_flat, t_flat, p_tree
+
+
+def jvp(f: Callable, primals: Any, tangents: Any, has_aux: bool = False):
+    """Evaluate ``f`` at ``primals`` and its Jacobian-vector product with ``tangents``.
+
+    Parameters
+    ----------
+    f : callable
+        Function of ``len(primals)`` pytree arguments.
+    primals, tangents : tuple or list
+        The arguments, and tangents of the same structure and shapes.
+    has_aux : bool, optional
+        ``f`` returns ``(output, aux)``; ``aux`` is returned as is.
+
+    Returns
+    -------
+    out, tangent_out[, aux]
+
+    Examples
+    --------
+    >>> from kenaz import jvp
+    >>> jvp(lambda x: x**2 + 3 * x + 2, (5.0,), (1.0,))
+    (Tensor(42.), Tensor(13.))
+    """
+    p_flat, t_flat, p_tree = _flatten_pair(primals, tangents, "jvp")
+    fwd = ForwardHandler()
+    watched = [fwd.watch(p, t) if p.dtype.kind in "fc" else p for p, t in zip(p_flat, t_flat)]
+    with scope("jvp"), handler(fwd):
+        result = f(*tree.unflatten(p_tree, watched))
+    if has_aux:
+        result, aux = _split_aux(result, "jvp")
+    out_flat, out_tree = tree.flatten(result)
+    out_flat = [_as_tensor(o, "jvp") for o in out_flat]
+    tangents_out = []
+    for o in out_flat:
+        t = o._trace.pop(fwd.level, None) if o._trace else None
+        tangents_out.append(_zeros_like(o) if t is None else t)
+    out = tree.unflatten(out_tree, out_flat)
+    tangent_out = tree.unflatten(out_tree, tangents_out)
+    return (out, tangent_out, aux) if has_aux else (out, tangent_out)
+
+
+class LinearizeHandler(Handler):
+    """Records, for each op that depends on the inputs, what its jvp rules need."""
+
+    def __init__(self) -> None:
+        self.level = fresh_level()
+        self.entries: list[tuple[Op, tuple, dict, Tensor, list[int | None], int]] = []
+        self.node_count = 0
+
+    def watch(self, x: Tensor) -> Tensor:
+        watched = alias(x)
+        self._new_node(watched)
+        return watched
+
+    def _new_node(self, x: Tensor) -> int:
+        node = self.node_count
+        self.node_count += 1
+        _set_record(x, self.level, node)
+        return node
+
+    def handle(self, op: Op, args: tuple, params: dict) -> Any:
+        out = perform(op, *args, **params)
+        if not op.differentiable or out.dtype.kind not in "fc":
+            return out
+        level = self.level
+        parents = [
+            a._trace.get(level) if isinstance(a, Tensor) and a._trace is not None else None
+            for a in args
+        ]
+        if parents.count(None) != len(parents):
+            self.entries.append((op, args, params, out, parents, self._new_node(out)))
+        return out
+
+
+def linearize(f: Callable, *primals: Any):
+    """Evaluate ``f(*primals)`` once and return its linearization.
+
+    Returns
+    -------
+    out, f_jvp
+        ``f_jvp(*tangents)`` evaluates the Jacobian-vector product at the
+        primals from the recorded residuals, without running ``f`` again.
+
+    Examples
+    --------
+    >>> import kenaz.numpy as knp
+    >>> from kenaz import linearize
+    >>> out, f_jvp = linearize(knp.sin, 0.0)
+    >>> f_jvp(2.0)
+    Tensor(2.)
+    """
+    p_flat, p_tree = tree.flatten(primals)
+    p_flat = [_as_tensor(p, "linearize") for p in p_flat]
+    lin = LinearizeHandler()
+    watched = [lin.watch(p) if p.dtype.kind in "fc" else p for p in p_flat]
+    with scope("linearize"), handler(lin):
+        result = f(*tree.unflatten(p_tree, watched))
+    out_flat, out_tree = tree.flatten(result)
+    out_flat = [_as_tensor(o, "linearize") for o in out_flat]
+    level = lin.level
+    in_nodes = [w._trace.get(level) if w._trace else None for w in watched]
+    out_nodes = [o._trace.pop(level, None) if o._trace else None for o in out_flat]
+    entries = lin.entries
+
+    def f_jvp(*tangents: Any) -> Any:
+        _, t_flat, _ = _flatten_pair(tuple(primals), tangents, "linearize")
+        known: dict[int, Tensor] = {n: t for n, t in zip(in_nodes, t_flat) if n is not None}
+        for op, args, params, out, parents, node in entries:
+            arg_tangents = [None if p is None else known.get(p) for p in parents]
+            if any(t is not None for t in arg_tangents):
+                tangent = op_tangent(op, arg_tangents, out, args, params)
+                if tangent is not None:
+                    known[node] = tangent
+        tangents_out = [
+            known[n] if n is not None and n in known else _zeros_like(o)
+            for n, o in zip(out_nodes, out_flat)
+        ]
+        return tree.unflatten(out_tree, tangents_out)
+
+    return tree.unflatten(out_tree, out_flat), f_jvp
+

@@ -1,0 +1,548 @@
+"""``kenaz.numpy``: NumPy's API, differentiable under every kenaz transformation.
+
+Change ``import numpy as np`` to ``import kenaz.numpy as np`` and the code can
+be differentiated, vectorized and checked. Primitives come from
+``kenaz.ops``; everything else here is composed from them, so it gets its
+derivatives for free.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as _np
+
+from ..ops import elementwise as _ew
+from ..ops import indexing as _indexing
+from ..ops import reduction as _reduction
+from ..ops import shape as _shape
+from ..tensor import Tensor
+
+# -- dtypes and constants, straight from NumPy -----------------------------------------
+from numpy import (  # noqa: F401  (re-exported)
+    bool_,
+    complex64,
+    complex128,
+    dtype,
+    e,
+    euler_gamma,
+    finfo,
+    float16,
+    float32,
+    float64,
+    iinfo,
+    inf,
+    int8,
+    int16,
+    int32,
+    int64,
+    intp,
+    nan,
+    newaxis,
+    pi,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
+)
+
+ndarray = Tensor
+
+# -- elementwise primitives under NumPy's names --------------------------------------------
+from ..ops.elementwise import (  # noqa: E402,F401
+    absolute,
+    add,
+    arccos,
+    arccosh,
+    arcsin,
+    arcsinh,
+    arctan,
+    arctan2,
+    arctanh,
+    bitwise_and,
+    bitwise_or,
+    bitwise_xor,
+    ceil,
+    clip,
+    conjugate,
+    cos,
+    cosh,
+    divide,
+    equal,
+    erf,
+    exp,
+    expm1,
+    floor,
+    floor_divide,
+    greater,
+    greater_equal,
+    imag,
+    invert,
+    isfinite,
+    isinf,
+    isnan,
+    less,
+    less_equal,
+    log,
+    log1p,
+    logical_and,
+    logical_not,
+    logical_or,
+    logical_xor,
+    maximum,
+    minimum,
+    multiply,
+    negative,
+    not_equal,
+    power,
+    real,
+    remainder,
+    sign,
+    sin,
+    sinh,
+    sqrt,
+    stop_gradient,
+    subtract,
+    tan,
+    tanh,
+    where,
+)
+from ..ops.elementwise import logistic as expit  # noqa: E402,F401
+from ..ops.elementwise import round_ as round  # noqa: E402,F401,A004
+from ..ops.indexing import getitem  # noqa: E402,F401
+from ..ops.linalg import dot, einsum, inner, matmul, outer, tensordot, vdot  # noqa: E402,F401
+from ..ops.reduction import (  # noqa: E402,F401
+    amax,
+    amin,
+    argmax,
+    argmin,
+    cumprod,
+    cumsum,
+    mean,
+    prod,
+    std,
+    sum,
+    var,
+)
+from ..ops.shape import (  # noqa: E402,F401
+    broadcast_to,
+    concatenate,
+    expand_dims,
+    flip,
+    moveaxis,
+    pad,
+    ravel,
+    repeat,
+    reshape,
+    split,
+    squeeze,
+    stack,
+    swapaxes,
+    tile,
+    transpose,
+)
+
+abs = absolute  # noqa: A001
+true_divide = divide
+mod = remainder
+conj = conjugate
+max = amax  # noqa: A001
+min = amin  # noqa: A001
+around = round
+atan2 = arctan2
+concat = concatenate
+permute_dims = transpose
+
+
+# -- creation -----------------------------------------------------------------------------
+def array(obj: Any, dtype: Any = None, copy: bool = True) -> Tensor:
+    """Create a tensor. Nested sequences of tensors are stacked differentiably."""
+    if isinstance(obj, Tensor):
+        return obj if dtype is None else obj.astype(dtype)
+    if isinstance(obj, (list, tuple)) and _contains_tensor(obj):
+        stacked = _shape.stack([array(item) for item in obj])
+        return stacked if dtype is None else stacked.astype(dtype)
+    return Tensor(_np.array(obj, dtype=dtype, copy=copy))
+
+
+def asarray(obj: Any, dtype: Any = None) -> Tensor:
+    """Convert to a tensor without copying where possible."""
+    if isinstance(obj, Tensor) and dtype is None:
+        return obj
+    return array(obj, dtype=dtype, copy=False) if not isinstance(obj, Tensor) else obj.astype(dtype)
+
+
+def _contains_tensor(obj: Any) -> bool:
+    if isinstance(obj, Tensor):
+        return True
+    if isinstance(obj, (list, tuple)):
+        return any(_contains_tensor(item) for item in obj)
+    return False
+
+
+def _constant(maker):
+    def create(*args: Any, **kwargs: Any) -> Tensor:
+        return Tensor(maker(*args, **kwargs))
+
+    create.__name__ = maker.__name__
+    create.__doc__ = f"NumPy's ``{maker.__name__}``, as a constant Tensor."
+    return create
+
+
+zeros = _constant(_np.zeros)
+ones = _constant(_np.ones)
+empty = _constant(_np.zeros)  # never hand out uninitialized memory
+full = _constant(_np.full)
+eye = _constant(_np.eye)
+identity = _constant(_np.identity)
+arange = _constant(_np.arange)
+tri = _constant(_np.tri)
+
+
+def _like(maker):
+    def create(a: Any, dtype: Any = None, shape: Any = None, **kwargs: Any) -> Tensor:
+        a_shape = _shape_of(a) if shape is None else shape
+        a_dtype = _result_dtype(a) if dtype is None else dtype
+        return Tensor(maker(a_shape, *kwargs.values(), dtype=a_dtype))
+
+    return create
+
+
+def _shape_of(a: Any) -> tuple[int, ...]:
+    return a.shape if isinstance(a, Tensor) else _np.shape(a)
+
+
+def _result_dtype(a: Any) -> _np.dtype:
+    return a.dtype if isinstance(a, Tensor) else _np.asarray(a).dtype
+
+
+zeros_like = _like(_np.zeros)
+ones_like = _like(_np.ones)
+empty_like = zeros_like
+
+
+def full_like(a: Any, fill_value: Any, dtype: Any = None, shape: Any = None) -> Tensor:
+    """A tensor shaped like ``a`` filled with ``fill_value``."""
+    a_shape = _shape_of(a) if shape is None else shape
+    return Tensor(_np.full(a_shape, fill_value, dtype=_result_dtype(a) if dtype is None else dtype))
+
+
+def linspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None, axis: int = 0):
+    """Evenly spaced numbers over an interval; differentiable in ``start`` and ``stop``."""
+    if not isinstance(start, Tensor) and not isinstance(stop, Tensor):
+        return Tensor(_np.linspace(start, stop, num, endpoint=endpoint, dtype=dtype, axis=axis))
+    div = (num - 1) if endpoint else num
+    steps = _np.arange(num, dtype=float) / (div if div > 0 else 1)
+    start, stop = asarray(start), asarray(stop)
+    steps = steps.reshape((-1,) + (1,) * _np.broadcast_shapes(start.shape, stop.shape).__len__())
+    out = start + (stop - start) * steps
+    out = moveaxis(out, 0, axis) if axis != 0 else out
+    return out if dtype is None else out.astype(dtype)
+
+
+# -- shape helpers that work on tensors ---------------------------------------------------
+def shape(a: Any) -> tuple[int, ...]:
+    """The shape of ``a``."""
+    return a.shape if isinstance(a, Tensor) else _np.shape(a)
+
+
+def ndim(a: Any) -> int:
+    """The number of dimensions of ``a``."""
+    return a.ndim if isinstance(a, Tensor) else _np.ndim(a)
+
+
+def size(a: Any, axis: int | None = None) -> int:
+    """The number of elements of ``a`` (along ``axis``)."""
+    s = shape(a)
+    return int(_np.prod(s)) if axis is None else s[axis]
+
+
+def result_type(*arrays_and_dtypes: Any) -> _np.dtype:
+    """NumPy's ``result_type`` on tensors, arrays, scalars and dtypes."""
+    return _np.result_type(*[a.dtype if isinstance(a, Tensor) else a for a in arrays_and_dtypes])
+
+
+def astype(x: Any, dtype: Any) -> Tensor:
+    """Cast ``x`` to ``dtype``."""
+    return _ew.astype(x, dtype)
+
+
+# -- composites ---------------------------------------------------------------------------
+def square(x) -> Tensor:
+    """``x * x``."""
+    return x * x
+
+
+def reciprocal(x) -> Tensor:
+    """``1 / x``."""
+    return 1 / asarray(x)
+
+
+def exp2(x) -> Tensor:
+    return power(2.0, x)
+
+
+def log2(x) -> Tensor:
+    return log(x) / _np.log(2.0)
+
+
+def log10(x) -> Tensor:
+    return log(x) / _np.log(10.0)
+
+
+def cbrt(x) -> Tensor:
+    """Real cube root."""
+    return sign(x) * power(absolute(x), 1.0 / 3.0)
+
+
+def deg2rad(x) -> Tensor:
+    return x * (_np.pi / 180.0)
+
+
+def rad2deg(x) -> Tensor:
+    return x * (180.0 / _np.pi)
+
+
+radians, degrees = deg2rad, rad2deg
+
+
+def hypot(x, y) -> Tensor:
+    return sqrt(x * x + y * y)
+
+
+def logaddexp(x, y) -> Tensor:
+    """``log(exp(x) + exp(y))`` without overflow."""
+    m = stop_gradient(maximum(x, y))
+    m = where(isfinite(m), m, 0.0)
+    return m + log(exp(x - m) + exp(y - m))
+
+
+def logaddexp2(x, y) -> Tensor:
+    return logaddexp(x * _np.log(2.0), y * _np.log(2.0)) / _np.log(2.0)
+
+
+def sinc(x) -> Tensor:
+    """``sin(pi x) / (pi x)``, 1 at 0."""
+    safe = where(equal(x, 0), 1.0, x)
+    return where(equal(x, 0), 1.0, sin(_np.pi * safe) / (_np.pi * safe))
+
+
+def fmax(x, y) -> Tensor:
+    return where(isnan(y), x, where(isnan(x), y, maximum(x, y)))
+
+
+def fmin(x, y) -> Tensor:
+    return where(isnan(y), x, where(isnan(x), y, minimum(x, y)))
+
+
+def logsumexp(x, axis=None, keepdims: bool = False) -> Tensor:
+    """``log(sum(exp(x)))`` over ``axis``, stable for large inputs."""
+    m = stop_gradient(amax(x, axis=axis, keepdims=True))
+    m = where(isfinite(m), m, 0.0)
+    out = log(sum(exp(x - m), axis=axis, keepdims=True)) + m
+    return out if keepdims else squeeze(out, axis=axis if axis is not None else None)
+
+
+def average(a, axis=None, weights=None, returned: bool = False):
+    """Weighted average over ``axis``."""
+    if weights is None:
+        avg = mean(a, axis=axis)
+        count = size(a) / size(avg)
+        return (avg, full_like(avg, count)) if returned else avg
+    weights = asarray(weights)
+    if weights.shape != shape(a):
+        if axis is None or weights.ndim != 1:
+            raise ValueError("kenaz.average: 1-d weights need an axis; otherwise shapes must match")
+        weights = reshape(weights, [-1 if i == axis % ndim(a) else 1 for i in range(ndim(a))])
+    total = sum(weights * ones_like(a), axis=axis)
+    avg = sum(a * weights, axis=axis) / total
+    return (avg, total) if returned else avg
+
+
+def diff(a, n: int = 1, axis: int = -1) -> Tensor:
+    """n-th discrete difference along ``axis``."""
+    for _ in range(n):
+        length = shape(a)[axis]
+        ax = axis % ndim(a)
+        a = _shape.slice_axis(a, ax, 1, length) - _shape.slice_axis(a, ax, 0, length - 1)
+    return a
+
+
+def hstack(xs: Sequence[Any]) -> Tensor:
+    xs = [atleast_1d(x) for x in xs]
+    return concatenate(xs, axis=0 if ndim(xs[0]) == 1 else 1)
+
+
+def vstack(xs: Sequence[Any]) -> Tensor:
+    return concatenate([atleast_2d(x) for x in xs], axis=0)
+
+
+row_stack = vstack
+
+
+def column_stack(xs: Sequence[Any]) -> Tensor:
+    return concatenate([reshape(x, (-1, 1)) if ndim(x) < 2 else x for x in xs], axis=1)
+
+
+def dstack(xs: Sequence[Any]) -> Tensor:
+    return concatenate([atleast_3d(x) for x in xs], axis=2)
+
+
+def atleast_1d(x) -> Tensor:
+    x = asarray(x)
+    return reshape(x, (1,)) if x.ndim == 0 else x
+
+
+def atleast_2d(x) -> Tensor:
+    x = asarray(x)
+    return reshape(x, (1,) * (2 - x.ndim) + x.shape) if x.ndim < 2 else x
+
+
+def atleast_3d(x) -> Tensor:
+    x = asarray(x)
+    if x.ndim == 0:
+        return reshape(x, (1, 1, 1))
+    if x.ndim == 1:
+        return reshape(x, (1, -1, 1))
+    if x.ndim == 2:
+        return expand_dims(x, 2)
+    return x
+
+
+def fliplr(x) -> Tensor:
+    return flip(x, 1)
+
+
+def flipud(x) -> Tensor:
+    return flip(x, 0)
+
+
+def roll(x, shift, axis=None) -> Tensor:
+    """Roll elements along ``axis`` (of the flattened array when None)."""
+    if axis is None:
+        return reshape(roll(ravel(x), shift, 0), shape(x))
+    n = shape(x)[axis]
+    if n == 0:
+        return asarray(x)
+    shift = int(shift) % n
+    if shift == 0:
+        return asarray(x)
+    ax = axis % ndim(x)
+    return concatenate(
+        [_shape.slice_axis(x, ax, n - shift, n), _shape.slice_axis(x, ax, 0, n - shift)], axis=ax
+    )
+
+
+def take(a, indices, axis=None) -> Tensor:
+    """Elements of ``a`` at ``indices`` along ``axis`` (flattened when None)."""
+    if axis is None:
+        return getitem(ravel(a), indices)
+    ax = axis % ndim(a)
+    return getitem(a, (slice(None),) * ax + (indices,))
+
+
+def take_along_axis(a, indices, axis: int) -> Tensor:
+    """Pick values along ``axis`` at ``indices`` of the same rank as ``a``."""
+    a = asarray(a)
+    ax = axis % a.ndim
+    idx = _np.asarray(indices)
+    index = []
+    for d in range(a.ndim):
+        if d == ax:
+            index.append(idx)
+        else:
+            shape_d = [1] * a.ndim
+            shape_d[d] = a.shape[d]
+            index.append(_np.arange(a.shape[d]).reshape(shape_d))
+    return getitem(a, tuple(index))
+
+
+def trace(a, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Tensor:
+    """Sum along a diagonal."""
+    return sum(diagonal(a, offset, axis1, axis2), axis=-1)
+
+
+def diagonal(a, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Tensor:
+    """The diagonal of ``a`` over ``axis1`` and ``axis2``, as the last axis."""
+    a = moveaxis(asarray(a), (axis1, axis2), (-2, -1))
+    n, m = a.shape[-2], a.shape[-1]
+    rows = _np.arange(max(0, -offset), min(n, m - offset))
+    return getitem(a, (Ellipsis, rows, rows + offset))
+
+
+def diag(v, k: int = 0) -> Tensor:
+    """Extract a diagonal (2-d input) or build a diagonal matrix (1-d input)."""
+    v = asarray(v)
+    if v.ndim == 2:
+        return diagonal(v, k)
+    n = v.shape[0] + abs(k)
+    rows = _np.arange(v.shape[0]) + max(0, -k)
+    zero = zeros((n, n), dtype=v.dtype)
+    return zero.at[rows, rows + k].set(v)
+
+
+def tril(m, k: int = 0) -> Tensor:
+    m = asarray(m)
+    return where(_np.tri(*m.shape[-2:], k=k, dtype=bool), m, 0)
+
+
+def triu(m, k: int = 0) -> Tensor:
+    m = asarray(m)
+    return where(_np.tri(*m.shape[-2:], k=k - 1, dtype=bool), 0, m)
+
+
+def cross(a, b, axis: int = -1) -> Tensor:
+    """Cross product of 3-vectors along ``axis``."""
+    a, b = moveaxis(asarray(a), axis, -1), moveaxis(asarray(b), axis, -1)
+    a0, a1, a2 = (a[..., i] for i in range(3))
+    b0, b1, b2 = (b[..., i] for i in range(3))
+    out = stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=-1)
+    return moveaxis(out, -1, axis)
+
+
+def allclose(a, b, rtol: float = 1e-5, atol: float = 1e-8, equal_nan: bool = False) -> bool:
+    return bool(_np.allclose(_np.asarray(a), _np.asarray(b), rtol, atol, equal_nan))
+
+
+def isclose(a, b, rtol: float = 1e-5, atol: float = 1e-8, equal_nan: bool = False) -> Tensor:
+    return Tensor(_np.isclose(_np.asarray(a), _np.asarray(b), rtol, atol, equal_nan))
+
+
+def all(a, axis=None, keepdims: bool = False) -> Tensor:  # noqa: A001
+    return Tensor(_np.all(_np.asarray(a), axis=axis, keepdims=keepdims))
+
+
+def any(a, axis=None, keepdims: bool = False) -> Tensor:  # noqa: A001
+    return Tensor(_np.any(_np.asarray(a), axis=axis, keepdims=keepdims))
+
+
+def count_nonzero(a, axis=None) -> Tensor:
+    return Tensor(_np.count_nonzero(_np.asarray(a), axis=axis))
+
+
+def nonzero(a) -> tuple[Tensor, ...]:
+    return tuple(Tensor(i) for i in _np.nonzero(_np.asarray(a)))
+
+
+def argsort(a, axis: int = -1) -> Tensor:
+    return Tensor(_np.argsort(_np.asarray(a), axis=axis, kind="stable"))
+
+
+def sort(a, axis: int | None = -1) -> Tensor:
+    """Sorted copy; differentiable (the derivative follows the permutation, stable on ties)."""
+    if axis is None:
+        a, axis = ravel(a), -1
+    return take_along_axis(a, argsort(a, axis=axis).numpy(), axis)
+
+
+def sum_to(x, shape: Sequence[int]) -> Tensor:
+    """Sum ``x`` down to ``shape``, undoing broadcasting (a kenaz extension)."""
+    x = asarray(x)
+    return _reduction.sum_to(x, tuple(shape), x.dtype)
+
+
+def scatter(x, index, values, mode: str = "add") -> Tensor:
+    """Functional scatter (``x.at[index].<mode>(values)``), a kenaz extension."""
+    return _indexing.scatter(x, index, values, mode)
+

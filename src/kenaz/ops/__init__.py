@@ -1,0 +1,1 @@
+"""Primitives by family. Import order matters only for the cycle with ``kenaz.tensor``."""

@@ -1,0 +1,379 @@
+"""Elementwise primitives: unary math, broadcasting binary arithmetic, comparisons.
+
+Each op is declared once with its NumPy implementation and its jvp and vjp
+rules (batching rules come from the family helpers in ``kenaz.ops.batching``).
+Rules receive tensors and are written with tensor operations, so they are
+themselves differentiable: that is how higher-order derivatives work. As in
+JAX, a rule ``g * f'(x)`` also serves complex inputs: cotangents are
+transposes, not conjugate transposes.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import numpy as np
+
+from ..effects import Op
+from ..tensor import Tensor
+from . import batching, reduction, shape
+
+try:  # SciPy's erf is faster; it is optional.
+    from scipy.special import erf as _erf_impl
+except ImportError:  # pragma: no cover - exercised only without SciPy
+    _erf_vectorized = np.vectorize(math.erf, otypes=[np.float64])
+
+    def _erf_impl(x):
+        x = np.asarray(x)
+        return _erf_vectorized(x).astype(np.result_type(x, np.float16))
+
+
+def _fit(tangent: Tensor, ans: Tensor) -> Tensor:
+    """Broadcast and cast one argument's tangent contribution to the output's shape and dtype."""
+    if tangent.shape != ans.shape:
+        tangent = shape.broadcast_to(tangent, ans.shape)
+    if tangent.dtype != ans.dtype:
+        tangent = astype(tangent, ans.dtype)
+    return tangent
+
+
+def _unbroadcast(x: Tensor, cotangent: Callable[[Tensor], Tensor]) -> Callable[[Tensor], Tensor]:
+    """A pullback for ``x`` that sums ``cotangent(g)`` back to ``x``'s shape and dtype.
+
+    Only the shape and dtype of ``x`` are kept, not ``x`` itself.
+    """
+    x_shape, x_dtype = x.shape, x.dtype
+
+    def pullback(g: Tensor) -> Tensor:
+        return reduction.sum_to(cotangent(g), x_shape, x_dtype)
+
+    return pullback
+
+
+# -- unary ---------------------------------------------------------------------------
+def unary(
+    name: str,
+    impl: Callable,
+    *,
+    d_x: Callable[[Tensor], Tensor] | None = None,
+    d_ans: Callable[[Tensor], Tensor] | None = None,
+) -> Op:
+    """Define a differentiable unary op from its derivative.
+
+    Exactly one of ``d_x`` (derivative as a function of the input) or
+    ``d_ans`` (as a function of the output) is given; the pullback keeps only
+    that one residual.
+    """
+    if d_ans is not None:
+        jvp = lambda t, ans, x: t * d_ans(ans)
+        vjp = lambda ans, x: lambda g: g * d_ans(ans)
+    else:
+        jvp = lambda t, ans, x: t * d_x(x)
+        vjp = lambda ans, x: lambda g: g * d_x(x)
+    return Op(name, impl, jvp=[jvp], vjp=[vjp], batch=batching.elementwise)
+
+
+def zero_derivative(name: str, impl: Callable) -> Op:
+    """An op whose output carries no derivative (piecewise constant or boolean)."""
+    return Op(name, impl, batch=batching.elementwise, differentiable=False)
+
+
+negative = Op(
+    "neg",
+    np.negative,
+    jvp=[lambda t, ans, x: -t],
+    vjp=[lambda ans, x: lambda g: -g],
+    batch=batching.elementwise,
+)
+absolute = unary("abs", np.absolute, d_x=lambda x: sign(x))
+exp = unary("exp", np.exp, d_ans=lambda ans: ans)
+expm1 = unary("expm1", np.expm1, d_ans=lambda ans: ans + 1)
+log = unary("log", np.log, d_x=lambda x: 1 / x)
+log1p = unary("log1p", np.log1p, d_x=lambda x: 1 / (x + 1))
+sqrt = unary("sqrt", np.sqrt, d_ans=lambda ans: 0.5 / ans)
+sin = unary("sin", np.sin, d_x=lambda x: cos(x))
+cos = unary("cos", np.cos, d_x=lambda x: -sin(x))
+tan = unary("tan", np.tan, d_ans=lambda ans: 1 + ans * ans)
+arcsin = unary("arcsin", np.arcsin, d_x=lambda x: 1 / sqrt(1 - x * x))
+arccos = unary("arccos", np.arccos, d_x=lambda x: -1 / sqrt(1 - x * x))
+arctan = unary("arctan", np.arctan, d_x=lambda x: 1 / (1 + x * x))
+sinh = unary("sinh", np.sinh, d_x=lambda x: cosh(x))
+cosh = unary("cosh", np.cosh, d_x=lambda x: sinh(x))
+tanh = unary("tanh", np.tanh, d_ans=lambda ans: 1 - ans * ans)
+arcsinh = unary("arcsinh", np.arcsinh, d_x=lambda x: 1 / sqrt(x * x + 1))
+arccosh = unary("arccosh", np.arccosh, d_x=lambda x: 1 / sqrt(x * x - 1))
+arctanh = unary("arctanh", np.arctanh, d_x=lambda x: 1 / (1 - x * x))
+
+
+def _logistic_impl(x):
+    # exp(-logaddexp(0, -x)) is exact for large |x| in both directions.
+    return np.exp(-np.logaddexp(0, -x))
+
+
+logistic = unary("logistic", _logistic_impl, d_ans=lambda ans: ans * (1 - ans))
+erf = unary("erf", _erf_impl, d_x=lambda x: (2 / math.sqrt(math.pi)) * exp(-x * x))
+
+sign = zero_derivative("sign", np.sign)
+floor = zero_derivative("floor", np.floor)
+ceil = zero_derivative("ceil", np.ceil)
+_round = zero_derivative("round", np.round)
+isnan = zero_derivative("isnan", np.isnan)
+isinf = zero_derivative("isinf", np.isinf)
+isfinite = zero_derivative("isfinite", np.isfinite)
+logical_not = zero_derivative("logical_not", np.logical_not)
+invert = zero_derivative("invert", np.invert)
+
+
+def round_(x, decimals: int = 0) -> Tensor:
+    """Round to ``decimals`` decimals (zero derivative, as in JAX)."""
+    if decimals == 0:
+        return _round(x)
+    scale = 10.0**decimals
+    return _round(x * scale) / scale
+
+
+# -- complex parts (linear; JAX's transposes) ------------------------------------------
+conjugate = Op(
+    "conj",
+    np.conjugate,
+    jvp=[lambda t, ans, x: conjugate(t)],
+    vjp=[lambda ans, x: lambda g: conjugate(g)],
+    batch=batching.elementwise,
+)
+
+
+def _complex_part_vjp(project: Callable[[Tensor], Tensor]):
+    def maker(ans, x):
+        x_dtype = x.dtype
+        return lambda g: astype(project(g), x_dtype)
+
+    return maker
+
+
+real = Op(
+    "real",
+    np.real,
+    jvp=[lambda t, ans, x: real(t)],
+    vjp=[_complex_part_vjp(lambda g: g)],
+    batch=batching.elementwise,
+)
+imag = Op(
+    "imag",
+    np.imag,
+    jvp=[lambda t, ans, x: imag(t)],
+    vjp=[_complex_part_vjp(lambda g: -1j * g)],
+    batch=batching.elementwise,
+)
+
+
+# -- binary, broadcasting ------------------------------------------------------------------
+def binary(name: str, impl: Callable, jvp, vjp) -> Op:
+    return Op(name, impl, jvp=jvp, vjp=vjp, batch=batching.elementwise)
+
+
+add = binary(
+    "add",
+    np.add,
+    jvp=[lambda t, ans, x, y: _fit(t, ans), lambda t, ans, x, y: _fit(t, ans)],
+    vjp=[
+        lambda ans, x, y: _unbroadcast(x, lambda g: g),
+        lambda ans, x, y: _unbroadcast(y, lambda g: g),
+    ],
+)
+subtract = binary(
+    "sub",
+    np.subtract,
+    jvp=[lambda t, ans, x, y: _fit(t, ans), lambda t, ans, x, y: _fit(-t, ans)],
+    vjp=[
+        lambda ans, x, y: _unbroadcast(x, lambda g: g),
+        lambda ans, x, y: _unbroadcast(y, lambda g: -g),
+    ],
+)
+multiply = binary(
+    "mul",
+    np.multiply,
+    jvp=[lambda t, ans, x, y: _fit(t * y, ans), lambda t, ans, x, y: _fit(x * t, ans)],
+    vjp=[
+        lambda ans, x, y: _unbroadcast(x, lambda g: g * y),
+        lambda ans, x, y: _unbroadcast(y, lambda g: x * g),
+    ],
+)
+divide = binary(
+    "div",
+    np.true_divide,
+    jvp=[lambda t, ans, x, y: _fit(t / y, ans), lambda t, ans, x, y: _fit(-t * ans / y, ans)],
+    vjp=[
+        lambda ans, x, y: _unbroadcast(x, lambda g: g / y),
+        lambda ans, x, y: _unbroadcast(y, lambda g: -g * ans / y),
+    ],
+)
+
+
+def _pow_d_base(x, y):
+    # y * x**(y-1), with y == 0 giving 0 rather than 0 * inf = nan at x == 0 (JAX's choice).
+    if isinstance(y, (int, float)):
+        return y * power(x, y - 1) if y != 0 else 0.0 * x
+    return where(equal(y, 0), 0.0, y * power(x, y - 1))
+
+
+def _pow_d_exponent(ans, x):
+    # log(x) * x**y, taken as 0 where x == 0 (the limit from the right for y > 0).
+    safe_x = where(equal(x, 0), 1.0, x)
+    return where(equal(x, 0), 0.0, log(safe_x) * ans)
+
+
+power = binary(
+    "pow",
+    np.power,
+    jvp=[
+        lambda t, ans, x, y: _fit(t * _pow_d_base(x, y), ans),
+        lambda t, ans, x, y: _fit(t * _pow_d_exponent(ans, x), ans),
+    ],
+    vjp=[
+        lambda ans, x, y: _unbroadcast(x, lambda g: g * _pow_d_base(x, y)),
+        lambda ans, x, y: _unbroadcast(y, lambda g: g * _pow_d_exponent(ans, x)),
+    ],
+)
+
+
+def _chooser_weights(ans, x, y):
+    """Where ``x`` is selected by max/min: 1, at ties 0.5 (JAX splits ties evenly)."""
+    return (equal(ans, x) * 1.0 + equal(x, y) * -0.5).astype(ans.dtype)
+
+
+maximum = binary(
+    "maximum",
+    np.maximum,
+    jvp=[
+        lambda t, ans, x, y: _fit(t * _chooser_weights(ans, x, y), ans),
+        lambda t, ans, x, y: _fit(t * _chooser_weights(ans, y, x), ans),
+    ],
+    vjp=[
+        lambda ans, x, y: _unbroadcast(x, lambda g: g * _chooser_weights(ans, x, y)),
+        lambda ans, x, y: _unbroadcast(y, lambda g: g * _chooser_weights(ans, y, x)),
+    ],
+)
+minimum = binary("minimum", np.minimum, jvp=maximum.jvp, vjp=maximum.vjp)
+
+
+def _atan2_denominator(x, y):
+    return x * x + y * y
+
+
+arctan2 = binary(
+    "atan2",
+    np.arctan2,
+    jvp=[
+        lambda t, ans, y, x: _fit(t * x / _atan2_denominator(x, y), ans),
+        lambda t, ans, y, x: _fit(-t * y / _atan2_denominator(x, y), ans),
+    ],
+    vjp=[
+        lambda ans, y, x: _unbroadcast(y, lambda g: g * x / _atan2_denominator(x, y)),
+        lambda ans, y, x: _unbroadcast(x, lambda g: -g * y / _atan2_denominator(x, y)),
+    ],
+)
+floor_divide = Op("floor_divide", np.floor_divide, batch=batching.elementwise, differentiable=False)
+remainder = binary(
+    "remainder",
+    np.remainder,
+    # x - floor(x / y) * y: derivative 1 in x and -floor(x / y) in y.
+    jvp=[
+        lambda t, ans, x, y: _fit(t, ans),
+        lambda t, ans, x, y: _fit(-t * floor_divide(x, y), ans),
+    ],
+    vjp=[
+        lambda ans, x, y: _unbroadcast(x, lambda g: g),
+        lambda ans, x, y: _unbroadcast(y, lambda g: -g * floor_divide(x, y)),
+    ],
+)
+
+
+# -- comparisons and logic: boolean results, no derivative -----------------------------------
+def _comparison(name: str, impl: Callable) -> Op:
+    return Op(name, impl, batch=batching.elementwise, differentiable=False)
+
+
+equal = _comparison("eq", np.equal)
+not_equal = _comparison("ne", np.not_equal)
+less = _comparison("lt", np.less)
+less_equal = _comparison("le", np.less_equal)
+greater = _comparison("gt", np.greater)
+greater_equal = _comparison("ge", np.greater_equal)
+logical_and = _comparison("logical_and", np.logical_and)
+logical_or = _comparison("logical_or", np.logical_or)
+logical_xor = _comparison("logical_xor", np.logical_xor)
+bitwise_and = _comparison("bitwise_and", np.bitwise_and)
+bitwise_or = _comparison("bitwise_or", np.bitwise_or)
+bitwise_xor = _comparison("bitwise_xor", np.bitwise_xor)
+
+
+# -- where, cast, identity -----------------------------------------------------------
+def _where_impl(condition, x, y):
+    return np.where(condition, x, y)
+
+
+where = Op(
+    "where",
+    _where_impl,
+    jvp=[
+        None,
+        lambda t, ans, c, x, y: _fit(where(c, t, 0), ans),
+        lambda t, ans, c, x, y: _fit(where(c, 0, t), ans),
+    ],
+    vjp=[
+        None,
+        lambda ans, c, x, y: _unbroadcast(x, lambda g: where(c, g, 0)),
+        lambda ans, c, x, y: _unbroadcast(y, lambda g: where(c, 0, g)),
+    ],
+    batch=batching.elementwise,
+)
+
+
+def _cast_impl(x, dtype):
+    return np.asarray(x).astype(dtype, copy=False)
+
+
+def _cast_vjp(ans, x, dtype):
+    x_dtype = x.dtype
+    if x_dtype.kind == "c":
+        return lambda g: astype(g, x_dtype)
+    return lambda g: astype(real(g) if g.dtype.kind == "c" else g, x_dtype)
+
+
+cast = Op(
+    "cast",
+    _cast_impl,
+    jvp=[lambda t, ans, x, dtype: astype(t, dtype)],
+    vjp=[_cast_vjp],
+    batch=batching.elementwise,
+)
+
+
+def astype(x, dtype) -> Tensor:
+    """Cast ``x`` to ``dtype`` (differentiable between inexact dtypes)."""
+    dtype = np.dtype(dtype)
+    if isinstance(x, Tensor) and x.dtype == dtype:
+        return x
+    return cast(x, dtype=dtype)
+
+
+# Identity with a fresh tensor: transformations use it to give their inputs new identities.
+alias = Op(
+    "alias",
+    lambda x: x,
+    jvp=[lambda t, ans, x: t],
+    vjp=[lambda ans, x: lambda g: g],
+    batch=batching.elementwise,
+)
+
+stop_gradient = Op("stop_gradient", lambda x: x, batch=batching.elementwise, differentiable=False)
+
+
+def clip(x, a_min=None, a_max=None) -> Tensor:
+    """Limit values to ``[a_min, a_max]``; the derivative is 1 inside, 0 outside."""
+    if a_min is not None:
+        x = maximum(x, a_min)
+    if a_max is not None:
+        x = minimum(x, a_max)
+    return x

@@ -1,0 +1,257 @@
+"""Products: ``matmul`` and ``einsum`` primitives; ``dot``, ``tensordot``, ``inner``,
+``outer``, ``vdot`` composed from them."""
+
+from __future__ import annotations
+
+import string
+from typing import Any
+
+import numpy as np
+
+from ..effects import Op, each_argument
+from ..tensor import Tensor
+from . import reduction, shape
+
+
+def _shape(x: Any) -> tuple[int, ...]:
+    return x.shape if isinstance(x, Tensor) else np.shape(x)
+
+
+# -- matmul ------------------------------------------------------------------------------
+def _matmul_vjp_x(ans, x, y):
+    x_shape, x_dtype, x_vector = x.shape, x.dtype, x.ndim == 1
+
+    def pullback(g):
+        y_matrix = y if y.ndim > 1 else shape.expand_dims(y, 1)  # (m,) -> (m, 1)
+        g = _as_matrix_cotangent(g, x_vector, y.ndim == 1)
+        gx = matmul(g, shape.swapaxes(y_matrix, -1, -2))
+        if x_vector:
+            gx = shape.squeeze(gx, -2)
+        return reduction.sum_to(gx, x_shape, x_dtype)
+
+    return pullback
+
+
+def _matmul_vjp_y(ans, x, y):
+    y_shape, y_dtype, y_vector = y.shape, y.dtype, y.ndim == 1
+
+    def pullback(g):
+        x_matrix = x if x.ndim > 1 else shape.expand_dims(x, 0)  # (n,) -> (1, n)
+        g = _as_matrix_cotangent(g, x.ndim == 1, y_vector)
+        gy = matmul(shape.swapaxes(x_matrix, -1, -2), g)
+        if y_vector:
+            gy = shape.squeeze(gy, -1)
+        return reduction.sum_to(gy, y_shape, y_dtype)
+
+    return pullback
+
+
+def _as_matrix_cotangent(g, x_vector: bool, y_vector: bool):
+    """Give the cotangent of a matmul with vector operands its matrix axes back."""
+    if x_vector:
+        g = shape.expand_dims(g, g.ndim - (0 if y_vector else 1))
+    if y_vector:
+        g = shape.expand_dims(g, g.ndim)
+    return g
+
+
+def _matmul_impl(x, y):
+    return np.matmul(x, y)
+
+
+_matmul = Op(
+    "matmul",
+    _matmul_impl,
+    jvp=[lambda t, ans, x, y: _matmul(t, y), lambda t, ans, x, y: _matmul(x, t)],
+    vjp=[_matmul_vjp_x, _matmul_vjp_y],
+)
+
+
+def matmul(x, y) -> Tensor:
+    """Matrix product with NumPy's ``@`` semantics (stacks broadcast, vectors promoted)."""
+    xs, ys = _shape(x), _shape(y)
+    if not xs or not ys:
+        raise ValueError(
+            f"kenaz.matmul: operands must be at least 1-d, got shapes {xs} and {ys}; "
+            "use `*` to multiply by a scalar"
+        )
+    inner_x = xs[-1]
+    inner_y = ys[-2] if len(ys) > 1 else ys[0]
+    if inner_x != inner_y:
+        raise ValueError(
+            f"kenaz.matmul: shapes {xs} and {ys} are not aligned: "
+            f"{inner_x} (last axis of the first) != {inner_y} "
+            f"({'second-to-last' if len(ys) > 1 else 'only'} axis of the second)"
+        )
+    try:
+        np.broadcast_shapes(xs[:-2], ys[:-2])
+    except ValueError:
+        raise ValueError(
+            f"kenaz.matmul: the stack dimensions of shapes {xs} and {ys} do not broadcast"
+        ) from None
+    return _matmul(x, y)
+
+
+# -- einsum ------------------------------------------------------------------------------
+def _einsum_impl(*operands, spec):
+    return np.einsum(spec, *operands, optimize=len(operands) > 2)
+
+
+def _parse(spec: str) -> tuple[list[str], str]:
+    inputs, output = spec.split("->")
+    return inputs.split(","), output
+
+
+def _einsum_jvp(index, t, ans, *operands, spec):
+    replaced = list(operands)
+    replaced[index] = t
+    return _einsum(*replaced, spec=spec)
+
+
+def _einsum_vjp(index, ans, *operands, spec):
+    inputs, output = _parse(spec)
+    target = inputs[index]
+    target_shape, target_dtype = operands[index].shape, operands[index].dtype
+    others = [op for i, op in enumerate(operands) if i != index]
+    other_subs = [sub for i, sub in enumerate(inputs) if i != index]
+    sizes = dict(zip(target, target_shape))
+
+    def pullback(g):
+        available = set(output).union(*other_subs)
+        unique = "".join(dict.fromkeys(target))
+        kept = "".join(c for c in unique if c in available)
+        reduced = _einsum(g, *others, spec=",".join([output, *other_subs]) + "->" + kept)
+        # Letters that only the target had were summed out: broadcast over them.
+        if kept != unique:
+            missing = [i for i, c in enumerate(unique) if c not in available]
+            reduced = shape.expand_dims(reduced, missing)
+            reduced = shape.broadcast_to(reduced, tuple(sizes[c] for c in unique))
+        # Repeated letters (a diagonal such as "ii"): put the result on the diagonal.
+        if unique != target:
+            reduced = _onto_diagonal(reduced, unique, target, sizes)
+        return reduction.sum_to(reduced, target_shape, target_dtype)
+
+    return pullback
+
+
+def _onto_diagonal(values, unique: str, target: str, sizes: dict[str, int]):
+    free = iter(c for c in string.ascii_letters if c not in target)
+    renamed, eyes, eye_subs, seen = [], [], [], set()
+    for c in target:
+        if c in seen:
+            new = next(free)
+            eyes.append(Tensor(np.eye(sizes[c], dtype=values.dtype)))
+            eye_subs.append(c + new)
+            renamed.append(new)
+        else:
+            seen.add(c)
+            renamed.append(c)
+    return _einsum(values, *eyes, spec=",".join([unique, *eye_subs]) + "->" + "".join(renamed))
+
+
+_einsum = Op(
+    "einsum",
+    _einsum_impl,
+    jvp=each_argument(_einsum_jvp),
+    vjp=each_argument(_einsum_vjp),
+)
+
+
+def einsum(subscripts: str, *operands) -> Tensor:
+    """Einstein summation (``numpy.einsum``), with ``...`` and implicit output supported."""
+    spec = _explicit_spec(subscripts, [_shape(op) for op in operands])
+    return _einsum(*operands, spec=spec)
+
+
+def _explicit_spec(subscripts: str, shapes: list[tuple[int, ...]]) -> str:
+    """Rewrite an einsum spec without spaces, ellipses or an implicit output."""
+    subscripts = subscripts.replace(" ", "")
+    if "->" in subscripts:
+        inputs_part, output = subscripts.split("->")
+    else:
+        inputs_part, output = subscripts, None
+    inputs = inputs_part.split(",")
+    if len(inputs) != len(shapes):
+        raise ValueError(
+            f"kenaz.einsum: {subscripts!r} names {len(inputs)} operands but {len(shapes)} were given"
+        )
+    used = set(subscripts)
+    free = [c for c in string.ascii_letters if c not in used]
+    ellipsis_rank = max(
+        (len(s) - len(sub.replace("...", "")) for sub, s in zip(inputs, shapes) if "..." in sub),
+        default=0,
+    )
+    batch_letters = "".join(free[:ellipsis_rank])
+    expanded = []
+    for sub, s in zip(inputs, shapes):
+        if "..." in sub:
+            rank = len(s) - len(sub.replace("...", ""))
+            sub = sub.replace("...", batch_letters[ellipsis_rank - rank :])
+        if len(sub) != len(s):
+            raise ValueError(
+                f"kenaz.einsum: subscripts {sub!r} do not match an operand of shape {s}"
+            )
+        expanded.append(sub)
+    if output is None:
+        counts: dict[str, int] = {}
+        for c in "".join(expanded):
+            counts[c] = counts.get(c, 0) + 1
+        output = batch_letters + "".join(
+            sorted(c for c, k in counts.items() if k == 1 and c not in batch_letters)
+        )
+    else:
+        output = output.replace("...", batch_letters)
+    return ",".join(expanded) + "->" + output
+
+
+# -- composites ---------------------------------------------------------------------------
+def dot(x, y) -> Tensor:
+    """NumPy's ``dot``: products of scalars, vectors, matrices and stacks."""
+    xs, ys = _shape(x), _shape(y)
+    if not xs or not ys:
+        return x * y
+    if len(xs) <= 2 and len(ys) <= 2:
+        return matmul(x, y)
+    if len(ys) == 1:
+        return matmul(x, y)
+    # dot(a, b)[i, j, k, m] = sum(a[i, j, :] * b[k, :, m])
+    return tensordot(x, y, axes=([-1], [-2]))
+
+
+def tensordot(x, y, axes=2) -> Tensor:
+    """Sum products over the given axes of ``x`` and ``y`` (``numpy.tensordot``)."""
+    xs, ys = _shape(x), _shape(y)
+    if isinstance(axes, (int, np.integer)):
+        x_axes = list(range(len(xs) - int(axes), len(xs)))
+        y_axes = list(range(int(axes)))
+    else:
+        x_axes, y_axes = ([a] if np.ndim(a) == 0 else list(a) for a in axes)
+    x_axes = [a % len(xs) for a in x_axes]
+    y_axes = [a % len(ys) for a in y_axes]
+    letters = iter(string.ascii_letters)
+    x_sub = [next(letters) for _ in xs]
+    y_sub = [next(letters) for _ in ys]
+    for a, b in zip(x_axes, y_axes):
+        y_sub[b] = x_sub[a]
+    out = [c for i, c in enumerate(x_sub) if i not in x_axes]
+    out += [c for i, c in enumerate(y_sub) if i not in y_axes]
+    return einsum("".join(x_sub) + "," + "".join(y_sub) + "->" + "".join(out), x, y)
+
+
+def inner(x, y) -> Tensor:
+    """Inner product over the last axes."""
+    if not _shape(x) or not _shape(y):
+        return x * y
+    return tensordot(x, y, axes=([-1], [-1]))
+
+
+def outer(x, y) -> Tensor:
+    """Outer product of the flattened inputs."""
+    return shape.expand_dims(shape.ravel(x), 1) * shape.expand_dims(shape.ravel(y), 0)
+
+
+def vdot(x, y) -> Tensor:
+    """Dot product of the flattened inputs, conjugating the first."""
+    from . import elementwise as ew
+
+    return reduction.sum(ew.conjugate(shape.ravel(x)) * shape.ravel(y))

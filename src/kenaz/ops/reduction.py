@@ -1,0 +1,283 @@
+"""Reductions and scans: sum, prod, max, min, argmax, argmin, cumsum, cumprod.
+
+The public functions normalize ``axis`` to a tuple of non-negative ints
+before performing the primitive, so rules and batching never see ``None`` or
+negative axes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..effects import Op
+from ..tensor import Tensor
+from . import elementwise as ew
+from . import shape
+
+
+def normalize_axes(axis: int | Sequence[int] | None, ndim: int, op: str) -> tuple[int, ...]:
+    """``axis`` as a sorted tuple of non-negative ints, with NumPy's error for a bad axis."""
+    if axis is None:
+        return tuple(range(ndim))
+    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+    normalized = []
+    for a in axes:
+        if not -ndim <= a < ndim:
+            raise np.exceptions.AxisError(
+                f"kenaz.{op}: axis {a} is out of bounds for an array of dimension {ndim}"
+            )
+        normalized.append(int(a) % ndim)
+    if len(set(normalized)) != len(normalized):
+        raise ValueError(f"kenaz.{op}: repeated axis in {axis}")
+    return tuple(sorted(normalized))
+
+
+def _ndim(x: Any) -> int:
+    return x.ndim if isinstance(x, Tensor) else np.ndim(x)
+
+
+def expand_reduced(g: Tensor, axis: tuple[int, ...], keepdims: bool) -> Tensor:
+    """Re-insert reduced axes (as size 1) into a reduction's output or cotangent."""
+    return g if keepdims or not axis else shape.expand_dims(g, axis)
+
+
+def sum_to(x: Tensor, target_shape: tuple[int, ...], dtype: np.dtype) -> Tensor:
+    """Sum ``x`` down to ``target_shape`` (undoing broadcasting) and cast to ``dtype``."""
+    if x.shape != target_shape:
+        lead = x.ndim - len(target_shape)
+        axes = tuple(range(lead)) + tuple(
+            lead + i for i, n in enumerate(target_shape) if n == 1 and x.shape[lead + i] != 1
+        )
+        if axes:
+            x = _sum(x, axis=axes, keepdims=False)
+        if x.shape != target_shape:
+            x = shape.reshape(x, target_shape)
+    if x.dtype != dtype:
+        x = ew.astype(ew.real(x) if x.dtype.kind == "c" and dtype.kind != "c" else x, dtype)
+    return x
+
+
+# -- sum -----------------------------------------------------------------------------
+def _sum_vjp(ans, x, axis, keepdims):
+    x_shape = x.shape
+    return lambda g: shape.broadcast_to(expand_reduced(g, axis, keepdims), x_shape)
+
+
+_sum = Op(
+    "sum",
+    lambda x, axis, keepdims: np.sum(x, axis=axis, keepdims=keepdims),
+    jvp=[lambda t, ans, x, axis, keepdims: _sum(t, axis=axis, keepdims=keepdims)],
+    vjp=[_sum_vjp],
+)
+
+
+def sum(x, axis=None, keepdims: bool = False, dtype=None) -> Tensor:  # noqa: A001
+    """Sum of elements over ``axis`` (NumPy's ``sum``)."""
+    if dtype is not None:
+        x = ew.astype(x, dtype)
+    return _sum(x, axis=normalize_axes(axis, _ndim(x), "sum"), keepdims=keepdims)
+
+
+def mean(x, axis=None, keepdims: bool = False, dtype=None) -> Tensor:
+    """Arithmetic mean over ``axis``."""
+    if dtype is not None:
+        x = ew.astype(x, dtype)
+    axes = normalize_axes(axis, _ndim(x), "mean")
+    x_shape = np.shape(x) if not isinstance(x, Tensor) else x.shape
+    count = int(np.prod([x_shape[a] for a in axes]))
+    total = _sum(x, axis=axes, keepdims=keepdims)
+    if total.dtype.kind in "biu":
+        total = ew.astype(total, np.float64)
+    return total / count
+
+
+def var(x, axis=None, ddof: int = 0, keepdims: bool = False) -> Tensor:
+    """Variance over ``axis`` with ``ddof`` delta degrees of freedom."""
+    axes = normalize_axes(axis, _ndim(x), "var")
+    x_shape = np.shape(x) if not isinstance(x, Tensor) else x.shape
+    count = int(np.prod([x_shape[a] for a in axes]))
+    centered = x - mean(x, axis=axes, keepdims=True)
+    if centered.dtype.kind == "c":
+        squared = ew.real(centered * ew.conjugate(centered))
+    else:
+        squared = centered * centered
+    return _sum(squared, axis=axes, keepdims=keepdims) / max(count - ddof, 0)
+
+
+def std(x, axis=None, ddof: int = 0, keepdims: bool = False) -> Tensor:
+    """Standard deviation over ``axis``."""
+    return ew.sqrt(var(x, axis=axis, ddof=ddof, keepdims=keepdims))
+
+
+# -- max and min: ties share the derivative equally (as in JAX) --------------------------
+def _chooser_weights(ans, x, axis, keepdims):
+    chosen = ew.equal(x, expand_reduced(ans, axis, keepdims))
+    weights = ew.astype(chosen, ans.dtype)
+    return weights / _sum(weights, axis=axis, keepdims=True)
+
+
+def _chooser(name: str, impl) -> Op:
+    op = Op(
+        name,
+        lambda x, axis, keepdims: impl(x, axis=axis, keepdims=keepdims),
+        jvp=[
+            lambda t, ans, x, axis, keepdims: _sum(
+                t * _chooser_weights(ans, x, axis, keepdims), axis=axis, keepdims=keepdims
+            )
+        ],
+        vjp=[
+            lambda ans, x, axis, keepdims: lambda g: expand_reduced(g, axis, keepdims)
+            * _chooser_weights(ans, x, axis, keepdims)
+        ],
+    )
+    return op
+
+
+_max = _chooser("max", np.max)
+_min = _chooser("min", np.min)
+
+
+def amax(x, axis=None, keepdims: bool = False) -> Tensor:
+    """Maximum over ``axis``; tied maxima share the derivative equally."""
+    return _max(x, axis=normalize_axes(axis, _ndim(x), "max"), keepdims=keepdims)
+
+
+def amin(x, axis=None, keepdims: bool = False) -> Tensor:
+    """Minimum over ``axis``; tied minima share the derivative equally."""
+    return _min(x, axis=normalize_axes(axis, _ndim(x), "min"), keepdims=keepdims)
+
+
+# -- argmax and argmin: integer results, no derivative ----------------------------------------
+def _arg_impl(fn):
+    def impl(x, axis, keepdims):
+        return fn(x, axis=axis, keepdims=keepdims)
+
+    return impl
+
+
+_argmax = Op("argmax", _arg_impl(np.argmax), differentiable=False)
+_argmin = Op("argmin", _arg_impl(np.argmin), differentiable=False)
+
+
+def _single_axis(axis, ndim: int, op: str) -> int | None:
+    return None if axis is None else normalize_axes(axis, ndim, op)[0]
+
+
+def argmax(x, axis=None, keepdims: bool = False) -> Tensor:
+    """Indices of the maxima along ``axis`` (of the flattened array when ``None``)."""
+    return _argmax(x, axis=_single_axis(axis, _ndim(x), "argmax"), keepdims=keepdims)
+
+
+def argmin(x, axis=None, keepdims: bool = False) -> Tensor:
+    """Indices of the minima along ``axis`` (of the flattened array when ``None``)."""
+    return _argmin(x, axis=_single_axis(axis, _ndim(x), "argmin"), keepdims=keepdims)
+
+
+# -- prod: the derivative is the product of the *other* elements, exact with zeros ------------
+def _exclusive_cumprod(x: Tensor, axis: int, reverse: bool = False) -> Tensor:
+    """Product of the elements before each one along ``axis`` (after, with ``reverse``)."""
+    if reverse:
+        return shape.flip(_exclusive_cumprod(shape.flip(x, (axis,)), axis), (axis,))
+    n = x.shape[axis]
+    head = shape.slice_axis(x, axis, 0, n - 1)
+    ones_shape = x.shape[:axis] + (1,) + x.shape[axis + 1 :]
+    ones = Tensor(np.ones(ones_shape, dtype=x.dtype))
+    return shape.concatenate([ones, _cumprod(head, axis=axis)], axis=axis)
+
+
+def _product_of_others(x: Tensor, axis: tuple[int, ...]) -> Tensor:
+    """For each element, the product of the other elements of its reduction group."""
+    if not axis:
+        return Tensor(np.ones(x.shape, dtype=x.dtype))
+    kept = tuple(a for a in range(x.ndim) if a not in axis)
+    moved = shape.transpose(x, kept + axis)
+    grouped = shape.reshape(moved, moved.shape[: len(kept)] + (-1,))
+    last = grouped.ndim - 1
+    others = _exclusive_cumprod(grouped, last) * _exclusive_cumprod(grouped, last, reverse=True)
+    others = shape.reshape(others, moved.shape)
+    return shape.transpose(others, tuple(np.argsort(kept + axis)))
+
+
+_prod = Op(
+    "prod",
+    lambda x, axis, keepdims: np.prod(x, axis=axis, keepdims=keepdims),
+    jvp=[
+        lambda t, ans, x, axis, keepdims: _sum(
+            t * _product_of_others(x, axis), axis=axis, keepdims=keepdims
+        )
+    ],
+    vjp=[
+        lambda ans, x, axis, keepdims: lambda g: expand_reduced(g, axis, keepdims)
+        * _product_of_others(x, axis)
+    ],
+)
+
+
+def prod(x, axis=None, keepdims: bool = False, dtype=None) -> Tensor:
+    """Product of elements over ``axis``; its derivative is exact where elements are 0."""
+    if dtype is not None:
+        x = ew.astype(x, dtype)
+    return _prod(x, axis=normalize_axes(axis, _ndim(x), "prod"), keepdims=keepdims)
+
+
+# -- scans ---------------------------------------------------------------------------
+_cumsum = Op(
+    "cumsum",
+    lambda x, axis: np.cumsum(x, axis=axis),
+    jvp=[lambda t, ans, x, axis: _cumsum(t, axis=axis)],
+    vjp=[
+        lambda ans, x, axis: lambda g: shape.flip(_cumsum(shape.flip(g, (axis,)), axis=axis), (axis,))
+    ],
+)
+
+
+def _cumprod_by_masked_prod(x: Tensor, axis: int) -> Tensor:
+    """cumprod written with ``prod`` over a triangular mask: O(n^2), used only for derivatives.
+
+    ``out[i] = prod_j where(j <= i, x[j], 1)`` inherits ``prod``'s exact rule at zeros.
+    """
+    n = x.shape[axis]
+    moved = shape.moveaxis(x, axis, -1)
+    lower = np.tril(np.ones((n, n), dtype=bool))
+    masked = ew.where(lower, shape.expand_dims(moved, (moved.ndim - 1,)), 1)
+    return shape.moveaxis(prod(masked, axis=-1), -1, axis)
+
+
+def _cumprod_jvp(t, ans, x, axis):
+    from ..forward import jvp
+
+    return jvp(lambda v: _cumprod_by_masked_prod(v, axis), (x,), (t,))[1]
+
+
+def _cumprod_vjp(ans, x, axis):
+    from ..reverse import vjp
+
+    return lambda g: vjp(lambda v: _cumprod_by_masked_prod(v, axis), x)[1](g)[0]
+
+
+_cumprod = Op(
+    "cumprod",
+    lambda x, axis: np.cumprod(x, axis=axis),
+    jvp=[_cumprod_jvp],
+    vjp=[_cumprod_vjp],
+)
+
+
+def _scan(op: Op, x, axis, name: str) -> Tensor:
+    if axis is None:
+        x = shape.ravel(x)
+        axis = 0
+    return op(x, axis=normalize_axes(axis, _ndim(x), name)[0])
+
+
+def cumsum(x, axis=None) -> Tensor:
+    """Cumulative sum along ``axis`` (of the flattened array when ``None``)."""
+    return _scan(_cumsum, x, axis, "cumsum")
+
+
+def cumprod(x, axis=None) -> Tensor:
+    """Cumulative product along ``axis``; derivatives are exact where elements are 0."""
+    return _scan(_cumprod, x, axis, "cumprod")

@@ -1,0 +1,366 @@
+"""Shape primitives: reshape, broadcast_to, transpose, squeeze, expand_dims,
+concatenate, flip, pad, repeat, tile; and composites built from them
+(moveaxis, swapaxes, ravel, stack, split, ...).
+
+All of them are linear: the jvp applies the op to the tangent and the vjp
+applies its transpose to the cotangent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..effects import Op, each_argument
+from ..tensor import Tensor
+from . import indexing, reduction
+
+
+def _shape(x: Any) -> tuple[int, ...]:
+    return x.shape if isinstance(x, Tensor) else np.shape(x)
+
+
+def _axes(axis, ndim: int, op: str) -> tuple[int, ...]:
+    return reduction.normalize_axes(axis, ndim, op)
+
+
+# -- reshape and broadcast_to ---------------------------------------------------------------
+def _reshape_vjp(ans, x, shape, order):
+    x_shape = x.shape
+    return lambda g: _reshape(g, shape=x_shape, order=order)
+
+
+_reshape = Op(
+    "reshape",
+    lambda x, shape, order: np.reshape(x, shape, order=order),
+    jvp=[lambda t, ans, x, shape, order: _reshape(t, shape=ans.shape, order=order)],
+    vjp=[_reshape_vjp],
+)
+
+
+def reshape(x, shape: int | Sequence[int], order: str = "C") -> Tensor:
+    """Give ``x`` a new shape (``-1`` infers one dimension), as NumPy does."""
+    shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(n) for n in shape)
+    if -1 in shape:  # resolve -1 here, so that rules and batching see the real shape
+        size = int(np.prod(_shape(x)))
+        known = int(np.prod([n for n in shape if n != -1]))
+        if shape.count(-1) > 1 or known == 0 or size % known:
+            raise ValueError(f"kenaz.reshape: cannot reshape array of shape {_shape(x)} into {shape}")
+        shape = tuple(size // known if n == -1 else n for n in shape)
+    if int(np.prod(shape)) != int(np.prod(_shape(x))):
+        raise ValueError(f"kenaz.reshape: cannot reshape array of shape {_shape(x)} into {shape}")
+    if isinstance(x, Tensor) and x.shape == shape:
+        return x
+    return _reshape(x, shape=shape, order=order)
+
+
+def ravel(x) -> Tensor:
+    """The elements of ``x`` as a 1-d tensor."""
+    return reshape(x, (-1,))
+
+
+def _broadcast_to_vjp(ans, x, shape):
+    x_shape, x_dtype = x.shape, x.dtype
+    return lambda g: reduction.sum_to(g, x_shape, x_dtype)
+
+
+_broadcast_to = Op(
+    "broadcast_to",
+    lambda x, shape: np.broadcast_to(x, shape),
+    jvp=[lambda t, ans, x, shape: _broadcast_to(t, shape=shape)],
+    vjp=[_broadcast_to_vjp],
+)
+
+
+def broadcast_to(x, shape: Sequence[int]) -> Tensor:
+    """Broadcast ``x`` to ``shape`` (NumPy's rules)."""
+    shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(n) for n in shape)
+    try:
+        np.broadcast_shapes(_shape(x), shape)
+    except ValueError:
+        raise ValueError(
+            f"kenaz.broadcast_to: cannot broadcast an array of shape {_shape(x)} to {shape}"
+        ) from None
+    if isinstance(x, Tensor) and x.shape == shape:
+        return x
+    return _broadcast_to(x, shape=shape)
+
+
+# -- axis permutations --------------------------------------------------------------------------
+def _transpose_vjp(ans, x, axes):
+    inverse = tuple(int(i) for i in np.argsort(axes))
+    return lambda g: _transpose(g, axes=inverse)
+
+
+_transpose = Op(
+    "transpose",
+    lambda x, axes: np.transpose(x, axes),
+    jvp=[lambda t, ans, x, axes: _transpose(t, axes=axes)],
+    vjp=[_transpose_vjp],
+)
+
+
+def transpose(x, axes: Sequence[int] | None = None) -> Tensor:
+    """Permute the axes of ``x`` (reverse them when ``axes`` is None)."""
+    ndim = len(_shape(x))
+    if axes is None:
+        axes = tuple(range(ndim))[::-1]
+    else:
+        axes = tuple(int(a) % ndim if -ndim <= a < ndim else a for a in axes)
+        if sorted(axes) != list(range(ndim)):
+            raise ValueError(
+                f"kenaz.transpose: axes {axes} are not a permutation of the {ndim} axes "
+                f"of an array of shape {_shape(x)}"
+            )
+    if axes == tuple(range(ndim)) and isinstance(x, Tensor):
+        return x
+    return _transpose(x, axes=axes)
+
+
+def moveaxis(x, source, destination) -> Tensor:
+    """Move axes of ``x`` from ``source`` to ``destination`` positions."""
+    ndim = len(_shape(x))
+    source = _axes_in_order(source, ndim, "moveaxis")
+    destination = _axes_in_order(destination, ndim, "moveaxis")
+    if len(source) != len(destination):
+        raise ValueError("kenaz.moveaxis: source and destination need the same number of axes")
+    order = [a for a in range(ndim) if a not in source]
+    for dest, src in sorted(zip(destination, source)):
+        order.insert(dest, src)
+    return transpose(x, order)
+
+
+def _axes_in_order(axis, ndim: int, op: str) -> tuple[int, ...]:
+    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+    return tuple(_axes(a, ndim, op)[0] for a in axes)
+
+
+def swapaxes(x, axis1: int, axis2: int) -> Tensor:
+    """Interchange two axes of ``x``."""
+    ndim = len(_shape(x))
+    order = list(range(ndim))
+    a, b = _axes(axis1, ndim, "swapaxes")[0], _axes(axis2, ndim, "swapaxes")[0]
+    order[a], order[b] = order[b], order[a]
+    return transpose(x, order)
+
+
+# -- adding and removing unit axes -----------------------------------------------------------
+def _to_shape_of_input(ans, x, **params):
+    x_shape = x.shape
+    return lambda g: reshape(g, x_shape)
+
+
+_squeeze = Op(
+    "squeeze",
+    lambda x, axis: np.squeeze(x, axis=axis),
+    jvp=[lambda t, ans, x, axis: _squeeze(t, axis=axis)],
+    vjp=[_to_shape_of_input],
+)
+
+
+def squeeze(x, axis: int | Sequence[int] | None = None) -> Tensor:
+    """Remove unit axes (all of them when ``axis`` is None)."""
+    x_shape = _shape(x)
+    if axis is None:
+        axes = tuple(i for i, n in enumerate(x_shape) if n == 1)
+    else:
+        axes = _axes(axis, len(x_shape), "squeeze")
+        for a in axes:
+            if x_shape[a] != 1:
+                raise ValueError(
+                    f"kenaz.squeeze: cannot select axis {a} of shape {x_shape}: its size is not 1"
+                )
+    return _squeeze(x, axis=axes) if axes else _as_tensor(x)
+
+
+_expand_dims = Op(
+    "expand_dims",
+    lambda x, axis: np.expand_dims(x, axis),
+    jvp=[lambda t, ans, x, axis: _expand_dims(t, axis=axis)],
+    vjp=[_to_shape_of_input],
+)
+
+
+def expand_dims(x, axis: int | Sequence[int]) -> Tensor:
+    """Insert unit axes at the positions ``axis`` of the result."""
+    count = 1 if isinstance(axis, (int, np.integer)) else len(axis)
+    return _expand_dims(x, axis=_axes(axis, len(_shape(x)) + count, "expand_dims"))
+
+
+def _as_tensor(x) -> Tensor:
+    return x if isinstance(x, Tensor) else Tensor(x)
+
+
+# -- joining and splitting ---------------------------------------------------------------------
+def _concatenate_vjp(index, ans, *xs, axis):
+    start = int(sum(_shape(x)[axis] for x in xs[:index]))
+    stop = start + _shape(xs[index])[axis]
+    return lambda g: slice_axis(g, axis, start, stop)
+
+
+def _concatenate_jvp(index, t, ans, *xs, axis):
+    start = int(sum(_shape(x)[axis] for x in xs[:index]))
+    widths = [(0, 0)] * ans.ndim
+    widths[axis] = (start, ans.shape[axis] - start - t.shape[axis])
+    return pad(t, widths)
+
+
+_concatenate = Op(
+    "concatenate",
+    lambda *xs, axis: np.concatenate(xs, axis=axis),
+    jvp=each_argument(_concatenate_jvp),
+    vjp=each_argument(_concatenate_vjp),
+)
+
+
+def concatenate(xs: Sequence[Any], axis: int | None = 0) -> Tensor:
+    """Join tensors along an existing axis (of the flattened inputs when ``axis`` is None)."""
+    xs = list(xs)
+    if not xs:
+        raise ValueError("kenaz.concatenate: need at least one array to concatenate")
+    if axis is None:
+        xs, axis = [ravel(x) for x in xs], 0
+    ndim = len(_shape(xs[0]))
+    if ndim == 0:
+        raise ValueError("kenaz.concatenate: zero-dimensional arrays cannot be concatenated")
+    axis = _axes(axis, ndim, "concatenate")[0]
+    shapes = [_shape(x) for x in xs]
+    for s in shapes:
+        if len(s) != ndim or s[:axis] + s[axis + 1 :] != shapes[0][:axis] + shapes[0][axis + 1 :]:
+            raise ValueError(
+                f"kenaz.concatenate: shapes {shapes} differ outside the concatenation axis {axis}"
+            )
+    return _concatenate(*xs, axis=axis)
+
+
+def stack(xs: Sequence[Any], axis: int = 0) -> Tensor:
+    """Join tensors of the same shape along a new axis."""
+    xs = list(xs)
+    if not xs:
+        raise ValueError("kenaz.stack: need at least one array to stack")
+    shapes = {_shape(x) for x in xs}
+    if len(shapes) != 1:
+        raise ValueError(f"kenaz.stack: all inputs must have the same shape, got {sorted(shapes)}")
+    return concatenate([expand_dims(x, axis) for x in xs], axis=axis)
+
+
+def slice_axis(x, axis: int, start: int, stop: int, step: int = 1) -> Tensor:
+    """``x[..., start:stop:step, ...]`` with the slice on ``axis``."""
+    index = (slice(None),) * axis + (slice(start, stop, step),)
+    return indexing.getitem(x, index)
+
+
+def split(x, indices_or_sections, axis: int = 0) -> list[Tensor]:
+    """Split ``x`` into sub-tensors along ``axis`` (NumPy's ``split``)."""
+    x_shape = _shape(x)
+    axis = _axes(axis, len(x_shape), "split")[0]
+    n = x_shape[axis]
+    if isinstance(indices_or_sections, (int, np.integer)):
+        sections = int(indices_or_sections)
+        if sections <= 0 or n % sections:
+            raise ValueError(
+                f"kenaz.split: an axis of length {n} does not split into {sections} equal sections"
+            )
+        bounds = list(range(0, n + 1, n // sections)) if n else [0] * (sections + 1)
+    else:
+        bounds = [0, *[int(i) for i in indices_or_sections], n]
+    return [slice_axis(x, axis, a, b) for a, b in zip(bounds[:-1], bounds[1:])]
+
+
+# -- flip, pad, repeat, tile ---------------------------------------------------------------
+_flip = Op(
+    "flip",
+    lambda x, axis: np.flip(x, axis),
+    jvp=[lambda t, ans, x, axis: _flip(t, axis=axis)],
+    vjp=[lambda ans, x, axis: lambda g: _flip(g, axis=axis)],
+)
+
+
+def flip(x, axis: int | Sequence[int] | None = None) -> Tensor:
+    """Reverse the order of elements along ``axis`` (all axes when None)."""
+    return _flip(x, axis=_axes(axis, len(_shape(x)), "flip"))
+
+
+def _pad_vjp(ans, x, pad_width, constant_values):
+    x_shape = x.shape
+    index = tuple(slice(before, before + n) for (before, _), n in zip(pad_width, x_shape))
+    return lambda g: indexing.getitem(g, index)
+
+
+_pad = Op(
+    "pad",
+    lambda x, pad_width, constant_values: np.pad(x, pad_width, constant_values=constant_values),
+    jvp=[lambda t, ans, x, pad_width, constant_values: _pad(t, pad_width=pad_width, constant_values=0)],
+    vjp=[_pad_vjp],
+)
+
+
+def pad(x, pad_width, mode: str = "constant", constant_values: float = 0) -> Tensor:
+    """Pad ``x`` with a constant (``mode="constant"``; other modes are not supported yet)."""
+    if mode != "constant":
+        raise NotImplementedError(f"kenaz.pad: mode {mode!r} is not supported; use 'constant'")
+    ndim = len(_shape(x))
+    widths = np.broadcast_to(np.asarray(pad_width, dtype=int), (ndim, 2))
+    widths = tuple((int(a), int(b)) for a, b in widths)
+    return _pad(x, pad_width=widths, constant_values=constant_values)
+
+
+def _repeat_vjp(ans, x, repeats, axis):
+    x_shape = x.shape
+    n = x_shape[axis]
+    groups = np.repeat(np.arange(n), repeats)
+    index = (slice(None),) * axis + (groups,)
+
+    def pullback(g):
+        zeros = Tensor(np.zeros(x_shape, dtype=g.dtype))
+        return zeros.at[index].add(g)
+
+    return pullback
+
+
+_repeat = Op(
+    "repeat",
+    lambda x, repeats, axis: np.repeat(x, repeats, axis=axis),
+    jvp=[lambda t, ans, x, repeats, axis: _repeat(t, repeats=repeats, axis=axis)],
+    vjp=[_repeat_vjp],
+)
+
+
+def repeat(x, repeats, axis: int | None = None) -> Tensor:
+    """Repeat each element ``repeats`` times along ``axis`` (flattened when None)."""
+    if axis is None:
+        x, axis = ravel(x), 0
+    axis = _axes(axis, len(_shape(x)), "repeat")[0]
+    repeats = int(repeats) if np.ndim(repeats) == 0 else tuple(int(r) for r in repeats)
+    return _repeat(x, repeats=repeats, axis=axis)
+
+
+def _tile_vjp(ans, x, reps):
+    x_shape = x.shape
+    ndim = len(reps)
+    full = (1,) * (ndim - len(x_shape)) + x_shape
+    interleaved = tuple(n for pair in zip(reps, full) for n in pair)
+
+    def pullback(g):
+        grouped = reshape(g, interleaved)
+        summed = reduction.sum(grouped, axis=tuple(range(0, 2 * ndim, 2)))
+        return reshape(summed, x_shape)
+
+    return pullback
+
+
+_tile = Op(
+    "tile",
+    lambda x, reps: np.tile(x, reps),
+    jvp=[lambda t, ans, x, reps: _tile(t, reps=reps)],
+    vjp=[_tile_vjp],
+)
+
+
+def tile(x, reps) -> Tensor:
+    """Repeat ``x`` ``reps`` times along each axis (NumPy's ``tile``)."""
+    reps = (int(reps),) if np.ndim(reps) == 0 else tuple(int(r) for r in reps)
+    ndim = max(len(reps), len(_shape(x)))
+    return _tile(x, reps=(1,) * (ndim - len(reps)) + reps)

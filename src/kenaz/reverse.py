@@ -1,0 +1,309 @@
+"""Reverse mode: ``vjp``, ``grad`` and ``value_and_grad``.
+
+The handler appends one entry to a tape (a Wengert list) for each op with a
+tracked input: the output's node number, its parents' node numbers, and one
+pullback per tracked input. Tape order is execution order, so walking it
+backwards is a reverse topological order, with no recursion. The backward
+pass runs after the handler is uninstalled, so the handlers outside record it:
+that is how higher-order derivatives work.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from . import tree
+from .effects import Handler, Op, fresh_level, handler, perform, scope
+from .ops.elementwise import alias
+from .tensor import Tensor
+
+__all__ = ["vjp", "grad", "value_and_grad"]
+
+
+class ReverseHandler(Handler):
+    """Records a tape of the ops that depend on the watched inputs."""
+
+    def __init__(self) -> None:
+        self.level = fresh_level()
+        self.tape: list[tuple[int, list[int | None], list[Callable | None]]] = []
+        self.node_count = 0
+
+    def watch(self, x: Tensor) -> Tensor:
+        """Give ``x`` a fresh identity (an alias, performed outward) that this level tracks."""
+        watched = alias(x)
+        self._record(watched)
+        return watched
+
+    def _record(self, out: Tensor) -> int:
+        node = self.node_count
+        self.node_count = node + 1
+        if out._trace is None:
+            out._trace = {self.level: node}
+        else:
+            out._trace[self.level] = node
+        return node
+
+    def handle(self, op: Op, args: tuple, params: dict) -> Any:
+        out = perform(op, *args, **params)
+        if not op.differentiable:
+            return out
+        level = self.level
+        parents = [
+            a._trace.get(level) if isinstance(a, Tensor) and a._trace is not None else None
+            for a in args
+        ]
+        if parents.count(None) == len(parents) or out.dtype.kind not in "fc":
+            return out  # nothing here depends on the inputs, or integer output
+        makers = op.vjp
+        if makers is None:
+            raise NotImplementedError(f"kenaz: op {op.name!r} has no vjp rule, so it cannot be used under grad/vjp")
+        pullbacks: list[Callable | None] = []
+        for i, parent in enumerate(parents):
+            maker = makers[i] if parent is not None else None
+            if maker is None:
+                parents[i] = None  # a non-differentiable argument (an index, a condition)
+                pullbacks.append(None)
+            else:
+                pullbacks.append(maker(out, *args, **params))
+        self.tape.append((self._record(out), parents, pullbacks))
+        return out
+
+    def backward(self, seeds: dict[int, Tensor], nodes: Sequence[int | None]) -> list[Tensor | None]:
+        """Propagate cotangents from ``seeds`` (node -> cotangent) back to ``nodes``."""
+        cotangents = dict(seeds)
+        for node, parents, pullbacks in reversed(self.tape):
+            g = cotangents.pop(node, None)
+            if g is None:
+                continue
+            for parent, pullback in zip(parents, pullbacks):
+                if parent is not None:
+                    contribution = pullback(g)
+                    previous = cotangents.get(parent)
+                    cotangents[parent] = contribution if previous is None else previous + contribution
+        return [None if n is None else cotangents.get(n) for n in nodes]
+
+
+def _as_tensor(x: Any, where: str) -> Tensor:
+    if isinstance(x, Tensor):
+        return x
+    try:
+        return Tensor(x)
+    except (TypeError, ValueError):
+        raise TypeError(
+            f"kenaz.{where}: the function must return Tensors, arrays or numbers "
+            f"(or pytrees of them), got {type(x).__name__}"
+        ) from None
+
+
+def _zeros_like(x: Tensor) -> Tensor:
+    return Tensor(np.zeros(x.shape, dtype=x.dtype))
+
+
+def vjp(f: Callable, *primals: Any, has_aux: bool = False):
+    """Evaluate ``f(*primals)`` and return its vector-Jacobian product function.
+
+    Parameters
+    ----------
+    f : callable
+        Function of the pytrees ``primals`` returning a pytree of tensors
+        (and an auxiliary value, with ``has_aux``).
+    *primals
+        Pytrees of tensors, arrays or numbers at which to differentiate.
+    has_aux : bool, optional
+        If True, ``f`` returns ``(output, aux)``; ``aux`` is returned as is.
+
+    Returns
+    -------
+    out, pullback[, aux]
+        ``pullback(cotangent)`` takes a pytree shaped like ``out`` and returns
+        a tuple of cotangents shaped like ``primals``. It can be called many
+        times; the tape lives as long as it does.
+
+    Examples
+    --------
+    >>> import kenaz.numpy as knp
+    >>> from kenaz import vjp
+    >>> out, pullback = vjp(knp.sin, 0.0)
+    >>> pullback(1.0)
+    (Tensor(1.),)
+    """
+    rev = ReverseHandler()
+    flat, in_tree = tree.flatten(primals)
+    flat = [_as_tensor(x, "vjp") for x in flat]
+    watched = [rev.watch(x) if x.dtype.kind in "fc" else x for x in flat]
+    with scope("vjp"), handler(rev):
+        result = f(*tree.unflatten(in_tree, watched))
+    if has_aux:
+        result, aux = _split_aux(result, "vjp")
+    out_flat, out_tree = tree.flatten(result)
+    out_flat = [_as_tensor(o, "vjp") for o in out_flat]
+    level = rev.level
+    in_nodes = [w._trace.get(level) if w._trace else None for w in watched]
+    out_nodes = [o._trace.pop(level, None) if o._trace else None for o in out_flat]
+    out = tree.unflatten(out_tree, out_flat)
+
+    def pullback(cotangent: Any) -> tuple[Any, ...]:
+        ct_flat, ct_tree = tree.flatten(cotangent)
+        if ct_tree != out_tree:
+            raise ValueError(
+                f"kenaz.vjp: the cotangent's structure {ct_tree} differs from the output's {out_tree}"
+            )
+        seeds: dict[int, Tensor] = {}
+        for node, o, ct in zip(out_nodes, out_flat, ct_flat):
+            ct = _as_tensor(ct, "vjp")
+            if ct.shape != o.shape:
+                raise ValueError(
+                    f"kenaz.vjp: a cotangent of shape {ct.shape} was given for an output of "
+                    f"shape {o.shape}; they must match"
+                )
+            if node is not None:
+                seeds[node] = ct if node not in seeds else seeds[node] + ct
+        with scope("vjp: backward"):
+            grads = rev.backward(seeds, in_nodes)
+        grads = [_zeros_like(x) if g is None else g for g, x in zip(grads, flat)]
+        return tree.unflatten(in_tree, grads)
+
+    return (out, pullback, aux) if has_aux else (out, pullback)
+
+
+def _split_aux(result: Any, where: str) -> tuple[Any, Any]:
+    if not (isinstance(result, (tuple, list)) and len(result) == 2):
+        raise TypeError(
+            f"kenaz.{where}: with has_aux=True the function must return a pair (output, aux), "
+            f"got {type(result).__name__}"
+        )
+    return result[0], result[1]
+
+
+def _normalize_argnums(argnums: int | Sequence[int], nargs: int, where: str) -> tuple[int, ...]:
+    single = isinstance(argnums, (int, np.integer))
+    nums = (argnums,) if single else tuple(argnums)
+    if not nums:
+        raise ValueError(f"kenaz.{where}: argnums is empty; name at least one argument")
+    for n in nums:
+        if not isinstance(n, (int, np.integer)) or not -nargs <= n < nargs:
+            raise ValueError(
+                f"kenaz.{where}: argnums={argnums!r} is out of range for a call with "
+                f"{nargs} positional argument{'s' if nargs != 1 else ''}"
+            )
+    return tuple(int(n) % nargs for n in nums)
+
+
+def _check_inputs(args: Sequence[Any], allow_int: bool, where: str) -> None:
+    for position, arg in args:
+        for leaf in tree.leaves(arg):
+            dtype = leaf.dtype if isinstance(leaf, Tensor) else np.asarray(leaf).dtype
+            if dtype.kind not in "fc" and not allow_int:
+                raise TypeError(
+                    f"kenaz.{where}: argument {position} has dtype {dtype}, but only float and "
+                    "complex inputs can be differentiated; convert it with `.astype(float)`, "
+                    "or pass allow_int=True to get zero gradients for integer inputs"
+                )
+
+
+def value_and_grad(
+    f: Callable,
+    argnums: int | Sequence[int] = 0,
+    has_aux: bool = False,
+    allow_int: bool = False,
+) -> Callable:
+    """Return a function computing both ``f`` and its gradient.
+
+    Parameters
+    ----------
+    f : callable
+        Function returning a real scalar (0-d) tensor, or ``(scalar, aux)``
+        with ``has_aux``.
+    argnums : int or tuple of ints, optional
+        Which positional arguments to differentiate with respect to.
+    has_aux : bool, optional
+        ``f`` returns a pair ``(output, aux)``.
+    allow_int : bool, optional
+        Accept integer inputs (their gradient is zero).
+
+    Returns
+    -------
+    callable
+        ``g(*args, **kwargs) -> (value, gradient)`` or
+        ``((value, aux), gradient)``; ``gradient`` has the structure of the
+        differentiated argument(s): a tuple when ``argnums`` is a tuple.
+
+    Examples
+    --------
+    >>> from kenaz import value_and_grad
+    >>> value_and_grad(lambda x: x**2 + 3 * x + 2)(5.0)
+    (Tensor(42.), Tensor(13.))
+    """
+
+    @functools.wraps(f)
+    def value_and_grad_f(*args: Any, **kwargs: Any):
+        nums = _normalize_argnums(argnums, len(args), "grad")
+        _check_inputs([(n, args[n]) for n in nums], allow_int, "grad")
+
+        def f_of_selected(*selected: Any) -> Any:
+            full = list(args)
+            for n, value in zip(nums, selected):
+                full[n] = value
+            result = f(*full, **kwargs)
+            return result if has_aux else (result, None)
+
+        with scope("grad"):
+            out, pullback, aux = vjp(f_of_selected, *[args[n] for n in nums], has_aux=True)
+            if not isinstance(out, Tensor) or out.shape != () or out.dtype.kind not in "fc":
+                raise TypeError(_grad_output_error(out))
+            grads = pullback(Tensor(np.ones((), dtype=out.dtype)))
+        gradient = grads[0] if isinstance(argnums, (int, np.integer)) else grads
+        return ((out, aux) if has_aux else out), gradient
+
+    return value_and_grad_f
+
+
+def _grad_output_error(out: Any) -> str:
+    if isinstance(out, Tensor) and out.shape != ():
+        return (
+            f"kenaz.grad: the function must return a scalar (shape ()), but it returned shape "
+            f"{out.shape}; reduce it (e.g. `.sum()`), or use `vjp` or `jacrev` for non-scalar outputs"
+        )
+    if isinstance(out, Tensor):
+        return (
+            f"kenaz.grad: the function must return a real float scalar, got dtype {out.dtype}; "
+            "cast it with `.astype(float)`"
+        )
+    return (
+        "kenaz.grad: the function must return a single scalar, got a pytree "
+        f"({type(out).__name__}); use `vjp` for several outputs, or has_aux=True for extra values"
+    )
+
+
+def grad(
+    f: Callable,
+    argnums: int | Sequence[int] = 0,
+    has_aux: bool = False,
+    allow_int: bool = False,
+) -> Callable:
+    """Return a function computing the gradient of the scalar function ``f``.
+
+    Same parameters as :func:`value_and_grad`; returns only the gradient
+    (and ``aux`` with ``has_aux``: ``(gradient, aux)``).
+
+    Examples
+    --------
+    >>> import kenaz.numpy as knp
+    >>> from kenaz import grad
+    >>> grad(knp.sin)(0.0)
+    Tensor(1.)
+    >>> grad(grad(grad(grad(knp.sin))))(0.5) == knp.sin(0.5)
+    Tensor(True)
+    """
+    value_and_grad_f = value_and_grad(f, argnums, has_aux, allow_int)
+
+    @functools.wraps(f)
+    def grad_f(*args: Any, **kwargs: Any):
+        value, gradient = value_and_grad_f(*args, **kwargs)
+        return (gradient, value[1]) if has_aux else gradient
+
+    return grad_f

@@ -1,0 +1,421 @@
+"""The one public array type: ``Tensor``, an immutable wrapper of a NumPy value.
+
+Operators, indexing and methods all go through ``perform`` (see
+``kenaz.effects``), so every transformation sees them. Each tensor carries a
+small record per transformation level that tracks it (``_trace``: level number
+-> tape node or tangent), so an intermediate that nothing needs any more dies
+as soon as the user's code drops it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+__all__ = ["Tensor", "asarray_value"]
+
+
+class Tensor:
+    """An immutable n-dimensional array that transformations can see through.
+
+    Create tensors with ``kenaz.numpy`` functions (``array``, ``zeros``, ...)
+    or ``Tensor(value)``. Every operation accepts tensors, NumPy arrays and
+    Python scalars alike and returns a ``Tensor``; ``numpy.asarray(t)``,
+    ``t.numpy()`` and ``float(t)`` give plain values back.
+
+    Examples
+    --------
+    >>> import kenaz.numpy as knp
+    >>> x = knp.array([1.0, 2.0, 3.0])
+    >>> (x * 2 + 1).sum()
+    Tensor(15.)
+    >>> x.at[0].set(10.0)
+    Tensor([10.,  2.,  3.])
+    """
+
+    __slots__ = ("_value", "_trace", "__weakref__")
+    # Make `ndarray + tensor` call Tensor.__radd__ instead of converting.
+    __array_priority__ = 1000
+
+    def __init__(self, value: Any, dtype: Any = None) -> None:
+        self._value = asarray_value(value, dtype)
+        self._trace: dict[int, Any] | None = None
+
+    # -- plain values ---------------------------------------------------------
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self._value.shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self._value.dtype
+
+    @property
+    def ndim(self) -> int:
+        return self._value.ndim
+
+    @property
+    def size(self) -> int:
+        return self._value.size
+
+    def numpy(self) -> np.ndarray:
+        """Return the value as a NumPy array (no copy; do not modify it)."""
+        return np.asarray(self._value)
+
+    def item(self) -> Any:
+        """Return the single element as a Python scalar."""
+        return self._value.item()
+
+    def tolist(self) -> Any:
+        return np.asarray(self._value).tolist()
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        value = np.asarray(self._value, dtype=dtype)
+        return value.copy() if copy else value
+
+    def __float__(self) -> float:
+        return float(self._value)
+
+    def __int__(self) -> int:
+        return int(self._value)
+
+    def __index__(self) -> int:
+        return self._value.__index__()
+
+    def __complex__(self) -> complex:
+        return complex(self._value)
+
+    def __bool__(self) -> bool:
+        return bool(self._value)
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of a 0-d Tensor")
+        return self.shape[0]
+
+    def __iter__(self):
+        if not self.shape:
+            raise TypeError("iteration over a 0-d Tensor")
+        return (self[i] for i in range(self.shape[0]))
+
+    def __repr__(self) -> str:
+        body = np.array2string(np.asarray(self._value), separator=", ", prefix="Tensor(")
+        dtype = self.dtype
+        default = dtype in (np.float64, np.int64, np.bool_)
+        return f"Tensor({body})" if default else f"Tensor({body}, dtype={dtype})"
+
+    __hash__ = object.__hash__
+
+    # -- operators (bound below, once the primitives exist) ----------------------
+    def __add__(self, other):
+        return add(self, other)
+
+    def __radd__(self, other):
+        return add(other, self)
+
+    def __sub__(self, other):
+        return subtract(self, other)
+
+    def __rsub__(self, other):
+        return subtract(other, self)
+
+    def __mul__(self, other):
+        return multiply(self, other)
+
+    def __rmul__(self, other):
+        return multiply(other, self)
+
+    def __truediv__(self, other):
+        return divide(self, other)
+
+    def __rtruediv__(self, other):
+        return divide(other, self)
+
+    def __floordiv__(self, other):
+        return floor_divide(self, other)
+
+    def __rfloordiv__(self, other):
+        return floor_divide(other, self)
+
+    def __mod__(self, other):
+        return remainder(self, other)
+
+    def __rmod__(self, other):
+        return remainder(other, self)
+
+    def __pow__(self, other):
+        return power(self, other)
+
+    def __rpow__(self, other):
+        return power(other, self)
+
+    def __matmul__(self, other):
+        return matmul(self, other)
+
+    def __rmatmul__(self, other):
+        return matmul(other, self)
+
+    def __neg__(self):
+        return negative(self)
+
+    def __pos__(self):
+        return self
+
+    def __abs__(self):
+        return absolute(self)
+
+    def __invert__(self):
+        return invert(self)
+
+    def __and__(self, other):
+        return bitwise_and(self, other)
+
+    def __rand__(self, other):
+        return bitwise_and(other, self)
+
+    def __or__(self, other):
+        return bitwise_or(self, other)
+
+    def __ror__(self, other):
+        return bitwise_or(other, self)
+
+    def __xor__(self, other):
+        return bitwise_xor(self, other)
+
+    def __rxor__(self, other):
+        return bitwise_xor(other, self)
+
+    def __eq__(self, other):  # type: ignore[override]
+        return equal(self, other)
+
+    def __ne__(self, other):  # type: ignore[override]
+        return not_equal(self, other)
+
+    def __lt__(self, other):
+        return less(self, other)
+
+    def __le__(self, other):
+        return less_equal(self, other)
+
+    def __gt__(self, other):
+        return greater(self, other)
+
+    def __ge__(self, other):
+        return greater_equal(self, other)
+
+    def __getitem__(self, index):
+        return getitem(self, index)
+
+    def __setitem__(self, index, value):
+        raise TypeError(
+            "Tensors are immutable; use the functional update "
+            "`x = x.at[index].set(value)` instead of `x[index] = value`"
+        )
+
+    @property
+    def at(self) -> _IndexUpdateHelper:
+        """Functional updates: ``x.at[idx].set(v)``, ``.add``, ``.multiply``, ``.min``, ``.max``."""
+        return _IndexUpdateHelper(self)
+
+    # -- methods ---------------------------------------------------------------------
+    def sum(self, axis=None, keepdims=False, dtype=None):
+        return sum_(self, axis=axis, keepdims=keepdims, dtype=dtype)
+
+    def mean(self, axis=None, keepdims=False, dtype=None):
+        return mean(self, axis=axis, keepdims=keepdims, dtype=dtype)
+
+    def prod(self, axis=None, keepdims=False, dtype=None):
+        return prod(self, axis=axis, keepdims=keepdims, dtype=dtype)
+
+    def max(self, axis=None, keepdims=False):
+        return amax(self, axis=axis, keepdims=keepdims)
+
+    def min(self, axis=None, keepdims=False):
+        return amin(self, axis=axis, keepdims=keepdims)
+
+    def argmax(self, axis=None, keepdims=False):
+        return argmax(self, axis=axis, keepdims=keepdims)
+
+    def argmin(self, axis=None, keepdims=False):
+        return argmin(self, axis=axis, keepdims=keepdims)
+
+    def var(self, axis=None, ddof=0, keepdims=False):
+        return var(self, axis=axis, ddof=ddof, keepdims=keepdims)
+
+    def std(self, axis=None, ddof=0, keepdims=False):
+        return std(self, axis=axis, ddof=ddof, keepdims=keepdims)
+
+    def cumsum(self, axis=None):
+        return cumsum(self, axis=axis)
+
+    def cumprod(self, axis=None):
+        return cumprod(self, axis=axis)
+
+    def reshape(self, *shape, order="C"):
+        if len(shape) == 1 and not isinstance(shape[0], int):
+            shape = shape[0]
+        return reshape(self, shape, order=order)
+
+    def transpose(self, *axes):
+        if len(axes) == 1 and not isinstance(axes[0], int):
+            axes = axes[0]
+        return transpose(self, axes or None)
+
+    @property
+    def T(self):
+        return transpose(self)
+
+    @property
+    def mT(self):
+        return swapaxes(self, -1, -2)
+
+    def swapaxes(self, axis1, axis2):
+        return swapaxes(self, axis1, axis2)
+
+    def astype(self, dtype):
+        return astype(self, dtype)
+
+    def ravel(self):
+        return ravel(self)
+
+    def flatten(self):
+        return ravel(self)
+
+    def squeeze(self, axis=None):
+        return squeeze(self, axis)
+
+    def clip(self, min=None, max=None):
+        return clip(self, min, max)
+
+    def dot(self, other):
+        return dot(self, other)
+
+    def conj(self):
+        return conjugate(self)
+
+    def round(self, decimals=0):
+        return round_(self, decimals)
+
+    @property
+    def real(self):
+        return real(self)
+
+    @property
+    def imag(self):
+        return imag(self)
+
+
+class _IndexUpdateHelper:
+    """``x.at``: indexing it returns the functional update methods for that index."""
+
+    __slots__ = ("tensor",)
+
+    def __init__(self, tensor: Tensor) -> None:
+        self.tensor = tensor
+
+    def __getitem__(self, index) -> _IndexUpdate:
+        return _IndexUpdate(self.tensor, index)
+
+
+class _IndexUpdate:
+    __slots__ = ("tensor", "index")
+
+    def __init__(self, tensor: Tensor, index) -> None:
+        self.tensor = tensor
+        self.index = index
+
+    def get(self) -> Tensor:
+        """``x[index]``."""
+        return getitem(self.tensor, self.index)
+
+    def set(self, values) -> Tensor:
+        """A copy of ``x`` with ``x[index] = values``."""
+        return scatter(self.tensor, self.index, values, "set")
+
+    def add(self, values) -> Tensor:
+        """A copy of ``x`` with ``values`` added at ``index`` (repeated indices accumulate)."""
+        return scatter(self.tensor, self.index, values, "add")
+
+    def multiply(self, values) -> Tensor:
+        """A copy of ``x`` with ``x[index]`` multiplied by ``values``."""
+        return scatter(self.tensor, self.index, values, "multiply")
+
+    def min(self, values) -> Tensor:
+        """A copy of ``x`` with ``x[index] = minimum(x[index], values)``."""
+        return scatter(self.tensor, self.index, values, "min")
+
+    def max(self, values) -> Tensor:
+        """A copy of ``x`` with ``x[index] = maximum(x[index], values)``."""
+        return scatter(self.tensor, self.index, values, "max")
+
+
+_new = object.__new__
+
+
+def _make(value: Any) -> Tensor:
+    """Wrap a backend value without checks (the hot path of every op)."""
+    tensor = _new(Tensor)
+    tensor._value = value
+    tensor._trace = None
+    return tensor
+
+
+def asarray_value(value: Any, dtype: Any = None) -> np.ndarray:
+    """Convert ``value`` to a NumPy array, refusing types NumPy would store as objects."""
+    if isinstance(value, Tensor):
+        value = value._value
+    array = np.asarray(value, dtype=dtype)
+    if array.dtype.kind not in "biufc":
+        raise TypeError(
+            f"kenaz: cannot make a Tensor of dtype {array.dtype} from {type(value).__name__}; "
+            "only bool, integer, float and complex data are supported"
+        )
+    return array
+
+
+# The operators above call these module-level names; they are bound here, once
+# `Tensor` exists, because the primitives themselves import `Tensor`.
+from .ops.elementwise import (  # noqa: E402
+    absolute,
+    add,
+    astype,
+    bitwise_and,
+    bitwise_or,
+    bitwise_xor,
+    clip,
+    conjugate,
+    divide,
+    equal,
+    floor_divide,
+    greater,
+    greater_equal,
+    imag,
+    invert,
+    less,
+    less_equal,
+    multiply,
+    negative,
+    not_equal,
+    power,
+    real,
+    remainder,
+    round_,
+    subtract,
+)
+from .ops.indexing import getitem, scatter  # noqa: E402
+from .ops.linalg import dot, matmul  # noqa: E402
+from .ops.reduction import (  # noqa: E402
+    amax,
+    amin,
+    argmax,
+    argmin,
+    cumprod,
+    cumsum,
+    mean,
+    prod,
+    std,
+    var,
+)
+from .ops.reduction import sum as sum_  # noqa: E402
+from .ops.shape import ravel, reshape, squeeze, swapaxes, transpose  # noqa: E402

@@ -1,0 +1,41 @@
+"""Pytrees: nested tuples, lists, dicts, ``None`` and registered containers.
+
+A thin layer over ``optree`` with JAX's conventions (``None`` is an empty
+subtree, dict keys are sorted).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import optree
+
+__all__ = ["flatten", "unflatten", "leaves", "map", "structure"]
+
+NAMESPACE = "kenaz"
+
+
+def flatten(tree: Any) -> tuple[list[Any], optree.PyTreeSpec]:
+    """Leaves of ``tree`` in order, and its structure."""
+    return optree.tree_flatten(tree, namespace=NAMESPACE)
+
+
+def unflatten(treedef: optree.PyTreeSpec, leaves: Any) -> Any:
+    """Rebuild a tree of structure ``treedef`` from ``leaves``."""
+    return optree.tree_unflatten(treedef, leaves)
+
+
+def leaves(tree: Any) -> list[Any]:
+    """Leaves of ``tree`` in order."""
+    return optree.tree_leaves(tree, namespace=NAMESPACE)
+
+
+def structure(tree: Any) -> optree.PyTreeSpec:
+    """The structure of ``tree``."""
+    return optree.tree_structure(tree, namespace=NAMESPACE)
+
+
+def map(f: Callable[..., Any], tree: Any, *rest: Any) -> Any:  # noqa: A001
+    """Apply ``f`` to the leaves of ``tree`` (and the matching leaves of ``rest``)."""
+    return optree.tree_map(f, tree, *rest, namespace=NAMESPACE)
