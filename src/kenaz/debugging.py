@@ -16,6 +16,8 @@ __all__ = ["debug"]
 
 
 def _describe(x: Any) -> str:
+    if isinstance(x, tuple):
+        return "(" + ", ".join(_describe(v) for v in x) + ")"
     if isinstance(x, Tensor):
         return f"{x.dtype}{list(x.shape)}"
     if isinstance(x, np.ndarray):
@@ -23,7 +25,9 @@ def _describe(x: Any) -> str:
     return type(x).__name__
 
 
-def _summary(x: Tensor) -> str:
+def _summary(x: Any) -> str:
+    if isinstance(x, tuple):
+        return "".join(_summary(v) for v in x)
     try:
         value = np.asarray(x)
     except Exception:  # a batched view inside vmap has no single value

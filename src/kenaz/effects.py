@@ -68,6 +68,11 @@ class Op:
         ``False`` for ops whose output never carries a derivative
         (comparisons, ``argmax``, ``floor``): transformations treat the
         output as a constant.
+    multiple_results : bool, optional
+        ``impl`` returns a tuple of arrays and the op a tuple of tensors
+        (``eigh``, ``svd``). Then ``ans`` in the rules is that tuple, a jvp
+        rule returns a tuple of tangents (``None`` for an output without
+        one) and a pullback receives a tuple of cotangents (zeros filled in).
 
     Examples
     --------
@@ -80,7 +85,17 @@ class Op:
     12.0
     """
 
-    __slots__ = ("name", "impl", "jvp", "vjp", "batch", "differentiable", "__weakref__")
+    __slots__ = (
+        "name",
+        "impl",
+        "jvp",
+        "vjp",
+        "batch",
+        "differentiable",
+        "multiple_results",
+        "wrap",
+        "__weakref__",
+    )
 
     def __init__(
         self,
@@ -91,6 +106,7 @@ class Op:
         vjp: Sequence[Callable[..., Any] | None] | None = None,
         batch: Callable[..., Any] | None = None,
         differentiable: bool = True,
+        multiple_results: bool = False,
     ) -> None:
         self.name = name
         self.impl = impl
@@ -98,12 +114,19 @@ class Op:
         self.vjp = _rule_table(vjp)
         self.batch = batch
         self.differentiable = differentiable
+        self.multiple_results = multiple_results
+        # How the eager path wraps the backend's result: one tensor, or a tuple of them.
+        self.wrap = _make_all if multiple_results else _make
 
     def __call__(self, *args: Any, **params: Any) -> Tensor:
         return perform(self, *args, **params)
 
     def __repr__(self) -> str:
         return f"Op({self.name!r})"
+
+
+def _make_all(values: Sequence[Any]) -> tuple[Tensor, ...]:
+    return tuple(_make(v) for v in values)
 
 
 def _rule_table(rules: Any) -> Any:
@@ -142,7 +165,7 @@ def perform(op: Op, *args: Any, **params: Any) -> Tensor:
     if not handlers:
         # Unwrapping a batched view that escaped its vmap raises here, through
         # its `_value` property: no wrong number can come out.
-        return _make(op.impl(*[a._value if isinstance(a, Tensor) else a for a in args], **params))
+        return op.wrap(op.impl(*[a._value if isinstance(a, Tensor) else a for a in args], **params))
     token = _handlers.set(handlers[:-1])
     try:
         return handlers[-1].handle(op, args, params)

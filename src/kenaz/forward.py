@@ -32,8 +32,33 @@ def op_tangent(op: Op, tangents: list[Any], out: Tensor, args: tuple, params: di
     for i, t in enumerate(tangents):
         if t is not None and rules[i] is not None:
             contribution = rules[i](t, out, *args, **params)
-            total = contribution if total is None else total + contribution
+            if total is None:
+                total = contribution
+            elif op.multiple_results:
+                total = tuple(_add_optional(a, b) for a, b in zip(total, contribution))
+            else:
+                total = total + contribution
     return total
+
+
+def _add_optional(a: Any, b: Any) -> Any:
+    return b if a is None else a if b is None else a + b
+
+
+def _has_float_output(op: Op, out: Any) -> bool:
+    if op.multiple_results:
+        return any(o.dtype.kind in "fc" for o in out)
+    return out.dtype.kind in "fc"
+
+
+def _set_records(op: Op, out: Any, level: int, records: Any) -> None:
+    """Store the tangent(s) or node(s) of ``out`` at ``level``."""
+    if op.multiple_results:
+        for o, r in zip(out, records):
+            if r is not None and o.dtype.kind in "fc":
+                _set_record(o, level, r)
+    else:
+        _set_record(out, level, records)
 
 
 class ForwardHandler(Handler):
@@ -50,7 +75,7 @@ class ForwardHandler(Handler):
 
     def handle(self, op: Op, args: tuple, params: dict) -> Any:
         out = perform(op, *args, **params)
-        if not op.differentiable or out.dtype.kind not in "fc":
+        if not op.differentiable or not _has_float_output(op, out):
             return out
         level = self.level
         tangents = [
@@ -61,7 +86,7 @@ class ForwardHandler(Handler):
             return out
         tangent = op_tangent(op, tangents, out, args, params)
         if tangent is not None:
-            _set_record(out, level, tangent)
+            _set_records(op, out, level, tangent)
         return out
 
 
@@ -164,7 +189,7 @@ class LinearizeHandler(Handler):
 
     def handle(self, op: Op, args: tuple, params: dict) -> Any:
         out = perform(op, *args, **params)
-        if not op.differentiable or out.dtype.kind not in "fc":
+        if not op.differentiable or not _has_float_output(op, out):
             return out
         level = self.level
         parents = [
@@ -172,7 +197,11 @@ class LinearizeHandler(Handler):
             for a in args
         ]
         if parents.count(None) != len(parents):
-            self.entries.append((op, args, params, out, parents, self._new_node(out)))
+            if op.multiple_results:
+                node: Any = tuple(self._new_node(o) for o in out)
+            else:
+                node = self._new_node(out)
+            self.entries.append((op, args, params, out, parents, node))
         return out
 
 
@@ -213,7 +242,11 @@ def linearize(f: Callable, *primals: Any):
             arg_tangents = [None if p is None else known.get(p) for p in parents]
             if any(t is not None for t in arg_tangents):
                 tangent = op_tangent(op, arg_tangents, out, args, params)
-                if tangent is not None:
+                if tangent is None:
+                    continue
+                if op.multiple_results:
+                    known.update((n, t) for n, t in zip(node, tangent) if t is not None)
+                else:
                     known[node] = tangent
         tangents_out = [
             known[n] if n is not None and n in known else _zeros_like(o)

@@ -56,11 +56,21 @@ class ReverseHandler(Handler):
             a._trace.get(level) if isinstance(a, Tensor) and a._trace is not None else None
             for a in args
         ]
-        if parents.count(None) == len(parents) or out.dtype.kind not in "fc":
-            return out  # nothing here depends on the inputs, or integer output
+        if parents.count(None) == len(parents):
+            return out  # nothing here depends on the watched inputs
+        if op.multiple_results:
+            if not any(o.dtype.kind in "fc" for o in out):
+                return out
+            node: Any = tuple(self._record(o) for o in out)
+        elif out.dtype.kind not in "fc":
+            return out  # integer and boolean outputs carry no gradient
+        else:
+            node = None
         makers = op.vjp
         if makers is None:
-            raise NotImplementedError(f"kenaz: op {op.name!r} has no vjp rule, so it cannot be used under grad/vjp")
+            raise NotImplementedError(
+                f"kenaz: op {op.name!r} has no vjp rule, so it cannot be used under grad/vjp"
+            )
         pullbacks: list[Callable | None] = []
         for i, parent in enumerate(parents):
             maker = makers[i] if parent is not None else None
@@ -69,14 +79,21 @@ class ReverseHandler(Handler):
                 pullbacks.append(None)
             else:
                 pullbacks.append(maker(out, *args, **params))
-        self.tape.append((self._record(out), parents, pullbacks))
+        if node is None:
+            node = self._record(out)
+        else:  # zeros stand in for the cotangents of unused outputs
+            node = (node, [(o.shape, o.dtype) for o in out])
+        self.tape.append((node, parents, pullbacks))
         return out
 
     def backward(self, seeds: dict[int, Tensor], nodes: Sequence[int | None]) -> list[Tensor | None]:
         """Propagate cotangents from ``seeds`` (node -> cotangent) back to ``nodes``."""
         cotangents = dict(seeds)
         for node, parents, pullbacks in reversed(self.tape):
-            g = cotangents.pop(node, None)
+            if type(node) is tuple:
+                g = _pop_cotangents(cotangents, *node)
+            else:
+                g = cotangents.pop(node, None)
             if g is None:
                 continue
             for parent, pullback in zip(parents, pullbacks):
@@ -85,6 +102,16 @@ class ReverseHandler(Handler):
                     previous = cotangents.get(parent)
                     cotangents[parent] = contribution if previous is None else previous + contribution
         return [None if n is None else cotangents.get(n) for n in nodes]
+
+
+def _pop_cotangents(cotangents: dict, nodes: tuple[int, ...], metas: list) -> tuple | None:
+    """The cotangents of a multiple-result op's outputs, zeros for unused ones (None if all are)."""
+    found = [cotangents.pop(n, None) for n in nodes]
+    if found.count(None) == len(found):
+        return None
+    return tuple(
+        Tensor(np.zeros(shape, dtype)) if g is None else g for g, (shape, dtype) in zip(found, metas)
+    )
 
 
 def _as_tensor(x: Any, where: str) -> Tensor:
