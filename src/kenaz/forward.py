@@ -82,7 +82,7 @@ class ForwardHandler(Handler):
             a._trace.get(level) if isinstance(a, Tensor) and a._trace is not None else None
             for a in args
         ]
-        if tangents.count(None) == len(tangents):
+        if all(t is None for t in tangents):  # not `.count(None)`: that calls Tensor.__eq__
             return out
         tangent = op_tangent(op, tangents, out, args, params)
         if tangent is not None:

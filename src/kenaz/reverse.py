@@ -107,7 +107,7 @@ class ReverseHandler(Handler):
 def _pop_cotangents(cotangents: dict, nodes: tuple[int, ...], metas: list) -> tuple | None:
     """The cotangents of a multiple-result op's outputs, zeros for unused ones (None if all are)."""
     found = [cotangents.pop(n, None) for n in nodes]
-    if found.count(None) == len(found):
+    if all(g is None for g in found):  # not `.count(None)`: that calls Tensor.__eq__
         return None
     return tuple(
         Tensor(np.zeros(shape, dtype)) if g is None else g for g, (shape, dtype) in zip(found, metas)
