@@ -74,6 +74,18 @@ class Tensor:
         value = np.asarray(self._value, dtype=dtype)
         return value.copy() if copy else value
 
+    # NumPy's own functions and ufuncs run the kenaz counterpart (differentiable),
+    # or raise naming the function: see kenaz.numpy._dispatch.
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        from .numpy._dispatch import array_ufunc
+
+        return array_ufunc(ufunc, method, inputs, kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        from .numpy._dispatch import array_function
+
+        return array_function(func, types, args, kwargs)
+
     def __float__(self) -> float:
         return float(self._value)
 
