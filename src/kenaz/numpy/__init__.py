@@ -170,7 +170,7 @@ def asarray(obj: Any, dtype: Any = None) -> Tensor:
     """Convert to a tensor without copying where possible."""
     if isinstance(obj, Tensor) and dtype is None:
         return obj
-    return array(obj, dtype=dtype, copy=False) if not isinstance(obj, Tensor) else obj.astype(dtype)
+    return array(obj, dtype=dtype, copy=None) if not isinstance(obj, Tensor) else obj.astype(dtype)
 
 
 def _contains_tensor(obj: Any) -> bool:
