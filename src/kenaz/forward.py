@@ -15,7 +15,7 @@ from typing import Any
 from . import tree
 from .effects import Handler, Op, fresh_level, handler, perform, scope
 from .ops.elementwise import alias
-from .reverse import _as_tensor, _split_aux, _zeros_like
+from .reverse import _as_tensor, _split_aux, _zeros_like, forget_level
 from .tensor import Tensor
 
 __all__ = ["jvp", "linearize"]
@@ -161,8 +161,9 @@ def jvp(f: Callable, primals: Any, tangents: Any, has_aux: bool = False):
     out_flat = [_as_tensor(o, "jvp") for o in out_flat]
     tangents_out = []
     for o in out_flat:
-        t = o._trace.pop(fwd.level, None) if o._trace else None
+        t = o._trace.get(fwd.level) if o._trace else None
         tangents_out.append(_zeros_like(o) if t is None else t)
+    forget_level(out_flat, fwd.level)
     out = tree.unflatten(out_tree, out_flat)
     tangent_out = tree.unflatten(out_tree, tangents_out)
     return (out, tangent_out, aux) if has_aux else (out, tangent_out)
@@ -232,7 +233,8 @@ def linearize(f: Callable, *primals: Any):
     out_flat = [_as_tensor(o, "linearize") for o in out_flat]
     level = lin.level
     in_nodes = [w._trace.get(level) if w._trace else None for w in watched]
-    out_nodes = [o._trace.pop(level, None) if o._trace else None for o in out_flat]
+    out_nodes = [o._trace.get(level) if o._trace else None for o in out_flat]
+    forget_level(out_flat, level)
     entries = lin.entries
 
     def f_jvp(*tangents: Any) -> Any:

@@ -114,6 +114,16 @@ def _pop_cotangents(cotangents: dict, nodes: tuple[int, ...], metas: list) -> tu
     )
 
 
+def forget_level(outputs: Sequence[Tensor], level: int) -> None:
+    """Drop ``level``'s records from the outputs leaving a transformation.
+
+    Called after all of them were read: the same tensor may be returned twice.
+    """
+    for o in outputs:
+        if o._trace:
+            o._trace.pop(level, None)
+
+
 def _as_tensor(x: Any, where: str) -> Tensor:
     if isinstance(x, Tensor):
         return x
@@ -170,7 +180,8 @@ def vjp(f: Callable, *primals: Any, has_aux: bool = False):
     out_flat = [_as_tensor(o, "vjp") for o in out_flat]
     level = rev.level
     in_nodes = [w._trace.get(level) if w._trace else None for w in watched]
-    out_nodes = [o._trace.pop(level, None) if o._trace else None for o in out_flat]
+    out_nodes = [o._trace.get(level) if o._trace else None for o in out_flat]
+    forget_level(out_flat, level)
     out = tree.unflatten(out_tree, out_flat)
 
     def pullback(cotangent: Any) -> tuple[Any, ...]:
