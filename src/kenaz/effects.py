@@ -35,6 +35,7 @@ __all__ = [
 _handlers: ContextVar[tuple[Handler, ...]] = ContextVar("kenaz_handlers", default=())
 
 _levels = itertools.count(1)
+_new_object = object.__new__
 
 
 def fresh_level() -> int:
@@ -93,7 +94,6 @@ class Op:
         "batch",
         "differentiable",
         "multiple_results",
-        "wrap",
         "__weakref__",
     )
 
@@ -115,18 +115,13 @@ class Op:
         self.batch = batch
         self.differentiable = differentiable
         self.multiple_results = multiple_results
-        # How the eager path wraps the backend's result: one tensor, or a tuple of them.
-        self.wrap = _make_all if multiple_results else _make
 
     def __call__(self, *args: Any, **params: Any) -> Tensor:
+        """Perform the op (replaced by ``perform`` itself below, to save a call)."""
         return perform(self, *args, **params)
 
     def __repr__(self) -> str:
         return f"Op({self.name!r})"
-
-
-def _make_all(values: Sequence[Any]) -> tuple[Tensor, ...]:
-    return tuple(_make(v) for v in values)
 
 
 def _rule_table(rules: Any) -> Any:
@@ -162,15 +157,37 @@ def perform(op: Op, *args: Any, **params: Any) -> Tensor:
     outside it.
     """
     handlers = _handlers.get()
-    if not handlers:
-        # Unwrapping a batched view that escaped its vmap raises here, through
-        # its `_value` property: no wrong number can come out.
-        return op.wrap(op.impl(*[a._value if isinstance(a, Tensor) else a for a in args], **params))
-    token = _handlers.set(handlers[:-1])
-    try:
-        return handlers[-1].handle(op, args, params)
-    finally:
-        _handlers.reset(token)
+    if handlers:
+        token = _handlers.set(handlers[:-1])
+        try:
+            return handlers[-1].handle(op, args, params)
+        finally:
+            _handlers.reset(token)
+    # Eager: unwrap, run NumPy, wrap. Unary and binary calls without parameters
+    # are unrolled because a list comprehension, or an empty `**params`, costs a
+    # large part of NumPy's own time on small arrays. Unwrapping a batched view
+    # that escaped its vmap raises here, through its `_value` property: no wrong
+    # number can come out.
+    if not params and len(args) == 1:
+        x = args[0]
+        value = op.impl(x._value if isinstance(x, Tensor) else x)
+    elif not params and len(args) == 2:
+        x, y = args
+        value = op.impl(
+            x._value if isinstance(x, Tensor) else x, y._value if isinstance(y, Tensor) else y
+        )
+    else:
+        value = op.impl(*[a._value if isinstance(a, Tensor) else a for a in args], **params)
+    if op.multiple_results:
+        return tuple(_make(v) for v in value)
+    out = _new_object(Tensor)  # `_make`, inlined: a call costs as much as the allocation
+    out._value = value
+    out._trace = None
+    return out
+
+
+# Calling an op performs it, with no wrapper frame in between (every op pays for one).
+Op.__call__ = perform  # type: ignore[method-assign]
 
 
 class Handler:

@@ -38,12 +38,17 @@ def _fit(tangent: Tensor, ans: Tensor) -> Tensor:
     return tangent
 
 
-def _unbroadcast(x: Tensor, cotangent: Callable[[Tensor], Tensor]) -> Callable[[Tensor], Tensor]:
+def _unbroadcast(
+    x: Tensor, ans: Tensor, cotangent: Callable[[Tensor], Tensor]
+) -> Callable[[Tensor], Tensor]:
     """A pullback for ``x`` that sums ``cotangent(g)`` back to ``x``'s shape and dtype.
 
-    Only the shape and dtype of ``x`` are kept, not ``x`` itself.
+    Only the shape and dtype of ``x`` are kept, not ``x`` itself; when ``x``
+    already has the output's shape and dtype, ``cotangent`` is the pullback.
     """
     x_shape, x_dtype = x.shape, x.dtype
+    if x_shape == ans.shape and x_dtype == ans.dtype:
+        return cotangent
 
     def pullback(g: Tensor) -> Tensor:
         return reduction.sum_to(cotangent(g), x_shape, x_dtype)
@@ -177,8 +182,8 @@ add = binary(
     np.add,
     jvp=[lambda t, ans, x, y: _fit(t, ans), lambda t, ans, x, y: _fit(t, ans)],
     vjp=[
-        lambda ans, x, y: _unbroadcast(x, lambda g: g),
-        lambda ans, x, y: _unbroadcast(y, lambda g: g),
+        lambda ans, x, y: _unbroadcast(x, ans, lambda g: g),
+        lambda ans, x, y: _unbroadcast(y, ans, lambda g: g),
     ],
 )
 subtract = binary(
@@ -186,8 +191,8 @@ subtract = binary(
     np.subtract,
     jvp=[lambda t, ans, x, y: _fit(t, ans), lambda t, ans, x, y: _fit(-t, ans)],
     vjp=[
-        lambda ans, x, y: _unbroadcast(x, lambda g: g),
-        lambda ans, x, y: _unbroadcast(y, lambda g: -g),
+        lambda ans, x, y: _unbroadcast(x, ans, lambda g: g),
+        lambda ans, x, y: _unbroadcast(y, ans, lambda g: -g),
     ],
 )
 multiply = binary(
@@ -195,8 +200,8 @@ multiply = binary(
     np.multiply,
     jvp=[lambda t, ans, x, y: _fit(t * y, ans), lambda t, ans, x, y: _fit(x * t, ans)],
     vjp=[
-        lambda ans, x, y: _unbroadcast(x, lambda g: g * y),
-        lambda ans, x, y: _unbroadcast(y, lambda g: x * g),
+        lambda ans, x, y: _unbroadcast(x, ans, lambda g: g * y),
+        lambda ans, x, y: _unbroadcast(y, ans, lambda g: x * g),
     ],
 )
 divide = binary(
@@ -204,8 +209,8 @@ divide = binary(
     np.true_divide,
     jvp=[lambda t, ans, x, y: _fit(t / y, ans), lambda t, ans, x, y: _fit(-t * ans / y, ans)],
     vjp=[
-        lambda ans, x, y: _unbroadcast(x, lambda g: g / y),
-        lambda ans, x, y: _unbroadcast(y, lambda g: -g * ans / y),
+        lambda ans, x, y: _unbroadcast(x, ans, lambda g: g / y),
+        lambda ans, x, y: _unbroadcast(y, ans, lambda g: -g * ans / y),
     ],
 )
 
@@ -214,11 +219,17 @@ def _pow_d_base(x, y):
     # y * x**(y-1), with y == 0 giving 0 rather than 0 * inf = nan at x == 0 (JAX's choice).
     if isinstance(y, (int, float)):
         return y * power(x, y - 1) if y != 0 else 0.0 * x
-    return where(equal(y, 0), 0.0, y * power(x, y - 1))
+    # Where y == 0, x**(1 - 1) stands in for x**(y - 1): the product is still 0, and
+    # 0.0**-1 (inf, with a warning) is never computed.
+    return y * power(x, where(equal(y, 0), 1.0, y) - 1)
 
 
 def _pow_d_exponent(ans, x):
     # log(x) * x**y, taken as 0 where x == 0 (the limit from the right for y > 0).
+    if not isinstance(x, Tensor):  # a Python base: keep the output's precision
+        x = Tensor(x, dtype=ans.dtype)
+    if isinstance(x, (int, float)):  # a Python base keeps the exponent's dtype (NEP 50)
+        return (math.log(x) if x > 0 else 0.0 if x == 0 else math.nan) * ans
     safe_x = where(equal(x, 0), 1.0, x)
     return where(equal(x, 0), 0.0, log(safe_x) * ans)
 
@@ -231,8 +242,8 @@ power = binary(
         lambda t, ans, x, y: _fit(t * _pow_d_exponent(ans, x), ans),
     ],
     vjp=[
-        lambda ans, x, y: _unbroadcast(x, lambda g: g * _pow_d_base(x, y)),
-        lambda ans, x, y: _unbroadcast(y, lambda g: g * _pow_d_exponent(ans, x)),
+        lambda ans, x, y: _unbroadcast(x, ans, lambda g: g * _pow_d_base(x, y)),
+        lambda ans, x, y: _unbroadcast(y, ans, lambda g: g * _pow_d_exponent(ans, x)),
     ],
 )
 
@@ -250,8 +261,8 @@ maximum = binary(
         lambda t, ans, x, y: _fit(t * _chooser_weights(ans, y, x), ans),
     ],
     vjp=[
-        lambda ans, x, y: _unbroadcast(x, lambda g: g * _chooser_weights(ans, x, y)),
-        lambda ans, x, y: _unbroadcast(y, lambda g: g * _chooser_weights(ans, y, x)),
+        lambda ans, x, y: _unbroadcast(x, ans, lambda g: g * _chooser_weights(ans, x, y)),
+        lambda ans, x, y: _unbroadcast(y, ans, lambda g: g * _chooser_weights(ans, y, x)),
     ],
 )
 minimum = binary("minimum", np.minimum, jvp=maximum.jvp, vjp=maximum.vjp)
@@ -269,8 +280,8 @@ arctan2 = binary(
         lambda t, ans, y, x: _fit(-t * y / _atan2_denominator(x, y), ans),
     ],
     vjp=[
-        lambda ans, y, x: _unbroadcast(y, lambda g: g * x / _atan2_denominator(x, y)),
-        lambda ans, y, x: _unbroadcast(x, lambda g: -g * y / _atan2_denominator(x, y)),
+        lambda ans, y, x: _unbroadcast(y, ans, lambda g: g * x / _atan2_denominator(x, y)),
+        lambda ans, y, x: _unbroadcast(x, ans, lambda g: -g * y / _atan2_denominator(x, y)),
     ],
 )
 floor_divide = Op("floor_divide", np.floor_divide, batch=batching.elementwise, differentiable=False)
@@ -283,8 +294,8 @@ remainder = binary(
         lambda t, ans, x, y: _fit(-t * floor_divide(x, y), ans),
     ],
     vjp=[
-        lambda ans, x, y: _unbroadcast(x, lambda g: g),
-        lambda ans, x, y: _unbroadcast(y, lambda g: -g * floor_divide(x, y)),
+        lambda ans, x, y: _unbroadcast(x, ans, lambda g: g),
+        lambda ans, x, y: _unbroadcast(y, ans, lambda g: -g * floor_divide(x, y)),
     ],
 )
 
@@ -323,8 +334,8 @@ where = Op(
     ],
     vjp=[
         None,
-        lambda ans, c, x, y: _unbroadcast(x, lambda g: where(c, g, 0)),
-        lambda ans, c, x, y: _unbroadcast(y, lambda g: where(c, 0, g)),
+        lambda ans, c, x, y: _unbroadcast(x, ans, lambda g: where(c, g, 0)),
+        lambda ans, c, x, y: _unbroadcast(y, ans, lambda g: where(c, 0, g)),
     ],
     batch=batching.elementwise,
 )
