@@ -1,0 +1,233 @@
+"""A training loop (``fit``) with a progress bar and per-epoch evaluation, and a plot helper.
+
+``fit`` is a convenience over the pieces it uses: ``value_and_grad``, an
+optimizer from ``kenaz.optim`` and ``kenaz.data.Batches``. Write your own loop
+when you need something it does not do; it is a few lines.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from . import optim
+from .data import Batches
+from .reverse import value_and_grad
+
+__all__ = ["History", "FitResult", "fit", "plot_history"]
+
+History = dict[str, list[float]]
+
+
+class FitResult(NamedTuple):
+    """What ``fit`` returns: the trained parameters, optimizer state, history and model state."""
+
+    params: Any
+    opt_state: Any
+    history: History
+    state: Any = None
+
+
+def _progress_bar(enabled: bool | None, total: int, description: str) -> Any:
+    """A tqdm bar, or None. ``None`` means: a bar if tqdm is installed."""
+    if enabled is False:
+        return None
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:
+        if enabled:
+            raise ImportError(
+                "kenaz.train.fit(progress=True) needs tqdm: pip install 'kenaz[progress]'"
+            ) from None
+        return None
+    return tqdm(total=total, desc=description, unit="step", dynamic_ncols=True, file=sys.stderr)
+
+
+def _as_arguments(batch: Any) -> tuple[Any, ...]:
+    return tuple(batch) if isinstance(batch, tuple) else (batch,)
+
+
+def fit(
+    loss_fn: Callable[..., Any],
+    params: Any,
+    optimizer: optim.GradientTransformation,
+    data: Any,
+    *,
+    epochs: int = 1,
+    batch_size: int = 32,
+    seed: int = 0,
+    drop_last: bool = False,
+    evaluate: Callable[..., dict[str, float]] | None = None,
+    state: Any = None,
+    opt_state: Any = None,
+    progress: bool | None = None,
+    description: str = "training",
+) -> FitResult:
+    """Train ``params`` by minimizing ``loss_fn`` over minibatches of ``data``.
+
+    Parameters
+    ----------
+    loss_fn : callable
+        ``loss_fn(params, *batch) -> scalar`` where ``batch`` is one minibatch
+        of ``data`` (a tuple is spread into arguments). With ``state``, it is
+        ``loss_fn(params, state, *batch) -> (scalar, new_state)`` (e.g. batch
+        norm statistics).
+    params : pytree
+        Initial parameters.
+    optimizer : GradientTransformation
+        E.g. ``kenaz.optim.adam(1e-3)``.
+    data : pytree of arrays
+        Training examples along the first axis, e.g. ``(x_train, y_train)``.
+    epochs, batch_size, seed, drop_last
+        Passed to :class:`kenaz.data.Batches` (the seed fixes the shuffling).
+    evaluate : callable, optional
+        ``evaluate(params) -> {"name": value}`` (or ``evaluate(params, state)``
+        with ``state``), run after every epoch; the values go into the history.
+    state : pytree, optional
+        Non-trained model state threaded through ``loss_fn``.
+    opt_state : pytree, optional
+        Optimizer state to resume from (``optimizer.init(params)`` by default).
+    progress : bool or None, optional
+        Show a tqdm progress bar with the running loss. ``None``: when tqdm is
+        installed (else one line per epoch); ``True`` requires tqdm
+        (``kenaz[progress]``); ``False``: silent.
+    description : str, optional
+        The progress bar's label.
+
+    Returns
+    -------
+    FitResult
+        ``(params, opt_state, history, state)``. ``history`` maps ``"loss"``
+        (mean training loss per epoch), ``"epoch_time"`` (seconds) and each
+        evaluation name to per-epoch lists, and ``"step_loss"`` to every
+        step's loss.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kenaz import optim
+    >>> x = np.linspace(-1, 1, 64)
+    >>> y = 3 * x + 1
+    >>> loss = lambda p, x, y: ((p["a"] * x + p["b"] - y) ** 2).mean()
+    >>> result = fit(loss, {"a": 0.0, "b": 0.0}, optim.adam(0.1), (x, y),
+    ...              epochs=50, batch_size=16, progress=False)
+    >>> round(float(result.params["a"]), 2), round(float(result.params["b"]), 2)
+    (3.0, 1.0)
+    """
+    batches = Batches(data, batch_size, shuffle=True, seed=seed, drop_last=drop_last)
+    if len(batches) == 0:
+        raise ValueError(
+            f"kenaz.train.fit: no batches: {batches.size} examples, batch_size={batch_size}, "
+            f"drop_last={drop_last}"
+        )
+    stateful = state is not None
+    step = value_and_grad(loss_fn, has_aux=stateful)
+    opt_state = optimizer.init(params) if opt_state is None else opt_state
+    history: History = {"loss": [], "epoch_time": [], "step_loss": []}
+    bar = _progress_bar(progress, epochs * len(batches), description)
+    running_loss = math.nan
+    shown: dict[str, str] = {}
+    try:
+        for epoch in range(epochs):
+            started = time.perf_counter()
+            epoch_losses = []
+            for batch in batches:
+                if stateful:
+                    (loss, state), grads = step(params, state, *_as_arguments(batch))
+                else:
+                    loss, grads = step(params, *_as_arguments(batch))
+                updates, opt_state = optimizer.update(grads, opt_state, params)
+                params = optim.apply_updates(params, updates)
+                loss = float(loss)
+                epoch_losses.append(loss)
+                running_loss = loss if math.isnan(running_loss) else 0.9 * running_loss + 0.1 * loss
+                if bar is not None:
+                    bar.update(1)
+                    bar.set_postfix(
+                        epoch=f"{epoch + 1}/{epochs}", loss=f"{running_loss:.4f}", **shown
+                    )
+            history["step_loss"].extend(epoch_losses)
+            history["loss"].append(sum(epoch_losses) / len(epoch_losses))
+            history["epoch_time"].append(time.perf_counter() - started)
+            if evaluate is not None:
+                metrics = evaluate(params, state) if stateful else evaluate(params)
+                for name, value in metrics.items():
+                    history.setdefault(name, []).append(float(value))
+                shown = {name: f"{float(value):.4f}" for name, value in metrics.items()}
+            if bar is not None:
+                bar.set_postfix(epoch=f"{epoch + 1}/{epochs}", loss=f"{running_loss:.4f}", **shown)
+            elif progress is None:
+                extra = "".join(f"  {name} {value}" for name, value in shown.items())
+                print(f"epoch {epoch + 1}/{epochs}  loss {history['loss'][-1]:.4f}{extra}")
+    finally:
+        if bar is not None:
+            bar.close()
+    return FitResult(params, opt_state, history, state)
+
+
+def plot_history(
+    history: History, path: str | Path, title: str | None = None, dpi: int = 120
+) -> Path:
+    """Write the loss curves (left) and the other per-epoch metrics (right) to a PNG.
+
+    Needs the optional extra ``kenaz[plot]`` (matplotlib). Uses no global
+    pyplot state, so it is safe in scripts, tests and servers.
+
+    Parameters
+    ----------
+    history : dict of lists
+        As returned by :func:`fit`: every key with ``"loss"`` in its name is
+        drawn on the left, every other per-epoch key (but ``"epoch_time"``)
+        on the right; ``"step_loss"`` is drawn faintly behind the epoch losses.
+    path : str or Path
+        Where to write the image (its directory is created).
+    title : str, optional
+
+    Returns
+    -------
+    Path
+        The path written.
+
+    Examples
+    --------
+    >>> plot_history({"loss": [1.0, 0.5], "test_accuracy": [0.8, 0.9]}, "/tmp/curves.png")
+    PosixPath('/tmp/curves.png')
+    """
+    try:
+        from matplotlib.figure import Figure
+    except ImportError:
+        raise ImportError(
+            "kenaz.train.plot_history needs matplotlib: pip install 'kenaz[plot]'"
+        ) from None
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    epochs_run = len(history.get("loss", [])) or max((len(v) for v in history.values()), default=0)
+    epochs = list(range(1, epochs_run + 1))
+    figure = Figure(figsize=(10, 4), layout="constrained")
+    loss_axes, metric_axes = figure.subplots(1, 2)
+    step_loss = history.get("step_loss", [])
+    if step_loss and epochs_run:
+        steps_per_epoch = len(step_loss) / epochs_run
+        steps = [(i + 1) / steps_per_epoch for i in range(len(step_loss))]
+        loss_axes.plot(
+            steps, step_loss, color="tab:blue", alpha=0.25, linewidth=0.8, label="step loss"
+        )
+    for name, values in history.items():
+        if name in ("step_loss", "epoch_time") or len(values) != epochs_run:
+            continue
+        axes = loss_axes if "loss" in name else metric_axes
+        axes.plot(epochs, values, marker="o", markersize=3, label=name.replace("_", " "))
+    loss_axes.set(xlabel="epoch", ylabel="loss", yscale="log", title="loss")
+    metric_axes.set(xlabel="epoch", title="metrics")
+    for axes in (loss_axes, metric_axes):
+        axes.grid(alpha=0.3)
+        if axes.get_legend_handles_labels()[0]:
+            axes.legend()
+    if title:
+        figure.suptitle(title)
+    figure.savefig(path, dpi=dpi)
+    return path
