@@ -51,21 +51,22 @@ class ReverseHandler(Handler):
         out = perform(op, *args, **params)
         if not op.differentiable:
             return out
+        # The parents' node numbers at this level (None: not tracked here).
+        # A plain loop: a comprehension costs a function call per op.
         level = self.level
-        parents = [
-            a._trace.get(level) if isinstance(a, Tensor) and a._trace is not None else None
-            for a in args
-        ]
-        if parents.count(None) == len(parents):
+        parents: list[int | None] = []
+        tracked = False
+        for a in args:
+            node = a._trace.get(level) if isinstance(a, Tensor) and a._trace else None
+            tracked = tracked or node is not None
+            parents.append(node)
+        if not tracked:
             return out  # nothing here depends on the watched inputs
         if op.multiple_results:
             if not any(o.dtype.kind in "fc" for o in out):
                 return out
-            node: Any = tuple(self._record(o) for o in out)
         elif out.dtype.kind not in "fc":
             return out  # integer and boolean outputs carry no gradient
-        else:
-            node = None
         makers = op.vjp
         if makers is None:
             raise NotImplementedError(
@@ -79,10 +80,10 @@ class ReverseHandler(Handler):
                 pullbacks.append(None)
             else:
                 pullbacks.append(maker(out, *args, **params))
-        if node is None:
+        if op.multiple_results:  # zeros stand in for the cotangents of unused outputs
+            node: Any = (tuple(self._record(o) for o in out), [(o.shape, o.dtype) for o in out])
+        else:
             node = self._record(out)
-        else:  # zeros stand in for the cotangents of unused outputs
-            node = (node, [(o.shape, o.dtype) for o in out])
         self.tape.append((node, parents, pullbacks))
         return out
 
