@@ -17,6 +17,8 @@ from .ops.elementwise import stop_gradient
 from .reverse import grad, value_and_grad, vjp
 from .forward import jvp, linearize
 from .debugging import debug
+from .vectorize import vmap
+from .jacobians import hessian, hvp, jacfwd, jacrev
 from . import numpy, tree
 
 __version__ = "0.1.0"
@@ -35,6 +37,11 @@ __all__ = [
     "linearize",
     "stop_gradient",
     "debug",
+    "vmap",
+    "jacfwd",
+    "jacrev",
+    "hessian",
+    "hvp",
     "numpy",
     "tree",
 ]

@@ -14,6 +14,7 @@ import numpy as np
 
 from ..effects import Op
 from ..tensor import Tensor
+from . import batching
 
 
 class _ArraySlot:
@@ -91,11 +92,88 @@ def _gather_vjp(ans, x, *arrays, spec):
     return pullback
 
 
+# -- batching: where the axes of x[spec] go ---------------------------------------------
+# With index arrays, the batched index is `x[arange(B)[:, None...], *spec]`: the
+# batch positions become one more index array, so the batch axis leads the
+# advanced-index axes. NumPy puts those first in the result unless the advanced
+# indices (arrays and ints) of `spec` are adjacent and preceded by other axes;
+# in that case (`before` > 0) the rule moves them back into place.
+def _is_advanced(item: Any) -> bool:
+    return item is ARRAY or type(item) is int
+
+
+def _ellipsis_dims(spec: tuple[Any, ...], example_ndim: int) -> int:
+    """How many axes ``...`` stands for (or the unindexed trailing axes, without one)."""
+    return example_ndim - sum(1 for item in spec if item is not None and item is not Ellipsis)
+
+
+def _advanced_adjacent(spec: tuple[Any, ...]) -> bool:
+    """Whether the advanced indices of ``spec`` are next to each other (NumPy then keeps
+    their axes in place; otherwise it puts them first)."""
+    positions = [k for k, item in enumerate(spec) if _is_advanced(item)]
+    return positions[-1] - positions[0] + 1 == len(positions)
+
+
+def _dims_before_advanced(spec: tuple[Any, ...], example_ndim: int) -> int:
+    """The number of result axes before the advanced-index axes of ``x[spec]``."""
+    if not _advanced_adjacent(spec):
+        return 0
+    positions = [k for k, item in enumerate(spec) if _is_advanced(item)]
+    ellipsis_dims = _ellipsis_dims(spec, example_ndim)
+    return sum(ellipsis_dims if item is Ellipsis else 1 for item in spec[: positions[0]])
+
+
+def _result_rank(spec: tuple[Any, ...], example_ndim: int, advanced_rank: int) -> int:
+    """The rank of ``x[spec]`` for one example."""
+    sliced = sum(1 for item in spec if item is None or isinstance(item, slice))
+    return advanced_rank + sliced + _ellipsis_dims(spec, example_ndim)
+
+
+def _batched_index_arrays(arrays, batch_axes, size: int) -> tuple[list[Any], int]:
+    """The index arrays with a leading ``arange(size)`` one, all batch axes first."""
+    pairs = list(zip(arrays, batch_axes, strict=True))
+    rank = max(batching.ndim_of(a) - (b is not None) for a, b in pairs)
+    positions = np.arange(size).reshape((size,) + (1,) * rank)
+    moved = [batching.move_batch_to_front(a, b, rank) for a, b in pairs]
+    return [positions, *moved], rank
+
+
+def _swap_blocks(first: int, second: int, rest: int, offset: int) -> tuple[int, ...]:
+    """The permutation that swaps a block of ``first`` axes with the ``second`` axes after it."""
+    head = tuple(range(offset))
+    return (
+        head
+        + tuple(range(offset + first, offset + first + second))
+        + tuple(range(offset, offset + first))
+        + tuple(range(offset + first + second, offset + first + second + rest))
+    )
+
+
+def _gather_batch(op, args, batch_axes, *, spec):
+    size = batching.batch_size(args, batch_axes)
+    x = batching.with_batch_in_front(args[0], batch_axes[0], size)
+    example_ndim = x.ndim - 1
+    arrays, array_axes = args[1:], batch_axes[1:]
+    if all(b is None for b in array_axes):  # shared indices: a full slice over the batch axis
+        out = op(x, *arrays, spec=(slice(None),) + spec)
+        if not arrays or _advanced_adjacent(spec):
+            return out, 0
+        return out, max(batching.ndim_of(a) for a in arrays)  # advanced axes came first
+    arrays, rank = _batched_index_arrays(arrays, array_axes, size)
+    out = op(x, *arrays, spec=(ARRAY,) + spec)
+    before = _dims_before_advanced(spec, example_ndim)
+    if before:  # (B, advanced, before, after) -> (B, before, advanced, after)
+        rest = out.ndim - 1 - rank - before
+        out = batching.shape.transpose(out, _swap_blocks(rank, before, rest, 1))
+    return out, 0
+
+
 gather = Op(
     "gather",
     _gather_impl,
     jvp=[lambda t, ans, x, *arrays, spec: gather(t, *arrays, spec=spec)],
     vjp=[_gather_vjp],
+    batch=_gather_batch,
 )
 
 
@@ -178,24 +256,31 @@ def _rules_multiply():
 
 
 def _rules_chooser():
-    # The derivative goes to whichever of x and the value ended up in the output
-    # (to both on a tie).
-    def x_weight(ans, x):
-        return (ans == x).astype(ans.dtype)
+    # The derivative goes to whichever of x and the values ended up in the output,
+    # split evenly on a tie (as `maximum` and JAX do), so `x.at[i].max(x[i])` is x.
+    def hits(ans, x, v, a, spec):
+        x_hits = (ans == x).astype(ans.dtype)
+        v_hits = (gather(ans, *a, spec=spec) == v).astype(ans.dtype)
+        return x_hits, v_hits, x_hits + _scatter["add"](_zeros_like(ans), v_hits, *a, spec=spec)
 
-    def v_weight(ans, v, a, spec):
-        return (gather(ans, *a, spec=spec) == v).astype(ans.dtype)
+    def x_weight(ans, x, v, a, spec):
+        x_hits, _, count = hits(ans, x, v, a, spec)
+        return x_hits / count
+
+    def v_weight(ans, x, v, a, spec):
+        _, v_hits, count = hits(ans, x, v, a, spec)
+        return v_hits / gather(count, *a, spec=spec)
 
     jvp = [
-        lambda t, ans, x, v, *a, spec: t * x_weight(ans, x),
+        lambda t, ans, x, v, *a, spec: t * x_weight(ans, x, v, a, spec),
         lambda t, ans, x, v, *a, spec: _scatter["add"](
-            _zeros_like(ans), t * v_weight(ans, v, a, spec), *a, spec=spec
+            _zeros_like(ans), t * v_weight(ans, x, v, a, spec), *a, spec=spec
         ),
     ]
     vjp = [
-        lambda ans, x, v, *a, spec: lambda g: g * x_weight(ans, x),
+        lambda ans, x, v, *a, spec: lambda g: g * x_weight(ans, x, v, a, spec),
         lambda ans, x, v, *a, spec: _gathered_cotangent(
-            v, lambda g: gather(g, *a, spec=spec) * v_weight(ans, v, a, spec)
+            v, lambda g: gather(g, *a, spec=spec) * v_weight(ans, x, v, a, spec)
         ),
     ]
     return jvp, vjp
@@ -208,10 +293,44 @@ _RULES = {
     "min": _rules_chooser,
     "max": _rules_chooser,
 }
+
+
+def _scatter_batch(op, args, batch_axes, *, spec):
+    size = batching.batch_size(args, batch_axes)
+    x = batching.with_batch_in_front(args[0], batch_axes[0], size)
+    values, values_axis = args[1], batch_axes[1]
+    example_ndim = x.ndim - 1
+    if len(args) == 2:  # basic indexing: the batch axis leads x[:, spec] and the values
+        rank = _result_rank(spec, example_ndim, 0)
+        values = batching.move_batch_to_front(values, values_axis, rank)
+        return op(x, values, spec=(slice(None),) + spec), 0
+    arrays, advanced_rank = _batched_index_arrays(args[2:], batch_axes[2:], size)
+    rank = _result_rank(spec, example_ndim, advanced_rank)
+    values = batching.move_batch_to_front(values, values_axis, rank)
+    before = _dims_before_advanced(spec, example_ndim)
+    if before and batching.ndim_of(values) > 0:
+        # The batched x[...] is laid out (B, advanced, before, after): lay values out alike.
+        batched = values_axis is not None
+        if not batched:
+            values = batching.shape.reshape(values, _padded_shape(values, rank))
+        rest = rank - before - advanced_rank
+        values = batching.shape.transpose(
+            values, _swap_blocks(before, advanced_rank, rest, int(batched))
+        )
+    return op(x, values, *arrays, spec=(ARRAY,) + spec), 0
+
+
+def _padded_shape(values: Any, rank: int) -> tuple[int, ...]:
+    values_shape = batching.shape_of(values)
+    return (1,) * (rank - len(values_shape)) + tuple(values_shape)
+
+
 _scatter: dict[str, Op] = {}
 for _mode, _rules in _RULES.items():
     _jvp, _vjp = _rules()
-    _scatter[_mode] = Op(f"scatter_{_mode}", _scatter_impl(_mode), jvp=_jvp, vjp=_vjp)
+    _scatter[_mode] = Op(
+        f"scatter_{_mode}", _scatter_impl(_mode), jvp=_jvp, vjp=_vjp, batch=_scatter_batch
+    )
 
 
 def scatter(x, index, values, mode: str) -> Tensor:

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..effects import Op, each_argument
 from ..tensor import Tensor
-from . import reduction, shape
+from . import batching, reduction, shape
 
 
 def _shape(x: Any) -> tuple[int, ...]:
@@ -59,11 +59,50 @@ def _matmul_impl(x, y):
     return np.matmul(x, y)
 
 
+def _matmul_batch(op, args, batch_axes):
+    (x, y), (bx, by) = args, batch_axes
+    x_ndim = batching.ndim_of(x) - (bx is not None)  # per-example ranks
+    y_ndim = batching.ndim_of(y) - (by is not None)
+    # A batch of vectors times a shared matrix is one matrix product (one BLAS call).
+    if by is None and x_ndim == 1 and y_ndim == 2:
+        return op(batching.move_batch_to_front(x, bx), y), 0
+    if bx is None and x_ndim == 2 and y_ndim == 1:
+        return op(x, shape.moveaxis(y, by, -1)), 1
+    # Otherwise: batched vectors become matrices, stacks get equal ranks, batch axis first.
+    rank = max(x_ndim, y_ndim, 2)
+    x_vector, y_vector = bx is not None and x_ndim == 1, by is not None and y_ndim == 1
+    if bx is not None:
+        x = batching.move_batch_to_front(x, bx)
+        x = shape.expand_dims(x, 1) if x_vector else x  # a row: (B, 1, k)
+        x = batching.move_batch_to_front(x, 0, rank)
+    if by is not None:
+        y = batching.move_batch_to_front(y, by)
+        y = shape.expand_dims(y, 2) if y_vector else y  # a column: (B, k, 1)
+        y = batching.move_batch_to_front(y, 0, rank)
+    out = _product_of_matrices(op, x, y)
+    promoted = []
+    if y_vector:
+        promoted.append(out.ndim - 1)
+    if x_vector:
+        y_dropped = by is None and y_ndim == 1  # NumPy removed y's vector axis itself
+        promoted.append(out.ndim - 1 if y_dropped else out.ndim - 2)
+    return (shape.squeeze(out, tuple(promoted)) if promoted else out), 0
+
+
+def _product_of_matrices(op, x, y):
+    """``x @ y``; an outer product (contraction of length 1) as a broadcast multiply,
+    which NumPy runs several times faster than a stack of rank-1 matrix products."""
+    if batching.ndim_of(x) >= 2 and batching.ndim_of(y) >= 2 and batching.shape_of(x)[-1] == 1:
+        return x * y
+    return op(x, y)
+
+
 _matmul = Op(
     "matmul",
     _matmul_impl,
     jvp=[lambda t, ans, x, y: _matmul(t, y), lambda t, ans, x, y: _matmul(x, t)],
     vjp=[_matmul_vjp_x, _matmul_vjp_y],
+    batch=_matmul_batch,
 )
 
 
@@ -149,11 +188,22 @@ def _onto_diagonal(values, unique: str, target: str, sizes: dict[str, int]):
     return _einsum(values, *eyes, spec=",".join([unique, *eye_subs]) + "->" + "".join(renamed))
 
 
+def _einsum_batch(op, args, batch_axes, *, spec):
+    # The batch axis gets a letter of its own, in place, and leads the output.
+    letter = next(c for c in string.ascii_letters if c not in spec)
+    inputs, output = _parse(spec)
+    inputs = [
+        sub if b is None else sub[:b] + letter + sub[b:] for sub, b in zip(inputs, batch_axes, strict=True)
+    ]
+    return op(*args, spec=",".join(inputs) + "->" + letter + output), 0
+
+
 _einsum = Op(
     "einsum",
     _einsum_impl,
     jvp=each_argument(_einsum_jvp),
     vjp=each_argument(_einsum_vjp),
+    batch=_einsum_batch,
 )
 
 

@@ -14,8 +14,8 @@ import numpy as np
 
 from ..effects import Op
 from ..tensor import Tensor
+from . import batching, shape
 from . import elementwise as ew
-from . import shape
 
 
 def normalize_axes(axis: int | Sequence[int] | None, ndim: int, op: str) -> tuple[int, ...]:
@@ -71,6 +71,7 @@ _sum = Op(
     lambda x, axis, keepdims: np.sum(x, axis=axis, keepdims=keepdims),
     jvp=[lambda t, ans, x, axis, keepdims: _sum(t, axis=axis, keepdims=keepdims)],
     vjp=[_sum_vjp],
+    batch=batching.reduction,
 )
 
 
@@ -132,6 +133,7 @@ def _chooser(name: str, impl) -> Op:
             lambda ans, x, axis, keepdims: lambda g: expand_reduced(g, axis, keepdims)
             * _chooser_weights(ans, x, axis, keepdims)
         ],
+        batch=batching.reduction,
     )
     return op
 
@@ -158,8 +160,12 @@ def _arg_impl(fn):
     return impl
 
 
-_argmax = Op("argmax", _arg_impl(np.argmax), differentiable=False)
-_argmin = Op("argmin", _arg_impl(np.argmin), differentiable=False)
+_argmax = Op(
+    "argmax", _arg_impl(np.argmax), batch=batching.index_reduction, differentiable=False
+)
+_argmin = Op(
+    "argmin", _arg_impl(np.argmin), batch=batching.index_reduction, differentiable=False
+)
 
 
 def _single_axis(axis, ndim: int, op: str) -> int | None:
@@ -213,6 +219,7 @@ _prod = Op(
         lambda ans, x, axis, keepdims: lambda g: expand_reduced(g, axis, keepdims)
         * _product_of_others(x, axis)
     ],
+    batch=batching.reduction,
 )
 
 
@@ -231,6 +238,7 @@ _cumsum = Op(
     vjp=[
         lambda ans, x, axis: lambda g: shape.flip(_cumsum(shape.flip(g, (axis,)), axis=axis), (axis,))
     ],
+    batch=batching.scan,
 )
 
 
@@ -263,6 +271,7 @@ _cumprod = Op(
     lambda x, axis: np.cumprod(x, axis=axis),
     jvp=[_cumprod_jvp],
     vjp=[_cumprod_vjp],
+    batch=batching.scan,
 )
 
 

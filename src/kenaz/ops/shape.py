@@ -15,7 +15,7 @@ import numpy as np
 
 from ..effects import Op, each_argument
 from ..tensor import Tensor
-from . import indexing, reduction
+from . import batching, indexing, reduction
 
 
 def _shape(x: Any) -> tuple[int, ...]:
@@ -32,11 +32,20 @@ def _reshape_vjp(ans, x, shape, order):
     return lambda g: _reshape(g, shape=x_shape, order=order)
 
 
+def _reshape_batch(op, args, batch_axes, *, shape, order):
+    (x,), (b,) = args, batch_axes
+    size = _shape(x)[b]
+    if order == "F":  # column-major: each example is contiguous when the batch axis is last
+        return op(moveaxis(x, b, -1), shape=shape + (size,), order=order), len(shape)
+    return op(batching.move_batch_to_front(x, b), shape=(size,) + shape, order=order), 0
+
+
 _reshape = Op(
     "reshape",
     lambda x, shape, order: np.reshape(x, shape, order=order),
     jvp=[lambda t, ans, x, shape, order: _reshape(t, shape=ans.shape, order=order)],
     vjp=[_reshape_vjp],
+    batch=_reshape_batch,
 )
 
 
@@ -66,11 +75,18 @@ def _broadcast_to_vjp(ans, x, shape):
     return lambda g: reduction.sum_to(g, x_shape, x_dtype)
 
 
+def _broadcast_to_batch(op, args, batch_axes, *, shape):
+    (x,), (b,) = args, batch_axes
+    x = batching.move_batch_to_front(x, b, rank=len(shape))
+    return op(x, shape=(x.shape[0],) + shape), 0
+
+
 _broadcast_to = Op(
     "broadcast_to",
     lambda x, shape: np.broadcast_to(x, shape),
     jvp=[lambda t, ans, x, shape: _broadcast_to(t, shape=shape)],
     vjp=[_broadcast_to_vjp],
+    batch=_broadcast_to_batch,
 )
 
 
@@ -94,11 +110,17 @@ def _transpose_vjp(ans, x, axes):
     return lambda g: _transpose(g, axes=inverse)
 
 
+def _transpose_batch(op, args, batch_axes, *, axes):
+    (x,), (b,) = args, batch_axes
+    return op(x, axes=(b,) + batching.shift_axes(axes, b)), 0
+
+
 _transpose = Op(
     "transpose",
     lambda x, axes: np.transpose(x, axes),
     jvp=[lambda t, ans, x, axes: _transpose(t, axes=axes)],
     vjp=[_transpose_vjp],
+    batch=_transpose_batch,
 )
 
 
@@ -152,11 +174,17 @@ def _to_shape_of_input(ans, x, **params):
     return lambda g: reshape(g, x_shape)
 
 
+def _squeeze_batch(op, args, batch_axes, *, axis):
+    (x,), (b,) = args, batch_axes
+    return op(x, axis=batching.shift_axes(axis, b)), b - sum(a < b for a in axis)
+
+
 _squeeze = Op(
     "squeeze",
     lambda x, axis: np.squeeze(x, axis=axis),
     jvp=[lambda t, ans, x, axis: _squeeze(t, axis=axis)],
     vjp=[_to_shape_of_input],
+    batch=_squeeze_batch,
 )
 
 
@@ -175,11 +203,17 @@ def squeeze(x, axis: int | Sequence[int] | None = None) -> Tensor:
     return _squeeze(x, axis=axes) if axes else _as_tensor(x)
 
 
+def _expand_dims_batch(op, args, batch_axes, *, axis):
+    (x,), (b,) = args, batch_axes
+    return op(batching.move_batch_to_front(x, b), axis=tuple(a + 1 for a in axis)), 0
+
+
 _expand_dims = Op(
     "expand_dims",
     lambda x, axis: np.expand_dims(x, axis),
     jvp=[lambda t, ans, x, axis: _expand_dims(t, axis=axis)],
     vjp=[_to_shape_of_input],
+    batch=_expand_dims_batch,
 )
 
 
@@ -207,11 +241,18 @@ def _concatenate_jvp(index, t, ans, *xs, axis):
     return pad(t, widths)
 
 
+def _concatenate_batch(op, args, batch_axes, *, axis):
+    size = batching.batch_size(args, batch_axes)
+    xs = [batching.with_batch_in_front(x, b, size) for x, b in zip(args, batch_axes, strict=True)]
+    return op(*xs, axis=axis + 1), 0
+
+
 _concatenate = Op(
     "concatenate",
     lambda *xs, axis: np.concatenate(xs, axis=axis),
     jvp=each_argument(_concatenate_jvp),
     vjp=each_argument(_concatenate_vjp),
+    batch=_concatenate_batch,
 )
 
 
@@ -275,6 +316,7 @@ _flip = Op(
     lambda x, axis: np.flip(x, axis),
     jvp=[lambda t, ans, x, axis: _flip(t, axis=axis)],
     vjp=[lambda ans, x, axis: lambda g: _flip(g, axis=axis)],
+    batch=batching.along_axes,
 )
 
 
@@ -289,11 +331,18 @@ def _pad_vjp(ans, x, pad_width, constant_values):
     return lambda g: indexing.getitem(g, index)
 
 
+def _pad_batch(op, args, batch_axes, *, pad_width, constant_values):
+    (x,), (b,) = args, batch_axes
+    widths = pad_width[:b] + ((0, 0),) + pad_width[b:]
+    return op(x, pad_width=widths, constant_values=constant_values), b
+
+
 _pad = Op(
     "pad",
     lambda x, pad_width, constant_values: np.pad(x, pad_width, constant_values=constant_values),
     jvp=[lambda t, ans, x, pad_width, constant_values: _pad(t, pad_width=pad_width, constant_values=0)],
     vjp=[_pad_vjp],
+    batch=_pad_batch,
 )
 
 
@@ -325,6 +374,7 @@ _repeat = Op(
     lambda x, repeats, axis: np.repeat(x, repeats, axis=axis),
     jvp=[lambda t, ans, x, repeats, axis: _repeat(t, repeats=repeats, axis=axis)],
     vjp=[_repeat_vjp],
+    batch=batching.scan,  # acts along one axis and keeps the layout, like a scan
 )
 
 
@@ -351,11 +401,17 @@ def _tile_vjp(ans, x, reps):
     return pullback
 
 
+def _tile_batch(op, args, batch_axes, *, reps):
+    (x,), (b,) = args, batch_axes
+    return op(batching.move_batch_to_front(x, b, rank=len(reps)), reps=(1,) + reps), 0
+
+
 _tile = Op(
     "tile",
     lambda x, reps: np.tile(x, reps),
     jvp=[lambda t, ans, x, reps: _tile(t, reps=reps)],
     vjp=[_tile_vjp],
+    batch=_tile_batch,
 )
 
 

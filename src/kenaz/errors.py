@@ -1,0 +1,31 @@
+"""Exceptions raised by kenaz.
+
+Every error kenaz raises on purpose derives from :class:`KenazError`, so user
+code can catch them all at once; the subclasses say what went wrong.
+"""
+
+from __future__ import annotations
+
+__all__ = ["KenazError", "ConcretizationError", "EscapedTracerError"]
+
+
+class KenazError(Exception):
+    """Base class of kenaz's own exceptions."""
+
+
+class ConcretizationError(KenazError, TypeError):
+    """A concrete value was asked of a tensor that stands for many values.
+
+    Inside ``vmap`` a tensor is a per-example view of a whole batch: it has no
+    single value for ``bool``, ``float``, ``int``, ``.numpy()`` or an ``if``
+    to use. The message names the fix, ``vmap(f, method="loop")``.
+    """
+
+
+class EscapedTracerError(KenazError):
+    """A tensor internal to a finished transformation was used after it returned.
+
+    For example a per-example tensor of ``vmap`` stored in a global variable:
+    outside its ``vmap`` it has no meaning, so using it is an error rather
+    than a wrong number.
+    """

@@ -1,0 +1,469 @@
+"""Batching: ``vmap``.
+
+Inside ``vmap(f)`` the user's function sees *per-example* tensors. Each one is
+a :class:`BatchedTensor`, a view that holds the batched tensor of the next
+level out and the position of its batch axis. ``BatchHandler`` intercepts
+every op that has such a view among its arguments and applies the op's
+batching rule (``Op(..., batch=rule)``), which performs the op once over the
+whole batch, one level out. An op without a rule runs once per example, with a
+one-time warning.
+
+A batched view has no single value: ``bool``, ``float``, ``.numpy()`` or an
+``if`` on it raise :class:`~kenaz.errors.ConcretizationError`, whose message
+names the general fallback, ``vmap(f, method="loop")``. When ``vmap`` returns,
+its level is marked dead, so a view that escaped (say, into a global) raises
+:class:`~kenaz.errors.EscapedTracerError` when used, instead of giving a wrong
+number.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import warnings
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+import optree
+
+from .effects import Handler, Op, handler, perform, scope
+from .errors import ConcretizationError, EscapedTracerError
+from .ops import indexing
+from .ops import shape as shape_ops
+from .ops.elementwise import alias
+from .tensor import Tensor
+from .tree import NAMESPACE
+
+__all__ = ["vmap", "BatchedTensor", "BatchHandler"]
+
+_new = object.__new__
+
+
+class BatchedTensor(Tensor):
+    """The per-example view of a batched tensor inside ``vmap`` (internal).
+
+    ``shape``, ``ndim``, ``size`` and ``dtype`` are those of one example.
+    ``_batched`` is the whole batch (a tensor of the next level out) and
+    ``_batch_axis`` the position of the batch axis in it; ``_level`` is the
+    :class:`BatchHandler` the view belongs to.
+    """
+
+    __slots__ = ("_batched", "_batch_axis", "_level")
+
+    @property
+    def _value(self) -> Any:  # shadows Tensor's slot: every unwrap of a view raises
+        raise self._level.value_error(self)
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        batched_shape = self._batched.shape
+        axis = self._batch_axis
+        return batched_shape[:axis] + batched_shape[axis + 1 :]
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self._batched.dtype
+
+    @property
+    def ndim(self) -> int:
+        return self._batched.ndim - 1
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+    def __repr__(self) -> str:
+        state = "inside vmap" if self._level.alive else "escaped from a finished vmap"
+        return (
+            f"BatchedTensor(shape={self.shape}, dtype={self.dtype}, "
+            f"batch_size={self._level.axis_size}, {state})"
+        )
+
+
+class BatchHandler(Handler):
+    """Runs each op on whole batches through the op's batching rule.
+
+    The handler is also the *level* of its views: a view belongs to this
+    handler when ``view._level is handler``. ``alive`` becomes False when the
+    ``vmap`` call returns.
+    """
+
+    def __init__(self, axis_size: int) -> None:
+        self.axis_size = axis_size
+        self.alive = True
+
+    def view(self, batched: Any, batch_axis: int | None) -> Any:
+        """The per-example view of ``batched`` (``batched`` itself if ``batch_axis`` is None)."""
+        if batch_axis is None:
+            return batched
+        view = _new(BatchedTensor)
+        view._batched = batched
+        view._batch_axis = batch_axis
+        view._level = self
+        view._trace = None
+        return view
+
+    def handle(self, op: Op, args: tuple, params: dict) -> Any:
+        # One pass over the arguments: replace our views by their batches.
+        values = list(args)
+        batch_axes: list[int | None] = [None] * len(args)
+        mine = False
+        for i, a in enumerate(args):
+            if type(a) is BatchedTensor and a._level is self:
+                values[i] = a._batched
+                batch_axes[i] = a._batch_axis
+                mine = True
+        if not mine:  # nothing here is batched at this level
+            return perform(op, *args, **params)
+        rule = op.batch or _per_example_loop
+        out, out_axis = rule(op, values, batch_axes, **params)
+        if op.multiple_results:
+            return tuple(self.view(o, a) for o, a in zip(out, out_axis, strict=True))
+        return self.view(out, out_axis)
+
+    def value_error(self, view: BatchedTensor) -> Exception:
+        """The error for asking ``view`` for a concrete value."""
+        if not self.alive:
+            return EscapedTracerError(
+                f"kenaz.vmap: a per-example tensor (shape {view.shape}, dtype {view.dtype}) "
+                "was used after the vmap that created it returned, e.g. because it was stored "
+                "in a global variable or a closure. It has no value outside that vmap; return "
+                "it from the vmapped function instead."
+            )
+        return ConcretizationError(
+            f"kenaz.vmap: a concrete value was requested (bool, float, int, .numpy(), `if`, "
+            f"...) of a batched tensor with per-example shape {view.shape} and dtype "
+            f"{view.dtype}. Inside vmap it stands for {self.axis_size} different values, so "
+            'Python control flow cannot depend on it. Use vmap(f, method="loop") to run f '
+            "once per example, or express the choice with kenaz.numpy.where."
+        )
+
+
+# -- the fallback for ops without a batching rule ----------------------------------------
+_warned: set[str] = set()
+
+
+def _per_example_loop(op: Op, args: list, batch_axes: list, **params: Any) -> Any:
+    """Batching by running ``op`` once per example and stacking the results."""
+    if op.name not in _warned:
+        _warned.add(op.name)
+        warnings.warn(
+            f"kenaz.vmap: op {op.name!r} has no batching rule, so it runs once per example "
+            "(slow); give it one with Op(..., batch=rule)",
+            stacklevel=4,
+        )
+    size = next(a.shape[ax] for a, ax in zip(args, batch_axes, strict=True) if ax is not None)
+    results = [op(*_example(args, batch_axes, i), **params) for i in range(size)]
+    if op.multiple_results:
+        columns = zip(*results, strict=True)
+        return tuple(shape_ops.stack(list(c)) for c in columns), (0,) * len(results[0])
+    return shape_ops.stack(results), 0
+
+
+def _example(args: Sequence[Any], batch_axes: Sequence[int | None], index: int) -> list[Any]:
+    return [
+        a if ax is None else take_example(a, ax, index)
+        for a, ax in zip(args, batch_axes, strict=True)
+    ]
+
+
+def take_example(x: Any, batch_axis: int, index: int) -> Tensor:
+    """Example ``index`` of ``x`` along ``batch_axis``."""
+    return indexing.getitem(x, (slice(None),) * batch_axis + (index,))
+
+
+# -- vmap ----------------------------------------------------------------------------------
+def vmap(
+    f: Callable,
+    in_axes: Any = 0,
+    out_axes: Any = 0,
+    axis_size: int | None = None,
+    method: str = "vectorize",
+) -> Callable:
+    """Vectorize ``f`` over a batch axis of its inputs.
+
+    ``vmap(f)(xs)`` computes ``stack([f(x) for x in xs])``, but (by default)
+    runs every op once over the whole batch through its batching rule.
+
+    Parameters
+    ----------
+    f : callable
+        Function of pytrees of tensors, written for one example.
+    in_axes : int, None or pytree, optional
+        Which axis of each positional argument is the batch axis (negative
+        counts from the end); ``None`` for an argument that is shared by all
+        examples. A tuple gives one entry per argument, and each entry may be
+        a pytree prefix of that argument. Keyword arguments are batched on
+        axis 0.
+    out_axes : int, None or pytree, optional
+        Where the batch axis goes in each output; ``None`` for an output that
+        does not depend on the batched inputs.
+    axis_size : int, optional
+        The batch size; required only when no input is batched.
+    method : {"vectorize", "loop"}, optional
+        ``"loop"`` runs ``f`` once per example and stacks the results: slow,
+        but any Python code works, including control flow on values.
+
+    Returns
+    -------
+    callable
+        The batched function.
+
+    Examples
+    --------
+    >>> import kenaz.numpy as knp
+    >>> from kenaz import vmap, grad
+    >>> xs = knp.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    >>> vmap(lambda x: x @ x)(xs)
+    Tensor([ 5., 25., 61.])
+    >>> vmap(grad(lambda x: knp.sum(x**3)))(xs)
+    Tensor([[  3.,  12.],
+            [ 27.,  48.],
+            [ 75., 108.]])
+    >>> vmap(lambda x, y: x * y, in_axes=(0, None))(xs, knp.array([10.0, 100.0]))
+    Tensor([[ 10., 200.],
+            [ 30., 400.],
+            [ 50., 600.]])
+    """
+    if method not in ("vectorize", "loop"):
+        raise ValueError(f"kenaz.vmap: method must be 'vectorize' or 'loop', got {method!r}")
+    if isinstance(in_axes, list):  # a list means one entry per argument, as a tuple does
+        in_axes = tuple(in_axes)
+    _check_axes_spec(in_axes, "in_axes")
+    _check_axes_spec(out_axes, "out_axes")
+    if axis_size is not None and (not isinstance(axis_size, (int, np.integer)) or axis_size < 0):
+        raise ValueError(f"kenaz.vmap: axis_size must be a non-negative int, got {axis_size!r}")
+
+    @functools.wraps(f)
+    def batched_f(*args: Any, **kwargs: Any) -> Any:
+        inputs = _Inputs(args, kwargs, in_axes)
+        size = inputs.batch_size(axis_size)
+        if method == "loop":
+            return _run_per_example(f, inputs, size, out_axes)
+        return _run_vectorized(f, inputs, size, out_axes)
+
+    return batched_f
+
+
+def _check_axes_spec(axes: Any, name: str) -> None:
+    for leaf in optree.tree_leaves(axes, none_is_leaf=True, namespace=NAMESPACE):
+        if leaf is not None and (not isinstance(leaf, (int, np.integer)) or isinstance(leaf, bool)):
+            raise TypeError(
+                f"kenaz.vmap: {name} must contain ints and None (as a pytree prefix of the "
+                f"{'arguments' if name == 'in_axes' else 'outputs'}), got {leaf!r} in {axes!r}"
+            )
+
+
+class _Inputs:
+    """The flattened arguments of a vmapped call and the batch axis of each leaf."""
+
+    def __init__(self, args: tuple, kwargs: dict, in_axes: Any) -> None:
+        if isinstance(in_axes, tuple) and len(in_axes) != len(args):
+            raise ValueError(
+                f"kenaz.vmap: in_axes has {len(in_axes)} entries but the function was called "
+                f"with {len(args)} positional argument{'s' if len(args) != 1 else ''}; give one "
+                "entry per argument, or a single int/None for all of them"
+            )
+        full = (args, kwargs)
+        try:
+            axes_tree = optree.tree_broadcast_prefix(
+                (in_axes, 0), full, none_is_leaf=True, namespace=NAMESPACE
+            )
+        except ValueError as error:
+            raise ValueError(
+                f"kenaz.vmap: in_axes={in_axes!r} is not a pytree prefix of the arguments: {error}"
+            ) from None
+        self.paths, self.leaves, self.treedef = optree.tree_flatten_with_path(
+            full, none_is_leaf=True, namespace=NAMESPACE
+        )
+        raw_axes = optree.tree_leaves(axes_tree, none_is_leaf=True, namespace=NAMESPACE)
+        self.axes = [
+            None if leaf is None else self._normalize(axis, leaf, path)
+            for axis, leaf, path in zip(raw_axes, self.leaves, self.paths, strict=True)
+        ]
+
+    @staticmethod
+    def _normalize(axis: int | None, leaf: Any, path: tuple) -> int | None:
+        if axis is None:
+            return None
+        ndim = leaf.ndim if isinstance(leaf, Tensor) else np.ndim(leaf)
+        if not -ndim <= axis < ndim:
+            raise ValueError(
+                f"kenaz.vmap: in_axes asks for axis {axis} of {_describe_path(path)}, which has "
+                f"shape {_shape_of(leaf)}; the axis must be in [{-ndim}, {ndim}) (use None for "
+                "an argument that is not batched)"
+            )
+        return int(axis) % ndim
+
+    def batch_size(self, axis_size: int | None) -> int:
+        sizes = {
+            _describe_path(path): _shape_of(leaf)[axis]
+            for path, leaf, axis in zip(self.paths, self.leaves, self.axes, strict=True)
+            if axis is not None
+        }
+        distinct = set(sizes.values())
+        if len(distinct) > 1:
+            listing = ", ".join(f"{where}: {n}" for where, n in sizes.items())
+            raise ValueError(
+                f"kenaz.vmap: the batched arguments have different sizes along their batch "
+                f"axes ({listing}); they must all be equal"
+            )
+        if not distinct:
+            if axis_size is None:
+                raise ValueError(
+                    "kenaz.vmap: no argument is batched (all in_axes are None, or there are no "
+                    "arguments), so the batch size is unknown; pass axis_size="
+                )
+            return int(axis_size)
+        size = distinct.pop()
+        if axis_size is not None and axis_size != size:
+            raise ValueError(
+                f"kenaz.vmap: axis_size={axis_size} but the batched arguments have size {size}"
+            )
+        return size
+
+    def rebuild(self, leaves: Sequence[Any]) -> tuple[tuple, dict]:
+        args, kwargs = optree.tree_unflatten(self.treedef, list(leaves))
+        return args, kwargs
+
+
+def _describe_path(path: tuple) -> str:
+    if not path:
+        return "the arguments"
+    if path[0] == 0:
+        where = f"argument {path[1]}"
+        rest = path[2:]
+    else:
+        where = f"keyword argument {path[1]!r}"
+        rest = path[2:]
+    return where + "".join(f"[{key!r}]" for key in rest)
+
+
+def _shape_of(x: Any) -> tuple[int, ...]:
+    return x.shape if isinstance(x, Tensor) else np.shape(x)
+
+
+def _run_vectorized(f: Callable, inputs: _Inputs, size: int, out_axes: Any) -> Any:
+    level = BatchHandler(size)
+    # Fresh identities for the batched inputs (an alias, performed outward).
+    leaves = [
+        leaf if axis is None else level.view(alias(leaf), axis)
+        for leaf, axis in zip(inputs.leaves, inputs.axes, strict=True)
+    ]
+    args, kwargs = inputs.rebuild(leaves)
+    try:
+        with scope("vmap"), handler(level):
+            result = f(*args, **kwargs)
+        return _unbatch_outputs(result, level, out_axes)
+    finally:
+        level.alive = False
+
+
+def _output_axes(result: Any, out_axes: Any) -> tuple[list, list, Any]:
+    """Flatten ``result`` (``None`` leaves included) with the out axis of each leaf."""
+    paths, leaves, treedef = optree.tree_flatten_with_path(
+        result, none_is_leaf=True, namespace=NAMESPACE
+    )
+    try:
+        axes_tree = optree.tree_broadcast_prefix(
+            out_axes, result, none_is_leaf=True, namespace=NAMESPACE
+        )
+    except ValueError as error:
+        raise ValueError(
+            f"kenaz.vmap: out_axes={out_axes!r} is not a pytree prefix of the outputs: {error}"
+        ) from None
+    axes = optree.tree_leaves(axes_tree, none_is_leaf=True, namespace=NAMESPACE)
+    return leaves, axes, (paths, treedef)
+
+
+def _unbatch_outputs(result: Any, level: BatchHandler, out_axes: Any) -> Any:
+    leaves, axes, (paths, treedef) = _output_axes(result, out_axes)
+    outs = []
+    for leaf, axis, path in zip(leaves, axes, paths, strict=True):
+        if leaf is None:
+            outs.append(None)
+        elif type(leaf) is BatchedTensor and leaf._level is level:
+            if axis is None:
+                raise ValueError(
+                    f"kenaz.vmap: out_axes is None for output {_output_name(path)}, but that "
+                    "output depends on the batched inputs; give it a batch axis (e.g. 0)"
+                )
+            batched = leaf._batched
+            destination = _normalize_out_axis(axis, batched.ndim, path)
+            outs.append(shape_ops.moveaxis(batched, leaf._batch_axis, destination))
+        else:
+            outs.append(_broadcast_unbatched(leaf, axis, level.axis_size, path))
+    return optree.tree_unflatten(treedef, outs)
+
+
+def _output_name(path: tuple) -> str:
+    return "".join(f"[{key!r}]" for key in path) or "(the only one)"
+
+
+def _normalize_out_axis(axis: int, batched_ndim: int, path: tuple) -> int:
+    if not -batched_ndim <= axis < batched_ndim:
+        raise ValueError(
+            f"kenaz.vmap: out_axes asks for axis {axis} in output {_output_name(path)}, which "
+            f"has {batched_ndim - 1} per-example dimension(s); the axis must be in "
+            f"[{-batched_ndim}, {batched_ndim})"
+        )
+    return int(axis) % batched_ndim
+
+
+def _broadcast_unbatched(leaf: Any, axis: int | None, size: int, path: tuple) -> Any:
+    """An output that does not depend on the batch: repeated ``size`` times along ``axis``."""
+    if not isinstance(leaf, Tensor):
+        try:
+            leaf = Tensor(leaf)
+        except TypeError:
+            raise TypeError(
+                f"kenaz.vmap: the function must return tensors, arrays or numbers (or pytrees "
+                f"of them), got {type(leaf).__name__} at output {_output_name(path)}"
+            ) from None
+    if axis is None:
+        return leaf
+    destination = _normalize_out_axis(axis, leaf.ndim + 1, path)
+    expanded = shape_ops.expand_dims(leaf, destination)
+    target = expanded.shape[:destination] + (size,) + expanded.shape[destination + 1 :]
+    return shape_ops.broadcast_to(expanded, target)
+
+
+# -- method="loop" -----------------------------------------------------------------------
+def _run_per_example(f: Callable, inputs: _Inputs, size: int, out_axes: Any) -> Any:
+    results = []
+    for i in range(size):
+        leaves = [
+            leaf if axis is None else take_example(leaf, axis, i)
+            for leaf, axis in zip(inputs.leaves, inputs.axes, strict=True)
+        ]
+        args, kwargs = inputs.rebuild(leaves)
+        results.append(f(*args, **kwargs))
+    if not results:
+        raise ValueError("kenaz.vmap: method='loop' needs a batch of at least one example")
+    first_leaves, axes, (paths, treedef) = _output_axes(results[0], out_axes)
+    columns: list[list[Any]] = [[] for _ in first_leaves]
+    for result in results:
+        leaves, result_treedef = optree.tree_flatten(result, none_is_leaf=True, namespace=NAMESPACE)
+        if result_treedef != treedef:
+            raise ValueError(
+                f"kenaz.vmap: with method='loop' every example must return the same structure; "
+                f"got {treedef} and {result_treedef}"
+            )
+        for column, leaf in zip(columns, leaves, strict=True):
+            column.append(leaf)
+    outs = [
+        _stack_column(column, axis, path)
+        for column, axis, path in zip(columns, axes, paths, strict=True)
+    ]
+    return optree.tree_unflatten(treedef, outs)
+
+
+def _stack_column(column: list, axis: int | None, path: tuple) -> Any:
+    if column[0] is None:
+        return None
+    if axis is None:
+        return column[0]
+    tensors = [leaf if isinstance(leaf, Tensor) else Tensor(leaf) for leaf in column]
+    destination = _normalize_out_axis(axis, tensors[0].ndim + 1, path)
+    return shape_ops.stack(tensors, axis=destination)
