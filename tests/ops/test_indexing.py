@@ -74,6 +74,13 @@ SCATTER_CASES = [
     # min and max: values that clearly win or lose at each position (no ties).
     _scatter("max", (ROWS,), (3, 5), name="rows", seed=7),
     _scatter("min", (np.array([3, 0]), np.array([1, 2])), (2,), name="pairs", seed=8),
+    # Structural ties are differentiable: the derivative is split evenly, as for `maximum`.
+    OpCase("scatter_max-tie-structural", lambda v: knp.asarray(v).at[0].max(v[0]), (X,)),
+    OpCase(
+        "scatter_min-tie-structural-duplicates",
+        lambda v: knp.asarray(v).at[np.array([1, 1])].min(v[1]),
+        (X,),
+    ),
     OpCase(
         "scatter_max-ties",
         lambda v, w: knp.asarray(v).at[0].max(w),
@@ -96,6 +103,12 @@ def test_scatter_add_accumulates_duplicates_in_value_and_gradient():
         np.array([1.0, 2.0, 3.0])
     )
     np.testing.assert_array_equal(g, [6.0, 6.0, 6.0])
+
+
+def test_scatter_max_splits_ties_evenly():
+    values = np.array([1.0, 1.0, -1.0])
+    g = kenaz.grad(lambda v: knp.zeros(2).at[np.array([0, 0, 1])].max(v).sum())(values)
+    np.testing.assert_array_equal(g, [0.5, 0.5, 0.0])
 
 
 def test_gather_with_duplicates_sums_the_cotangent():
