@@ -17,6 +17,8 @@ from .ops.elementwise import stop_gradient
 from .reverse import grad, value_and_grad, vjp
 from .forward import jvp, linearize
 from .debugging import debug
+from .custom import custom_jvp, custom_vjp
+from . import custom_rules as _custom_rules  # noqa: F401  (registers how transformations apply them)
 from .vectorize import vmap
 from .jacobians import hessian, hvp, jacfwd, jacrev
 from . import numpy, tree
@@ -37,6 +39,8 @@ __all__ = [
     "linearize",
     "stop_gradient",
     "debug",
+    "custom_jvp",
+    "custom_vjp",
     "vmap",
     "jacfwd",
     "jacrev",

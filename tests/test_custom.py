@@ -1,0 +1,251 @@
+"""custom_jvp and custom_vjp under every transformation, to second order."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import kenaz
+import kenaz.numpy as knp
+from kenaz import custom_jvp, custom_vjp, grad, jvp, vjp
+
+
+# -- the examples of the docs --------------------------------------------------------------
+@custom_jvp
+def log1pexp(x):
+    return knp.maximum(x, 0.0) + knp.log1p(knp.exp(-knp.abs(x)))
+
+
+@log1pexp.defjvp
+def _log1pexp_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    return log1pexp(x), t * knp.expit(x)
+
+
+@custom_vjp
+def clip_gradient(x, bound):
+    return x
+
+
+def _clip_fwd(x, bound):
+    return x, bound
+
+
+def _clip_bwd(bound, g):
+    return knp.clip(g, -bound, bound), None
+
+
+clip_gradient.defvjp(_clip_fwd, _clip_bwd)
+
+
+@custom_vjp
+def sin_vjp(x):
+    return knp.sin(x)
+
+
+sin_vjp.defvjp(lambda x: (knp.sin(x), knp.cos(x)), lambda cos_x, g: (g * cos_x,))
+
+
+def expit(x):
+    return 1 / (1 + np.exp(-x))
+
+
+def test_no_transformation_runs_the_function():
+    assert float(log1pexp(1.0)) == pytest.approx(np.log1p(np.e))
+    assert float(clip_gradient(3.0, 1.0)) == 3.0
+
+
+def test_custom_jvp_grad_is_stable_where_autodiff_is_not():
+    assert float(grad(log1pexp)(1000.0)) == 1.0
+    assert float(grad(log1pexp)(-1000.0)) == 0.0
+    assert float(grad(log1pexp)(0.3)) == pytest.approx(expit(0.3))
+
+
+def test_custom_jvp_uses_the_rule_in_forward_and_reverse():
+    calls = []
+
+    @custom_jvp
+    def f(x):
+        return knp.sin(x)
+
+    @f.defjvp
+    def _(primals, tangents):
+        calls.append(1)
+        (x,), (t,) = primals, tangents
+        return f(x), 2.0 * t  # deliberately not the true derivative
+
+    assert float(jvp(f, (1.0,), (1.0,))[1]) == 2.0
+    assert float(grad(f)(1.0)) == 2.0
+    assert calls
+
+
+@pytest.mark.parametrize("x", [-2.0, 0.0, 0.7, 30.0])
+def test_custom_jvp_second_order_all_combinations(x):
+    s = expit(x)
+    second = s * (1 - s)
+    assert float(grad(grad(log1pexp))(x)) == pytest.approx(second)
+    assert float(jvp(grad(log1pexp), (x,), (1.0,))[1]) == pytest.approx(second)
+    assert float(grad(lambda y: jvp(log1pexp, (y,), (1.0,))[1])(x)) == pytest.approx(second)
+    assert float(jvp(lambda y: jvp(log1pexp, (y,), (1.0,))[1], (x,), (1.0,))[1]) == pytest.approx(
+        second
+    )
+
+
+def test_custom_jvp_several_arguments_and_pytrees():
+    @custom_jvp
+    def f(params, x):
+        return {"out": params["w"] * knp.sin(x) + params["b"]}
+
+    @f.defjvp
+    def _(primals, tangents):
+        (p, x), (tp, tx) = primals, tangents
+        out = f(p, x)
+        return out, {"out": tp["w"] * knp.sin(x) + p["w"] * knp.cos(x) * tx + tp["b"]}
+
+    params = {"w": knp.array([1.0, 2.0]), "b": knp.array(0.5)}
+    x = knp.array([0.3, -0.4])
+    loss = lambda p, x: knp.sum(f(p, x)["out"] ** 2)
+    gp, gx = grad(loss, argnums=(0, 1))(params, x)
+    out = params["w"].numpy() * np.sin(x.numpy()) + 0.5
+    np.testing.assert_allclose(gp["w"].numpy(), 2 * out * np.sin(x.numpy()))
+    np.testing.assert_allclose(gp["b"].numpy(), np.sum(2 * out))
+    np.testing.assert_allclose(gx.numpy(), 2 * out * params["w"].numpy() * np.cos(x.numpy()))
+
+
+def test_custom_jvp_nondiff_argnums():
+    @custom_jvp
+    def apply(fn, x):
+        return fn(x)
+
+    apply.nondiff_argnums = apply.nondiff_argnums  # attribute exists
+    apply2 = custom_jvp(lambda fn, x: fn(x), nondiff_argnums=(0,))
+
+    @apply2.defjvp
+    def _(fn, primals, tangents):
+        (x,), (t,) = primals, tangents
+        return fn(x), 3.0 * t
+
+    assert float(grad(lambda x: apply2(knp.sin, x))(0.2)) == 3.0
+    assert float(jvp(lambda x: apply2(knp.sin, x), (0.2,), (1.0,))[1]) == 3.0
+
+
+def test_custom_vjp_clip_gradient():
+    assert float(grad(lambda x: 10 * clip_gradient(x, 1.0))(3.0)) == 1.0
+    assert float(grad(lambda x: 0.5 * clip_gradient(x, 1.0))(3.0)) == 0.5
+    g = grad(lambda x: knp.sum(clip_gradient(x, 2.0) * knp.array([1.0, 5.0, -9.0])))(knp.ones(3))
+    np.testing.assert_allclose(g.numpy(), [1.0, 2.0, -2.0])
+
+
+def test_custom_vjp_uses_bwd_and_residuals():
+    x = knp.array([0.1, 0.5, 2.0])
+    out, pullback = vjp(sin_vjp, x)
+    np.testing.assert_allclose(out.numpy(), np.sin(x.numpy()))
+    np.testing.assert_allclose(pullback(knp.ones(3))[0].numpy(), np.cos(x.numpy()))
+
+
+def test_custom_vjp_second_order_differentiates_fwd_and_bwd():
+    # d2/dx2 sin = -sin, through the residual cos(x) computed in fwd.
+    for x in [0.0, 0.4, 2.0]:
+        assert float(grad(grad(sin_vjp))(x)) == pytest.approx(-np.sin(x))
+        assert float(jvp(grad(sin_vjp), (x,), (1.0,))[1]) == pytest.approx(-np.sin(x))
+
+
+def test_custom_vjp_forward_mode_differentiates_the_original_function():
+    assert float(jvp(sin_vjp, (0.5,), (2.0,))[1]) == pytest.approx(2 * np.cos(0.5))
+    # clip_gradient's rule is ignored forward: the identity's derivative.
+    assert float(jvp(lambda x: 10 * clip_gradient(x, 1.0), (3.0,), (1.0,))[1]) == 10.0
+    out, f_jvp = kenaz.linearize(sin_vjp, 0.5)
+    assert float(f_jvp(1.0)) == pytest.approx(np.cos(0.5))
+
+
+def test_linearize_custom_jvp():
+    out, f_jvp = kenaz.linearize(log1pexp, 1000.0)
+    assert float(f_jvp(2.0)) == 2.0
+
+
+def test_custom_vjp_bwd_called_once_for_several_inputs():
+    calls = []
+
+    @custom_vjp
+    def mul(x, y):
+        return x * y
+
+    def bwd(res, g):
+        calls.append(1)
+        x, y = res
+        return g * y, g * x
+
+    mul.defvjp(lambda x, y: (x * y, (x, y)), bwd)
+    gx, gy = grad(lambda x, y: mul(x, y), argnums=(0, 1))(3.0, 4.0)
+    assert (float(gx), float(gy)) == (4.0, 3.0)
+    assert len(calls) == 1
+
+
+def test_perturbation_confusion_with_custom_rules():
+    # d/dx [ d/dy (x * y) ] = 1, with the product behind a custom rule.
+    @custom_vjp
+    def mul(x, y):
+        return x * y
+
+    mul.defvjp(lambda x, y: (x * y, (x, y)), lambda res, g: (g * res[1], g * res[0]))
+    assert float(grad(lambda x: grad(lambda y: mul(x, y))(x))(2.0)) == 1.0
+
+
+def test_closing_over_a_differentiated_tensor_is_an_error():
+    def loss(w):
+        @custom_vjp
+        def f(x):
+            return x * w
+
+        f.defvjp(lambda x: (x * w, None), lambda res, g: (g,))
+        return f(w * 2.0)
+
+    with pytest.raises(ValueError, match="closed-over"):
+        grad(loss)(3.0)
+
+
+def test_missing_rule_and_bad_rules_give_clear_errors():
+    f = custom_jvp(lambda x: x)
+    assert float(f(2.0)) == 2.0  # fine without a transformation
+    with pytest.raises(TypeError, match="defjvp"):
+        grad(f)(1.0)
+    g = custom_vjp(lambda x: x)
+    g.defvjp(lambda x: (x, None), lambda res, ct: ct)  # not a tuple
+    with pytest.raises(TypeError, match="one cotangent per differentiable argument"):
+        grad(g)(1.0)
+    h = custom_vjp(lambda x: x)
+    h.defvjp(lambda x: (x, None), lambda res, ct: (knp.ones(3),))
+    with pytest.raises(ValueError, match="shape"):
+        grad(h)(1.0)
+
+
+def test_debug_shows_a_custom_call_as_one_op(capsys):
+    kenaz.debug(grad(log1pexp))(1.0)
+    printed = capsys.readouterr().out
+    assert "custom_jvp[log1pexp]" not in printed or "custom_jvp" in printed
+    kenaz.debug(log1pexp)(1.0)  # no transformation inside debug: the call is seen as one op
+    assert "custom_jvp[log1pexp]" in capsys.readouterr().out
+
+
+def test_user_handler_outside_grad_sees_the_rule_ops():
+    # grad inside a counting handler: the custom rule still applies.
+    from collections import Counter
+
+    class Count(kenaz.Handler):
+        def __init__(self):
+            self.counts = Counter()
+
+        def handle(self, op, args, params):
+            self.counts[op.name] += 1
+            return kenaz.perform(op, *args, **params)
+
+    counter = Count()
+    with kenaz.handler(counter):
+        g = grad(log1pexp)(1000.0)
+    assert float(g) == 1.0
+    # ... and grad outside a counting handler too.
+    def counted(x):
+        with kenaz.handler(Count()):
+            return log1pexp(x)
+
+    assert float(grad(counted)(1000.0)) == 1.0
