@@ -546,3 +546,6 @@ def scatter(x, index, values, mode: str = "add") -> Tensor:
     """Functional scatter (``x.at[index].<mode>(values)``), a kenaz extension."""
     return _indexing.scatter(x, index, values, mode)
 
+
+# -- submodules ------------------------------------------------------------------------------
+from . import linalg  # noqa: E402

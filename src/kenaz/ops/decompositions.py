@@ -1,0 +1,363 @@
+"""Linear-algebra primitives: solves and matrix decompositions.
+
+Every op works on stacks of matrices (leading axes broadcast, as in
+``numpy.linalg``). Each declares its jvp rule; the vjp of ``solve`` is written
+out, and the vjps of the decompositions are the *transposes* of their jvp
+rules, obtained by running reverse mode over the (linear) jvp rule
+(:func:`transposed`). That keeps one formula per op, and the transposes
+follow JAX's convention for complex numbers (cotangents are transposes, under
+the real pairing ``Re(sum(a * b))``).
+
+Conventions at singular points follow JAX: eigenvector derivatives of
+``eigh`` with repeated eigenvalues, and singular-vector derivatives of ``svd``
+with repeated singular values, are infinite or NaN (the vectors are not
+unique there); eigenvalues alone (``eigvalsh``) and singular values alone
+(``svdvals``) have their own primitives, whose derivatives stay finite.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..effects import Op
+from ..tensor import Tensor
+from . import elementwise as ew
+from . import reduction, shape
+from .linalg import einsum, matmul
+
+
+# -- helpers ------------------------------------------------------------------------------
+def matrix_transpose(x: Tensor) -> Tensor:
+    """Swap the last two axes."""
+    return shape.swapaxes(x, -1, -2)
+
+
+def conj_transpose(x: Tensor) -> Tensor:
+    """Conjugate transpose of the last two axes (plain transpose for real dtypes)."""
+    x_t = matrix_transpose(x)
+    return ew.conjugate(x_t) if x_t.dtype.kind == "c" else x_t
+
+
+def _conj(x: Tensor) -> Tensor:
+    return ew.conjugate(x) if x.dtype.kind == "c" else x
+
+
+def _real(x: Tensor) -> Tensor:
+    return ew.real(x) if x.dtype.kind == "c" else x
+
+
+def _diagonal(x: Tensor) -> Tensor:
+    return einsum("...ii->...i", x)
+
+
+def _eye(n: int, dtype: Any) -> np.ndarray:
+    return np.eye(n, dtype=dtype)
+
+
+def _zeros(like: Tensor) -> Tensor:
+    return Tensor(np.zeros(like.shape, like.dtype))
+
+
+def matrix_batch(op: Op, args: tuple, axes: tuple, **params: Any) -> tuple[Any, int]:
+    """Batching rule for stacked-matrix ops: batch axes to the front, the op broadcasts."""
+    moved = [
+        a if ax is None or ax == 0 else shape.moveaxis(a, ax, 0) for a, ax in zip(args, axes)
+    ]
+    return op(*moved, **params), 0
+
+
+def transposed(index: int, jvp_rule: Callable, multiple_results: bool = False) -> Callable:
+    """A vjp maker for argument ``index``: the transpose of its linear ``jvp_rule``.
+
+    The pullback runs reverse mode over ``t -> jvp_rule(t, ans, *args)`` at
+    ``t = 0``; the ops it performs go to the handlers outside, so higher-order
+    derivatives work as for any other rule.
+    """
+
+    def maker(ans: Any, *args: Any, **params: Any) -> Callable:
+        x = args[index]
+        x_shape, x_dtype = x.shape, x.dtype
+
+        def linear(t: Tensor) -> Any:
+            tangent = jvp_rule(t, ans, *args, **params)
+            if multiple_results:
+                return tuple(_zeros(a) if d is None else d for d, a in zip(tangent, ans))
+            return tangent
+
+        def pullback(g: Any) -> Tensor:
+            from ..reverse import vjp
+
+            _, back = vjp(linear, Tensor(np.zeros(x_shape, x_dtype)))
+            return back(g)[0]
+
+        return pullback
+
+    return maker
+
+
+# -- solve: general and triangular ----------------------------------------------------------
+_FLIPPED = {None: None, "lower": "upper", "upper": "lower"}
+
+
+def _triangle(x: Any, structure: str | None) -> Any:
+    if structure is None:
+        return x
+    n = x.shape[-1]
+    mask = np.tri(n, dtype=bool) if structure == "lower" else np.tri(n, dtype=bool).T
+    return ew.where(mask, x, 0) if isinstance(x, Tensor) else np.where(mask, x, 0)
+
+
+def _solve_impl(a: np.ndarray, b: np.ndarray, structure: str | None) -> np.ndarray:
+    return np.linalg.solve(_triangle(a, structure), b)
+
+
+def _solve_vjp_a(ans, a, b, structure):
+    a_shape, a_dtype = a.shape, a.dtype
+
+    def pullback(g):
+        g_b = solve(matrix_transpose(a), g, _FLIPPED[structure])
+        g_a = -_triangle(matmul(g_b, matrix_transpose(ans)), structure)
+        return reduction.sum_to(g_a, a_shape, a_dtype)
+
+    return pullback
+
+
+def _solve_vjp_b(ans, a, b, structure):
+    b_shape, b_dtype = b.shape, b.dtype
+    return lambda g: reduction.sum_to(
+        solve(matrix_transpose(a), g, _FLIPPED[structure]), b_shape, b_dtype
+    )
+
+
+solve_op = Op(
+    "solve",
+    _solve_impl,
+    jvp=[
+        lambda t, ans, a, b, structure: solve(a, -matmul(_triangle(t, structure), ans), structure),
+        lambda t, ans, a, b, structure: _fit_stack(solve(a, t, structure), ans),
+    ],
+    vjp=[_solve_vjp_a, _solve_vjp_b],
+    batch=matrix_batch,
+)
+
+
+def _fit_stack(x: Tensor, ans: Tensor) -> Tensor:
+    return x if x.shape == ans.shape else shape.broadcast_to(x, ans.shape)
+
+
+def solve(a: Any, b: Any, structure: str | None = None) -> Tensor:
+    """Solve ``a @ x = b`` for stacks of matrices ``b`` (``(..., n, k)``).
+
+    ``structure="lower"`` or ``"upper"`` uses only that triangle of ``a``.
+    """
+    return solve_op(a, b, structure=structure)
+
+
+# -- Cholesky -------------------------------------------------------------------------------
+def _phi(x: Tensor) -> Tensor:
+    """The lower triangle of ``x`` with its diagonal halved."""
+    n = x.shape[-1]
+    weights = np.tri(n, k=-1) + 0.5 * np.eye(n)
+    return x * weights.astype(np.zeros((), x.dtype).real.dtype)
+
+
+def _cholesky_jvp(t, lower_factor, a):
+    t = (t + conj_transpose(t)) * 0.5  # only the Hermitian part of a tangent moves the factor
+    left = solve(lower_factor, t, "lower")  # L^-1 t
+    middle = conj_transpose(solve(lower_factor, conj_transpose(left), "lower"))  # L^-1 t L^-H
+    return matmul(lower_factor, _phi(middle))
+
+
+cholesky_op = Op(
+    "cholesky",
+    lambda a: np.linalg.cholesky(a),
+    jvp=[_cholesky_jvp],
+    vjp=[transposed(0, _cholesky_jvp)],
+    batch=matrix_batch,
+)
+
+
+# -- symmetric eigendecomposition ---------------------------------------------------------------
+def _eigen_gaps(w: Tensor) -> Tensor:
+    """``F[i, j] = 1 / (w[j] - w[i])`` off the diagonal, 0 on it."""
+    n = w.shape[-1]
+    eye = _eye(n, w.dtype)
+    gaps = shape.expand_dims(w, -2) - shape.expand_dims(w, -1) + eye
+    return 1.0 / gaps - eye
+
+
+def _eigh_jvp(t, ans, a):
+    w, v = ans
+    projected = matmul(conj_transpose(v), matmul(t, v))  # V^H t V
+    d_w = _real(_diagonal(projected))
+    d_v = matmul(v, _eigen_gaps(w) * projected)
+    return d_w, d_v
+
+
+eigh_op = Op(
+    "eigh",
+    lambda a: tuple(np.linalg.eigh(a)),
+    jvp=[_eigh_jvp],
+    vjp=[transposed(0, _eigh_jvp, multiple_results=True)],
+    batch=matrix_batch,
+    multiple_results=True,
+)
+
+
+def _eigvalsh_jvp(t, w, a):
+    v = eigh_op(a)[1]
+    return _real(einsum("...ji,...jk,...ki->...i", _conj(v), t, v))
+
+
+eigvalsh_op = Op(
+    "eigvalsh",
+    lambda a: np.linalg.eigvalsh(a),
+    jvp=[_eigvalsh_jvp],
+    vjp=[transposed(0, _eigvalsh_jvp)],
+    batch=matrix_batch,
+)
+
+
+# -- singular value decomposition -------------------------------------------------------------
+def _svd_jvp(t, ans, a):
+    u, s, vh = ans
+    v = conj_transpose(vh)
+    dtype = u.dtype
+    m, n = a.shape[-2], a.shape[-1]
+    k = s.shape[-1]
+    projected = matmul(conj_transpose(u), matmul(t, v))  # U^H t V, (k, k)
+    d_s = _real(_diagonal(projected))
+    s_row = shape.expand_dims(s, -2)  # s[j] along the last axis
+    s_col = shape.expand_dims(s, -1)  # s[i] along the second to last
+    eye = _eye(k, s.dtype)
+    squared_gaps = (s_row - s_col) * (s_row + s_col)  # s[j]^2 - s[i]^2
+    gaps = 1.0 / (squared_gaps + eye) - eye
+    safe_s = ew.where(ew.equal(s, 0), 1.0, s)
+    s_inverse = ew.where(ew.equal(s, 0), 0.0, 1.0 / safe_s)
+    projected_s = projected * ew.astype(s_row, dtype)  # (U^H t V)[i, j] s[j]
+    s_projected = ew.astype(s_col, dtype) * projected  # s[i] (U^H t V)[i, j]
+    diagonal_part = (projected - conj_transpose(projected)) * (
+        0.5 * eye * shape.expand_dims(s_inverse, -2)
+    )
+    d_u = matmul(u, gaps * (projected_s + conj_transpose(projected_s)) + diagonal_part)
+    d_v = matmul(v, gaps * (s_projected + conj_transpose(s_projected)))
+    s_divisor = ew.astype(shape.expand_dims(safe_s, -2), dtype)
+    if m > n:  # the part of t V outside the span of U
+        t_v = matmul(t, v)
+        d_u = d_u + (t_v - matmul(u, matmul(conj_transpose(u), t_v))) / s_divisor
+    if n > m:
+        t_u = matmul(conj_transpose(t), u)
+        d_v = d_v + (t_u - matmul(v, matmul(vh, t_u))) / s_divisor
+    return d_u, d_s, conj_transpose(d_v)
+
+
+svd_op = Op(
+    "svd",
+    lambda a: tuple(np.linalg.svd(a, full_matrices=False)),
+    jvp=[_svd_jvp],
+    vjp=[transposed(0, _svd_jvp, multiple_results=True)],
+    batch=matrix_batch,
+    multiple_results=True,
+)
+
+
+def _svdvals_jvp(t, s, a):
+    u, _, vh = svd_op(a)
+    return _real(einsum("...ji,...jk,...ik->...i", _conj(u), t, _conj(vh)))
+
+
+svdvals_op = Op(
+    "svdvals",
+    lambda a: np.linalg.svd(a, compute_uv=False),
+    jvp=[_svdvals_jvp],
+    vjp=[transposed(0, _svdvals_jvp)],
+    batch=matrix_batch,
+)
+
+
+def _not_differentiable(message: str) -> Callable:
+    def rule(*args: Any, **params: Any) -> Any:
+        raise ValueError(message)
+
+    return rule
+
+
+_FULL_SVD_MESSAGE = (
+    "kenaz.linalg.svd: with full_matrices=True the extra singular vectors of a non-square "
+    "matrix are not unique, so they have no derivative; pass full_matrices=False"
+)
+svd_full_op = Op(
+    "svd_full",
+    lambda a: tuple(np.linalg.svd(a, full_matrices=True)),
+    jvp=[_not_differentiable(_FULL_SVD_MESSAGE)],
+    vjp=[_not_differentiable(_FULL_SVD_MESSAGE)],
+    batch=matrix_batch,
+    multiple_results=True,
+)
+
+
+# -- QR ---------------------------------------------------------------------------------------
+def _qr_jvp(t, ans, a):
+    q, r = ans
+    # t R^-1, as (R^-T t^T)^T
+    t_r_inverse = matrix_transpose(solve(matrix_transpose(r), matrix_transpose(t), "lower"))
+    projected = matmul(conj_transpose(q), t_r_inverse)  # Q^H t R^-1
+    n = projected.shape[-1]
+    strictly_lower = projected * np.tri(n, k=-1, dtype=bool)
+    omega = strictly_lower - conj_transpose(strictly_lower)  # skew-Hermitian
+    if projected.dtype.kind == "c":  # R's real diagonal fixes the imaginary diagonal
+        omega = omega + (projected - ew.real(projected)) * _eye(n, bool)
+    d_q = matmul(q, omega - projected) + t_r_inverse
+    d_r = matmul(projected - omega, r)
+    return d_q, d_r
+
+
+qr_op = Op(
+    "qr",
+    lambda a: tuple(np.linalg.qr(a, mode="reduced")),
+    jvp=[_qr_jvp],
+    vjp=[transposed(0, _qr_jvp, multiple_results=True)],
+    batch=matrix_batch,
+    multiple_results=True,
+)
+
+
+# -- log-determinant ---------------------------------------------------------------------------
+def _slogdet_jvp(t, ans, a):
+    sign, _ = ans
+    trace = einsum("...ii->...", solve(a, t))  # tr(A^-1 t)
+    if trace.dtype.kind != "c":
+        return None, trace
+    return sign * (1j * ew.imag(trace)), ew.real(trace)
+
+
+slogdet_op = Op(
+    "slogdet",
+    lambda a: tuple(np.linalg.slogdet(a)),
+    jvp=[_slogdet_jvp],
+    vjp=[transposed(0, _slogdet_jvp, multiple_results=True)],
+    batch=matrix_batch,
+    multiple_results=True,
+)
+
+
+# -- pseudo-inverse -------------------------------------------------------------------------------
+def _pinv_jvp(t, p, a, rcond):
+    m, n = a.shape[-2], a.shape[-1]
+    t_h = conj_transpose(t)
+    p_h = conj_transpose(p)
+    term = -matmul(p, matmul(t, p))
+    term = term + matmul(_eye(n, p.dtype) - matmul(p, a), matmul(t_h, matmul(p_h, p)))
+    return term + matmul(matmul(p, p_h), matmul(t_h, _eye(m, p.dtype) - matmul(a, p)))
+
+
+pinv_op = Op(
+    "pinv",
+    lambda a, rcond: np.linalg.pinv(a, rcond=rcond),
+    jvp=[_pinv_jvp],
+    vjp=[transposed(0, _pinv_jvp)],
+    batch=matrix_batch,
+)
