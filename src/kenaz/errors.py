@@ -6,7 +6,7 @@ code can catch them all at once; the subclasses say what went wrong.
 
 from __future__ import annotations
 
-__all__ = ["KenazError", "ConcretizationError", "EscapedTracerError"]
+__all__ = ["KenazError", "ConcretizationError", "EscapedTracerError", "ShapeError"]
 
 
 class KenazError(Exception):
@@ -28,4 +28,11 @@ class EscapedTracerError(KenazError):
     For example a per-example tensor of ``vmap`` stored in a global variable:
     outside its ``vmap`` it has no meaning, so using it is an error rather
     than a wrong number.
+    """
+
+
+class ShapeError(KenazError, ValueError):
+    """Operands whose shapes do not fit the op (they do not broadcast, or do not align).
+
+    The message names the kenaz op and every operand's shape.
     """
