@@ -16,7 +16,7 @@ from . import tree
 from .effects import Handler, Op, fresh_level, handler, perform, scope
 from .ops.elementwise import alias
 from .reverse import _as_tensor, _split_aux, _zeros_like, forget_level
-from .tensor import Tensor
+from .tensor import Tensor, level_records
 
 __all__ = ["jvp", "linearize"]
 
@@ -77,16 +77,12 @@ class ForwardHandler(Handler):
         out = perform(op, *args, **params)
         if not op.differentiable or not _has_float_output(op, out):
             return out
-        level = self.level
-        tangents = [
-            a._trace.get(level) if isinstance(a, Tensor) and a._trace is not None else None
-            for a in args
-        ]
-        if all(t is None for t in tangents):  # not `.count(None)`: that calls Tensor.__eq__
+        tangents = level_records(op.name, args, self.level)
+        if tangents is None:
             return out
         tangent = op_tangent(op, tangents, out, args, params)
         if tangent is not None:
-            _set_records(op, out, level, tangent)
+            _set_records(op, out, self.level, tangent)
         return out
 
 
@@ -192,12 +188,8 @@ class LinearizeHandler(Handler):
         out = perform(op, *args, **params)
         if not op.differentiable or not _has_float_output(op, out):
             return out
-        level = self.level
-        parents = [
-            a._trace.get(level) if isinstance(a, Tensor) and a._trace is not None else None
-            for a in args
-        ]
-        if parents.count(None) != len(parents):
+        parents = level_records(op.name, args, self.level)
+        if parents is not None:
             if op.multiple_results:
                 node: Any = tuple(self._new_node(o) for o in out)
             else:

@@ -19,7 +19,7 @@ import numpy as np
 from . import tree
 from .effects import Handler, Op, fresh_level, handler, perform, scope
 from .ops.elementwise import alias
-from .tensor import Tensor
+from .tensor import Tensor, level_records
 
 __all__ = ["vjp", "grad", "value_and_grad"]
 
@@ -51,16 +51,8 @@ class ReverseHandler(Handler):
         out = perform(op, *args, **params)
         if not op.differentiable:
             return out
-        # The parents' node numbers at this level (None: not tracked here).
-        # A plain loop: a comprehension costs a function call per op.
-        level = self.level
-        parents: list[int | None] = []
-        tracked = False
-        for a in args:
-            node = a._trace.get(level) if isinstance(a, Tensor) and a._trace else None
-            tracked = tracked or node is not None
-            parents.append(node)
-        if not tracked:
+        parents = level_records(op.name, args, self.level)  # node numbers, None: untracked
+        if parents is None:
             return out  # nothing here depends on the watched inputs
         if op.multiple_results:
             if not any(o.dtype.kind in "fc" for o in out):
@@ -87,7 +79,9 @@ class ReverseHandler(Handler):
         self.tape.append((node, parents, pullbacks))
         return out
 
-    def backward(self, seeds: dict[int, Tensor], nodes: Sequence[int | None]) -> list[Tensor | None]:
+    def backward(
+        self, seeds: dict[int, Tensor], nodes: Sequence[int | None]
+    ) -> list[Tensor | None]:
         """Propagate cotangents from ``seeds`` (node -> cotangent) back to ``nodes``."""
         cotangents = dict(seeds)
         for node, parents, pullbacks in reversed(self.tape):
@@ -101,7 +95,9 @@ class ReverseHandler(Handler):
                 if parent is not None:
                     contribution = pullback(g)
                     previous = cotangents.get(parent)
-                    cotangents[parent] = contribution if previous is None else previous + contribution
+                    if previous is not None:  # several paths lead here: sum them
+                        contribution = previous + contribution
+                    cotangents[parent] = contribution
         return [None if n is None else cotangents.get(n) for n in nodes]
 
 
@@ -111,7 +107,8 @@ def _pop_cotangents(cotangents: dict, nodes: tuple[int, ...], metas: list) -> tu
     if all(g is None for g in found):  # not `.count(None)`: that calls Tensor.__eq__
         return None
     return tuple(
-        Tensor(np.zeros(shape, dtype)) if g is None else g for g, (shape, dtype) in zip(found, metas)
+        Tensor(np.zeros(shape, dtype)) if g is None else g
+        for g, (shape, dtype) in zip(found, metas)
     )
 
 
@@ -189,7 +186,8 @@ def vjp(f: Callable, *primals: Any, has_aux: bool = False):
         ct_flat, ct_tree = tree.flatten(cotangent)
         if ct_tree != out_tree:
             raise ValueError(
-                f"kenaz.vjp: the cotangent's structure {ct_tree} differs from the output's {out_tree}"
+                f"kenaz.vjp: the cotangent's structure {ct_tree} differs from the "
+                f"output's {out_tree}"
             )
         seeds: dict[int, Tensor] = {}
         for node, o, ct in zip(out_nodes, out_flat, ct_flat):
@@ -305,7 +303,8 @@ def _grad_output_error(out: Any) -> str:
     if isinstance(out, Tensor) and out.shape != ():
         return (
             f"kenaz.grad: the function must return a scalar (shape ()), but it returned shape "
-            f"{out.shape}; reduce it (e.g. `.sum()`), or use `vjp` or `jacrev` for non-scalar outputs"
+            f"{out.shape}; reduce it (e.g. `.sum()`), or use `vjp` or `jacrev` for "
+            "non-scalar outputs"
         )
     if isinstance(out, Tensor):
         return (

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Tensor", "asarray_value"]
+__all__ = ["Tensor", "asarray_value", "level_records"]
 
 
 class Tensor:
@@ -371,6 +371,37 @@ def _make(value: Any) -> Tensor:
     tensor._value = value
     tensor._trace = None
     return tensor
+
+
+def level_records(op_name: str, args: tuple, level: int) -> list[Any] | None:
+    """The records of ``args`` at transformation ``level`` (``None`` where an
+    argument is not tracked there), or ``None`` when no argument is tracked.
+
+    A list or tuple holding tensors is refused: NumPy would turn it into a plain
+    array and the derivative through it would be silently lost.
+    """
+    records: list[Any] = []
+    tracked = False
+    for a in args:
+        if isinstance(a, Tensor):
+            record = a._trace.get(level) if a._trace else None
+            tracked = tracked or record is not None  # `is not None`: a record may be a Tensor
+        else:
+            record = None
+            if isinstance(a, (list, tuple)) and _holds_tensor(a):
+                raise TypeError(
+                    f"kenaz.{op_name}: got a {type(a).__name__} of Tensors where an array was "
+                    "expected; under a transformation pass a single Tensor "
+                    "(kenaz.numpy.stack or kenaz.numpy.array) so the derivative can flow"
+                )
+        records.append(record)
+    return records if tracked else None
+
+
+def _holds_tensor(items: Any) -> bool:
+    return any(
+        isinstance(i, Tensor) or (isinstance(i, (list, tuple)) and _holds_tensor(i)) for i in items
+    )
 
 
 def asarray_value(value: Any, dtype: Any = None) -> np.ndarray:
