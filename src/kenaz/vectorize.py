@@ -142,10 +142,13 @@ class BatchHandler(Handler):
 
 # -- the fallback for ops without a batching rule ----------------------------------------
 _warned: set[str] = set()
+fallback_count = 0  # how many ops ran through the fallback (read by kenaz.testing.batching)
 
 
 def _per_example_loop(op: Op, args: list, batch_axes: list, **params: Any) -> Any:
     """Batching by running ``op`` once per example and stacking the results."""
+    global fallback_count
+    fallback_count += 1
     if op.name not in _warned:
         _warned.add(op.name)
         warnings.warn(
