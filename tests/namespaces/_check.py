@@ -89,3 +89,25 @@ def check(name, f, *args, order=2, modes=("fwd", "rev"), **tolerances):
     if any(np.asarray(a).dtype.kind == "c" for a in args):
         columns.add("complex")
     record(name, *columns)
+
+
+def check_vmap(name, f, *args, in_axes=0, rtol=1e-9, atol=1e-11):
+    """``vmap(f)`` against a Python loop over the batch, and record the ``vmap`` column.
+
+    Fails if any op falls back to the per-example loop (no batching rule).
+    """
+    import warnings
+
+    axes = in_axes if isinstance(in_axes, (tuple, list)) else (in_axes,) * len(args)
+    size = next(np.shape(a)[ax] for a, ax in zip(args, axes, strict=True) if ax is not None)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message=".*batching rule.*")
+        batched = kenaz.vmap(f, in_axes=tuple(axes))(*args)
+    for i in range(size):
+        sliced = [
+            a if ax is None else np.take(a, i, axis=ax) for a, ax in zip(args, axes, strict=True)
+        ]
+        expected = _flat(f(*sliced))
+        actual = [b[i] for b in _flat(batched)]
+        _close(actual, expected, rtol, atol, f"vmap vs loop, example {i}")
+    record(name, "vmap")

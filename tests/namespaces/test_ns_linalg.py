@@ -247,3 +247,58 @@ def test_numpy_linalg_dispatches():
     np.testing.assert_allclose(g.numpy(), expected)
     with pytest.raises(TypeError, match="linalg.eig"):
         np.linalg.eig(knp.asarray(a))
+
+
+# -- vmap against a loop --------------------------------------------------------------------------
+def _eigh_invariant(x):
+    w, v = la.eigh(x)
+    return (v * v) * w[..., None, :]
+
+
+def _svd_invariant(x):
+    u, s, vh = la.svd(x, full_matrices=False)
+    return u * u * s, vh * vh
+
+
+VMAP_CASES = [
+    ("linalg.solve", la.solve, (well_conditioned(3, (4,)), matrix(4, 3)), 0),
+    ("linalg.solve", la.solve, (well_conditioned(3), matrix(4, 3)), (None, 0)),
+    ("linalg.inv", la.inv, (well_conditioned(3, (4,)),), 0),
+    ("linalg.det", la.det, (well_conditioned(3, (4,)),), 0),
+    ("linalg.slogdet", lambda x: tuple(la.slogdet(x)), (well_conditioned(3, (4,)),), 0),
+    ("linalg.cholesky", la.cholesky, (spd(3, (4,)),), 0),
+    ("linalg.eigh", _eigh_invariant, (spd(3, (4,)),), 0),
+    ("linalg.eigvalsh", la.eigvalsh, (spd(3, (4,)),), 0),
+    ("linalg.svd", _svd_invariant, (matrix(4, 4, 3),), 0),
+    ("linalg.svdvals", la.svdvals, (matrix(3, 4, 5),), 1),
+    ("linalg.qr", lambda x: tuple(la.qr(x)), (matrix(4, 4, 3),), 0),
+    ("linalg.pinv", la.pinv, (matrix(4, 4, 3),), 0),
+    ("linalg.norm", la.norm, (matrix(4, 3),), 0),
+    ("linalg.norm", lambda x: la.norm(x, "nuc"), (matrix(4, 3, 3),), 0),
+    ("linalg.norm", lambda x: la.norm(x, np.inf), (matrix(4, 3, 3),), 2),
+    ("linalg.matrix_power", lambda x: la.matrix_power(x, 3), (matrix(4, 3, 3),), 0),
+    ("linalg.trace", la.trace, (matrix(4, 3, 3),), 0),
+    ("linalg.diagonal", la.diagonal, (matrix(4, 3, 3),), 0),
+    (
+        "linalg.tensorsolve",
+        la.tensorsolve,
+        (well_conditioned(6, (2,)).reshape(2, 2, 3, 6), matrix(2, 2, 3)),
+        0,
+    ),
+    ("linalg.lstsq", lambda a, b: la.lstsq(a, b)[0], (matrix(3, 5, 3), matrix(3, 5)), 0),
+]
+
+
+@pytest.mark.parametrize("name, f, args, in_axes", VMAP_CASES, ids=[c[0] for c in VMAP_CASES])
+def test_vmap_matches_loop(name, f, args, in_axes):
+    from _check import check_vmap
+
+    check_vmap(name, f, *args, in_axes=in_axes)
+
+
+def test_vmap_of_grad():
+    from _check import check_vmap
+
+    check_vmap("linalg.det", kenaz.grad(la.det), well_conditioned(3, (4,)))
+    check_vmap("linalg.eigvalsh", kenaz.grad(lambda x: la.eigvalsh(x)[-1]), spd(3, (4,)))
+    check_vmap("linalg.cholesky", kenaz.grad(lambda x: la.cholesky(x).sum()), spd(3, (4,)))

@@ -297,15 +297,20 @@ def lstsq(a: Any, b: Any, rcond: Any = None) -> tuple[Tensor, Tensor, int, Tenso
         rcond = _np.finfo(a.dtype).eps * max(m, n)
     x = matmul(pinv(a, rcond=rcond), b)
     singular_values = svdvals(a)
-    s = _np.asarray(singular_values)
-    rank = int(_np.sum(s > rcond * s.max())) if s.size else 0
-    if rank == n and m > n:
+    largest = _reduction.amax(singular_values, axis=-1, keepdims=True)
+    above = _ew.greater(singular_values, largest * rcond)
+    rank: Any = _reduction.sum(_ew.astype(above, _np.int64), axis=-1)
+    try:
+        rank = int(rank)
+    except TypeError:  # inside vmap (ConcretizationError): one rank per example, as a tensor
+        pass
+    if m > n and (not isinstance(rank, int) or rank == n):
         error = b - matmul(a, x)
         residuals = _reduction.sum(_abs_squared(error), axis=0)
         if b.ndim == 1:
             residuals = _shape.reshape(residuals, (1,))
     else:
-        residuals = Tensor(_np.zeros((0,), dtype=_np.zeros((), a.dtype).real.dtype))
+        residuals = Tensor(_np.zeros((0,), dtype=_real_dtype(a)))
     return x, residuals, rank, singular_values
 
 

@@ -61,12 +61,14 @@ def _zeros(like: Tensor) -> Tensor:
     return Tensor(np.zeros(like.shape, like.dtype))
 
 
-def matrix_batch(op: Op, args: tuple, axes: tuple, **params: Any) -> tuple[Any, int]:
+def matrix_batch(op: Op, args: tuple, batch_axes: tuple, **params: Any) -> tuple[Any, Any]:
     """Batching rule for stacked-matrix ops: batch axes to the front, the op broadcasts."""
     moved = [
-        a if ax is None or ax == 0 else shape.moveaxis(a, ax, 0) for a, ax in zip(args, axes)
+        a if ax is None or ax == 0 else shape.moveaxis(a, ax, 0)
+        for a, ax in zip(args, batch_axes, strict=True)
     ]
-    return op(*moved, **params), 0
+    out = op(*moved, **params)
+    return (out, (0,) * len(out)) if op.multiple_results else (out, 0)
 
 
 def transposed(index: int, jvp_rule: Callable, multiple_results: bool = False) -> Callable:
