@@ -3,6 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+DEMO_STAMP := $(VENV)/.installed-examples
 
 .PHONY: test demo lint bench clean
 
@@ -17,7 +18,13 @@ $(STAMP): $(BIN)/python pyproject.toml
 test: $(STAMP)
 	$(BIN)/python -m pytest
 
-demo: $(STAMP)
+# The tour needs only the `examples` extra (tqdm, matplotlib, scikit-learn), not the dev tools.
+$(DEMO_STAMP): $(BIN)/python pyproject.toml
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[examples]'
+	touch $(DEMO_STAMP)
+
+demo: $(DEMO_STAMP)
 	$(BIN)/python examples/tour.py
 
 lint: $(STAMP)

@@ -180,6 +180,13 @@ def _pool(x, kernel_size, stride, padding, pad_value, reduce, name) -> Tensor:
     kernel = _pair(kernel_size, "kernel_size")
     stride = kernel if stride is None else _pair(stride, "stride")
     pads = _padding(padding, kernel, (1, 1), stride)
+    batch, channels, height, width = x.shape
+    tiles = stride == kernel and height % kernel[0] == 0 and width % kernel[1] == 0
+    if tiles and not any(p for pair in pads for p in pair):
+        # Non-overlapping windows that tile the image: a reshape, then one reduction.
+        blocks = (batch, channels, height // kernel[0], kernel[0], width // kernel[1], kernel[1])
+        out = reduce(knp.reshape(x, blocks), axis=(3, 5))
+        return out[0] if unbatched else out
     slices, _, _ = _windows(_pad_spatial(x, pads, pad_value), kernel, stride, (1, 1), (2, 3))
     out = reduce(knp.stack(slices, axis=-1), axis=-1)
     return out[0] if unbatched else out
