@@ -1,0 +1,257 @@
+"""Reverse mode: grad, value_and_grad, vjp; nesting, control flow, pytrees, options, errors."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+import kenaz
+import kenaz.numpy as knp
+from kenaz import grad, jvp, value_and_grad, vjp
+from kenaz.effects import current_handlers, current_scopes
+
+
+def quadratic(x):
+    return x**2 + 3 * x + 2
+
+
+# -- the classic example and perturbation confusion ---------------------------------------------
+def test_classic_example_value_and_gradient():
+    value, gradient = value_and_grad(quadratic)(5.0)
+    assert float(value) == 42.0
+    assert float(gradient) == 13.0
+    assert float(grad(quadratic)(5.0)) == 13.0
+
+
+def test_no_perturbation_confusion_grad_of_grad():
+    assert float(grad(lambda x: grad(lambda y: x * y)(x))(2.0)) == 1.0
+
+
+def test_no_perturbation_confusion_jvp_inside_grad():
+    def f(x):
+        return jvp(lambda y: x * y, (x,), (1.0,))[1]  # d/dy (x y) = x
+
+    assert float(grad(f)(2.0)) == 1.0
+
+
+def test_no_perturbation_confusion_vjp_inside_grad():
+    def f(x):
+        _, pullback = vjp(lambda y: x * y, x)
+        return pullback(1.0)[0]
+
+    assert float(grad(f)(2.0)) == 1.0
+
+
+def test_four_nested_grads_of_sin_give_sin():
+    x = np.linspace(-2.0, 2.0, 7)
+    fourth = grad(grad(grad(grad(knp.sin))))
+    np.testing.assert_allclose([float(fourth(v)) for v in x], np.sin(x), rtol=1e-12)
+
+
+def test_second_derivative_of_the_classic_example():
+    assert float(grad(grad(quadratic))(5.0)) == 2.0
+    assert float(grad(grad(grad(quadratic)))(5.0)) == 0.0
+
+
+# -- control flow --------------------------------------------------------------------------
+def piecewise(x):
+    if x > 0:
+        return x**3
+    return -2 * x
+
+
+@pytest.mark.parametrize(("x", "expected"), [(2.0, 12.0), (-1.0, -2.0)])
+def test_gradient_through_if(x, expected):
+    assert float(grad(piecewise)(x)) == expected
+
+
+def test_gradient_through_for():
+    def repeated_multiply(x):
+        y = x
+        for _ in range(4):
+            y = y * x
+        return y  # x**5
+
+    assert float(grad(repeated_multiply)(2.0)) == 5 * 2.0**4
+
+
+def test_gradient_through_while():
+    def halve_until_small(x):
+        y = x
+        while y > 1.0:
+            y = y / 2
+        return y  # x / 16 for x in (16, 32]
+
+    assert float(grad(halve_until_small)(20.0)) == pytest.approx(1 / 16)
+
+
+def test_gradient_through_recursion():
+    def power(x, n):
+        return 1.0 if n == 0 else x * power(x, n - 1)
+
+    assert float(grad(power)(3.0, 4)) == pytest.approx(4 * 27.0)
+
+
+# -- vjp ----------------------------------------------------------------------------------
+def test_vjp_pullback_can_be_called_many_times():
+    out, pullback = vjp(lambda x: knp.sin(x) * x, np.array([0.5, 1.0]))
+    expected = np.cos([0.5, 1.0]) * [0.5, 1.0] + np.sin([0.5, 1.0])
+    for scale in (1.0, 2.0, -3.0):
+        (g,) = pullback(np.full(2, scale))
+        np.testing.assert_allclose(g, scale * expected)
+
+
+def test_vjp_of_several_outputs_and_inputs():
+    out, pullback = vjp(lambda x, y: (x * y, x + y), 2.0, 3.0)
+    assert [float(o) for o in out] == [6.0, 5.0]
+    gx, gy = pullback((1.0, 10.0))
+    assert (float(gx), float(gy)) == (3.0 + 10.0, 2.0 + 10.0)
+
+
+def test_vjp_has_aux():
+    out, pullback, aux = vjp(lambda x: (x * 2, "note"), 1.0, has_aux=True)
+    assert aux == "note"
+    assert float(pullback(1.0)[0]) == 2.0
+
+
+def test_vjp_of_output_returned_twice():
+    _, pullback = vjp(lambda x: (lambda s: (s, s))(knp.sin(x)), 0.0)
+    assert float(pullback((1.0, 1.0))[0]) == 2.0
+
+
+def test_vjp_cotangent_shape_must_match():
+    _, pullback = vjp(knp.sin, np.ones(3))
+    with pytest.raises(ValueError, match=r"shape \(2,\).*shape \(3,\)"):
+        pullback(np.ones(2))
+
+
+# -- pytrees and options ---------------------------------------------------------------------
+def test_pytree_inputs_and_outputs():
+    params = {"w": np.array([1.0, 2.0]), "b": 0.5, "layers": [np.ones(2), None]}
+
+    def loss(p):
+        return knp.sum(p["w"] * p["layers"][0]) + p["b"] ** 2
+
+    g = grad(loss)(params)
+    assert set(g) == {"w", "b", "layers"}
+    np.testing.assert_array_equal(g["w"], [1.0, 1.0])
+    assert float(g["b"]) == 1.0
+    np.testing.assert_array_equal(g["layers"][0], [1.0, 2.0])
+    assert g["layers"][1] is None
+
+
+def test_argnums_int_and_tuple():
+    f = lambda x, y, z: x * y * z
+    assert float(grad(f, argnums=1)(2.0, 3.0, 4.0)) == 8.0
+    assert float(grad(f, argnums=-1)(2.0, 3.0, 4.0)) == 6.0
+    gx, gz = grad(f, argnums=(0, 2))(2.0, 3.0, 4.0)
+    assert (float(gx), float(gz)) == (12.0, 6.0)
+    (gy,) = grad(f, argnums=(1,))(2.0, 3.0, 4.0)
+    assert float(gy) == 8.0
+
+
+def test_has_aux():
+    g, aux = grad(lambda x: (x**2, {"value": x**2}), has_aux=True)(3.0)
+    assert float(g) == 6.0
+    assert float(aux["value"]) == 9.0
+    (value, aux), g = value_and_grad(lambda x: (x**2, "aux"), has_aux=True)(3.0)
+    assert (float(value), aux, float(g)) == (9.0, "aux", 6.0)
+
+
+def test_allow_int_gives_zero_gradient():
+    g = grad(lambda x, n: x * n, argnums=(0, 1), allow_int=True)(2.0, 3)
+    assert float(g[0]) == 3.0
+    assert float(g[1]) == 0
+
+
+def test_keyword_arguments_are_not_differentiated():
+    assert float(grad(lambda x, scale=1.0: x * scale)(2.0, scale=5.0)) == 5.0
+
+
+def test_integer_valued_intermediate_has_no_gradient():
+    g = grad(lambda x: (x * knp.argmax(x)).sum())(np.array([1.0, 3.0, 2.0]))
+    np.testing.assert_array_equal(g, [1.0, 1.0, 1.0])
+
+
+def test_float32_gradient_stays_float32():
+    g = grad(lambda x: knp.sum(knp.exp(x) * 2.0))(np.ones(3, dtype=np.float32))
+    assert g.dtype == np.float32
+
+
+# -- errors --------------------------------------------------------------------------------
+def test_non_scalar_output_names_the_shape_and_suggests_vjp():
+    with pytest.raises(TypeError, match=r"shape \(3,\).*vjp"):
+        grad(knp.sin)(np.ones(3))
+
+
+def test_integer_input_without_allow_int():
+    with pytest.raises(TypeError, match="allow_int=True"):
+        grad(lambda n: n * 2.0)(3)
+
+
+def test_non_tensor_output_is_refused():
+    with pytest.raises(TypeError, match="str"):
+        grad(lambda x: "not a tensor")(1.0)
+    with pytest.raises(TypeError, match="str"):
+        vjp(lambda x: "not a tensor", 1.0)
+
+
+def test_tuple_output_to_grad_suggests_has_aux():
+    with pytest.raises(TypeError, match="has_aux"):
+        grad(lambda x: (x, x))(1.0)
+
+
+def test_integer_output_to_grad_is_refused():
+    with pytest.raises(TypeError, match="int64"):
+        grad(lambda x: knp.argmax(x))(np.ones(3))
+
+
+@pytest.mark.parametrize("argnums", [2, -3, (0, 5), ()], ids=["2", "-3", "(0, 5)", "()"])
+def test_bad_argnums(argnums):
+    with pytest.raises(ValueError, match=r"argnums"):
+        grad(lambda x, y: x * y, argnums=argnums)(1.0, 2.0)
+
+
+def test_incompatible_shapes_inside_grad_name_the_op():
+    with pytest.raises(ValueError, match=re.escape("kenaz.add: operands of shapes (3,) and (4,)")):
+        grad(lambda x: (x + np.ones(4)).sum())(np.ones(3))
+
+
+class Boom(Exception):
+    pass
+
+
+def _raise(x):
+    raise Boom("inside")
+
+
+@pytest.mark.parametrize(
+    "transformed",
+    [
+        lambda: grad(_raise)(1.0),
+        lambda: vjp(_raise, 1.0),
+        lambda: grad(lambda x: grad(_raise)(x))(1.0),
+        lambda: grad(lambda x: jvp(_raise, (x,), (1.0,))[1])(1.0),
+        lambda: vjp(lambda x: kenaz.debug(grad(_raise), file=None)(x), 1.0),
+        lambda: grad(lambda x: vjp(lambda y: knp.sin(y) * _raise(y), x)[0])(1.0),
+    ],
+    ids=["grad", "vjp", "grad-grad", "grad-jvp", "vjp-debug-grad", "grad-vjp-mid-op"],
+)
+def test_handler_stack_is_restored_after_an_exception(transformed):
+    before = (current_handlers(), current_scopes())
+    with pytest.raises(Boom):
+        transformed()
+    assert (current_handlers(), current_scopes()) == before
+
+
+def test_handler_stack_is_restored_after_an_exception_in_the_backward_pass():
+    def bad_backward(x):
+        _, pullback = vjp(knp.sin, x)
+        return pullback(np.ones(2))  # wrong cotangent shape, raised inside grad
+
+    before = current_handlers()
+    with pytest.raises(ValueError):
+        grad(lambda x: bad_backward(x)[0])(1.0)
+    assert current_handlers() == before
