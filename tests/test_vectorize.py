@@ -1,0 +1,340 @@
+"""``vmap``: axes, pytrees, nesting, composition, errors and the per-example fallback."""
+
+from __future__ import annotations
+
+import io
+import warnings
+
+import numpy as np
+import pytest
+
+import kenaz
+import kenaz.numpy as knp
+from kenaz import Op, debug, grad, jvp, vjp, vmap
+from kenaz.errors import ConcretizationError, EscapedTracerError, KenazError
+
+RNG = np.random.default_rng(0)
+XS = RNG.uniform(-1, 1, (5, 3))
+YS = RNG.uniform(-1, 1, (5, 3))
+
+
+def loop(f, *batches):
+    """``stack([f(*examples) for examples in zip(*batches)])`` as NumPy."""
+    return np.stack([np.asarray(f(*examples)) for examples in zip(*batches, strict=True)])
+
+
+def close(actual, expected, **kwargs) -> None:
+    np.testing.assert_allclose(np.asarray(actual), np.asarray(expected), **kwargs)
+
+
+# -- axes ----------------------------------------------------------------------------------
+def test_matches_a_loop_over_examples():
+    f = lambda x, y: knp.sum(knp.sin(x) * y) + x @ y
+    close(vmap(f)(XS, YS), loop(f, XS, YS))
+
+
+def test_per_example_shape_inside():
+    shapes = []
+    vmap(lambda x: shapes.append((x.shape, x.ndim, x.size, x.dtype)) or x)(knp.ones((4, 2, 3)))
+    assert shapes == [((2, 3), 2, 6, np.dtype(np.float64))]
+
+
+@pytest.mark.parametrize("axis", [0, 1, -1, -2])
+def test_in_axes_int_and_negative(axis):
+    x = RNG.uniform(size=(4, 6))
+    expected = loop(lambda v: knp.cumsum(v) * 2, np.moveaxis(x, axis, 0))
+    close(vmap(lambda v: knp.cumsum(v) * 2, in_axes=axis)(x), expected)
+
+
+@pytest.mark.parametrize("axis", [0, 1, 2, -1])
+def test_out_axes(axis):
+    x = RNG.uniform(size=(5, 2, 3))
+    out = vmap(lambda v: v.T, out_axes=axis)(x)
+    close(out, np.moveaxis(np.transpose(x, (0, 2, 1)), 0, axis))
+
+
+def test_in_axes_tuple_with_none_shares_an_argument():
+    w = RNG.uniform(size=(3, 2))
+    close(vmap(lambda x, w: x @ w, in_axes=(0, None))(XS, w), XS @ w)
+    close(vmap(lambda x, w: x @ w, in_axes=[0, None])(XS, w), XS @ w)
+
+
+def test_in_axes_pytree_prefix():
+    params = {"w": RNG.uniform(size=(3,)), "b": RNG.uniform(size=(5,))}
+    f = lambda p, x: knp.sum(p["w"] * x) + p["b"]
+    out = vmap(f, in_axes=({"w": None, "b": 0}, 0))(params, XS)
+    close(out, XS @ params["w"] + params["b"])
+
+
+def test_keyword_arguments_are_batched_on_axis_0():
+    out = vmap(lambda x, *, scale: x * scale, in_axes=0)(XS, scale=np.arange(5.0))
+    close(out, XS * np.arange(5.0)[:, None])
+
+
+def test_pytree_outputs_and_out_axes_prefix():
+    out = vmap(lambda x: {"a": x, "b": (x.sum(), x * 2)}, out_axes={"a": 1, "b": 0})(XS)
+    close(out["a"], XS.T)
+    close(out["b"][0], XS.sum(1))
+    close(out["b"][1], XS * 2)
+
+
+def test_unbatched_outputs_are_broadcast_or_kept_with_none():
+    const = knp.array([1.0, 2.0])
+    out, kept = vmap(lambda x: (const, const), out_axes=(0, None))(XS)
+    close(out, np.tile([1.0, 2.0], (5, 1)))
+    close(kept, [1.0, 2.0])
+    close(vmap(lambda x: 3.0)(XS), np.full(5, 3.0))
+
+
+def test_axis_size_without_batched_inputs():
+    out = vmap(lambda w: w * 2, in_axes=None, axis_size=4)(knp.ones(3))
+    close(out, np.full((4, 3), 2.0))
+    with pytest.raises(ValueError, match="axis_size"):
+        vmap(lambda w: w, in_axes=None)(knp.ones(3))
+    with pytest.raises(ValueError, match="axis_size=3 but"):
+        vmap(lambda x: x, axis_size=3)(XS)
+
+
+def test_mismatched_batch_sizes():
+    with pytest.raises(ValueError, match=r"different sizes.*argument 0: 5, argument 1: 4"):
+        vmap(lambda x, y: x)(XS, np.ones((4, 3)))
+
+
+def test_out_of_range_axes():
+    with pytest.raises(ValueError, match=r"axis 2 of argument 0, which has shape \(5, 3\)"):
+        vmap(lambda x: x, in_axes=2)(XS)
+    with pytest.raises(ValueError, match="axis 0 of argument 0, which has shape ()"):
+        vmap(lambda x: x)(1.0)
+    with pytest.raises(ValueError, match="out_axes asks for axis 3"):
+        vmap(lambda x: x, out_axes=3)(XS)
+
+
+def test_bad_specifications():
+    with pytest.raises(ValueError, match="in_axes has 1 entries but"):
+        vmap(lambda x, y: x, in_axes=(0,))(XS, YS)
+    with pytest.raises(TypeError, match="ints and None"):
+        vmap(lambda x: x, in_axes="0")
+    with pytest.raises(ValueError, match="method"):
+        vmap(lambda x: x, method="unroll")
+    with pytest.raises(ValueError, match="out_axes is None for output"):
+        vmap(lambda x: x, out_axes=None)(XS)
+
+
+# -- closures and nesting ---------------------------------------------------------------------
+def test_closed_over_tensors_batched_and_not():
+    shared = knp.array([1.0, -1.0, 2.0])
+    out = vmap(lambda x: vmap(lambda y: x * y + shared)(YS))(XS)
+    close(out, XS[:, None, :] * YS[None, :, :] + [1.0, -1.0, 2.0])
+
+
+def test_three_levels_of_nesting():
+    x = RNG.uniform(size=(2, 3, 4, 5))
+    f = lambda v: knp.sum(knp.tanh(v) ** 2) * v[0]
+    nested = vmap(vmap(vmap(f)))(x)
+    close(nested, (np.tanh(x) ** 2).sum(-1) * x[..., 0])
+    mixed = vmap(vmap(vmap(f, in_axes=1), in_axes=0), in_axes=2)(x)
+    per_example_last = np.transpose(x, (2, 0, 3, 1))  # (outer, middle, inner, example)
+    expected = (np.tanh(per_example_last) ** 2).sum(-1) * per_example_last[..., 0]
+    close(mixed, expected)
+
+
+def test_nested_outer_product():
+    xs, ys = np.arange(3.0), np.arange(4.0)
+    close(vmap(lambda x: vmap(lambda y: x * y)(ys))(xs), np.outer(xs, ys))
+    close(
+        vmap(vmap(lambda x, y: x * y, in_axes=(None, 0)), in_axes=(0, None))(xs, ys),
+        np.outer(xs, ys),
+    )
+
+
+# -- composition with the other transformations --------------------------------------------
+def f_scalar(x):
+    return knp.sum(knp.sin(x) * x**2)
+
+
+def df_scalar(x):
+    return np.cos(x) * x**2 + 2 * x * np.sin(x)
+
+
+def test_vmap_of_grad():
+    close(vmap(grad(f_scalar))(XS), df_scalar(XS))
+
+
+def test_grad_of_vmap_through_a_sum():
+    g = grad(lambda x: vmap(f_scalar)(x).sum())(XS)
+    close(g, df_scalar(XS))
+    g_axis1 = grad(lambda x: vmap(f_scalar, in_axes=1)(x).sum())(XS)
+    close(g_axis1, df_scalar(XS))
+
+
+def test_vmap_of_vmap_of_grad():
+    x = RNG.uniform(-1, 1, (2, 3, 4))
+    close(vmap(vmap(grad(f_scalar)))(x), df_scalar(x))
+
+
+def test_vmap_of_jvp_and_jvp_of_vmap():
+    tangents = RNG.uniform(size=XS.shape)
+    pushed = vmap(lambda x, t: jvp(f_scalar, (x,), (t,))[1])(XS, tangents)
+    close(pushed, (df_scalar(XS) * tangents).sum(1))
+    _, tangent_out = jvp(vmap(f_scalar), (XS,), (tangents,))
+    close(tangent_out, (df_scalar(XS) * tangents).sum(1))
+
+
+def test_vmap_of_vjp_pullback():
+    out, pullback = vjp(lambda x: knp.tanh(x), XS[0])
+    rows = vmap(pullback)(np.eye(3))
+    close(rows[0], np.diag(1 - np.tanh(XS[0]) ** 2))
+
+
+def test_vmap_of_debug_prints_per_example_shapes():
+    buffer = io.StringIO()
+    out = vmap(debug(lambda x: knp.sin(x) * 2, file=buffer, values=True))(XS)
+    close(out, np.sin(XS) * 2)
+    assert "sin(float64[3]) -> float64[3]" in buffer.getvalue()
+
+
+def test_debug_of_vmap_shows_batched_ops():
+    buffer = io.StringIO()
+    debug(vmap(lambda x: knp.sin(x)), file=buffer)(XS)
+    assert "sin(float64[5, 3]) -> float64[5, 3]" in buffer.getvalue()
+
+
+# -- perturbation confusion ----------------------------------------------------------------
+def test_perturbation_confusion_vmap_variants():
+    inner = lambda x: grad(lambda y: x * y)(x)  # d/dy (x y) = x, so d/dx of it is 1
+    xs = knp.array([2.0, -3.0, 0.5])
+    close(grad(inner)(2.0), 1.0)
+    close(vmap(grad(inner))(xs), np.ones(3))
+    close(grad(lambda x: vmap(inner)(x).sum())(xs), np.ones(3))
+    close(vmap(lambda x: jvp(lambda y: x * y, (x,), (1.0,))[1])(xs), xs.numpy())
+    # A per-example tensor closed over by an inner vmap is shared, not re-batched.
+    rows = np.arange(6.0).reshape(2, 3)
+    close(vmap(lambda x: vmap(lambda y: x * y)(x))(rows), rows[:, :, None] * rows[:, None, :])
+
+
+# -- per-example gradients -------------------------------------------------------------------
+def mlp_loss(params, x, y):
+    (w1, b1), (w2, b2) = params
+    hidden = knp.tanh(x @ w1 + b1)
+    prediction = hidden @ w2 + b2
+    return knp.sum((prediction - y) ** 2)
+
+
+def test_per_example_gradients_of_an_mlp_equal_a_loop_of_grad():
+    params = (
+        (knp.array(RNG.normal(size=(4, 8))), knp.array(RNG.normal(size=8))),
+        (knp.array(RNG.normal(size=(8, 1))), knp.array(RNG.normal(size=1))),
+    )
+    x, y = RNG.normal(size=(6, 4)), RNG.normal(size=(6, 1))
+    batched = vmap(grad(mlp_loss), in_axes=(None, 0, 0))(params, x, y)
+    looped = [grad(mlp_loss)(params, x[i], y[i]) for i in range(6)]
+    for got, *want in zip(kenaz.tree.leaves(batched), *map(kenaz.tree.leaves, looped), strict=True):
+        close(got, np.stack([np.asarray(w) for w in want]), rtol=1e-12, atol=1e-12)
+
+
+def test_per_example_labels_index_log_probabilities():
+    logits = RNG.normal(size=(4, 5))
+    labels = np.array([0, 3, 3, 1])
+    nll = lambda z, label: -(z - knp.logsumexp(z))[label]
+    expected = [
+        float(nll(knp.array(z), int(label))) for z, label in zip(logits, labels, strict=True)
+    ]
+    close(vmap(nll)(logits, labels), expected)
+    close(vmap(grad(nll))(logits, labels), loop(grad(nll), logits, labels))
+
+
+# -- concrete values, method="loop", escaped views ------------------------------------------
+@pytest.mark.parametrize(
+    "ask",
+    [
+        bool,
+        float,
+        int,
+        lambda t: t.numpy(),
+        np.asarray,
+        lambda t: t.item(),
+        lambda t: 1 if t else 0,
+    ],
+    ids=["bool", "float", "int", "numpy", "asarray", "item", "if"],
+)
+def test_concrete_values_of_batched_tensors_raise_with_the_fix(ask):
+    with pytest.raises(ConcretizationError) as info:
+        vmap(lambda x: ask(x.sum()))(XS)
+    message = str(info.value)
+    assert "per-example shape ()" in message
+    assert 'vmap(f, method="loop")' in message
+    assert isinstance(info.value, KenazError)
+
+
+def test_repr_of_a_batched_tensor_does_not_raise():
+    seen = []
+    vmap(lambda x: seen.append(repr(x)) or x)(XS)
+    assert seen == ["BatchedTensor(shape=(3,), dtype=float64, batch_size=5, inside vmap)"]
+
+
+def relu_or_square(x):
+    return x * 2 if float(x) > 0 else x**2  # data-dependent control flow
+
+
+def test_method_loop_runs_python_control_flow():
+    xs = knp.array([-2.0, 1.0, 3.0])
+    close(vmap(relu_or_square, method="loop")(xs), [4.0, 2.0, 6.0])
+    close(grad(lambda v: vmap(relu_or_square, method="loop")(v).sum())(xs), [-4.0, 2.0, 2.0])
+    close(vmap(grad(relu_or_square), method="loop")(xs), [-4.0, 2.0, 2.0])
+    out = vmap(lambda x, w: (x * w, w), in_axes=(0, None), out_axes=(1, None), method="loop")(
+        np.ones((3, 2)), 5.0
+    )
+    close(out[0], np.full((2, 3), 5.0))
+    close(out[1], 5.0)
+
+
+def test_escaped_per_example_tensor_raises_when_used():
+    saved = []
+    vmap(lambda x: saved.append(x) or x * 2)(XS)
+    escaped = saved[0]
+    for use in (
+        lambda: escaped + 1,
+        lambda: float(escaped.sum()),
+        lambda: np.asarray(escaped),
+        lambda: grad(lambda v: knp.sum(v * escaped))(np.ones(3)),
+        lambda: vmap(lambda v: v * escaped)(YS),
+    ):
+        with pytest.raises(EscapedTracerError, match=r"shape \(3,\).*after the vmap"):
+            use()
+    assert "escaped" in repr(escaped)
+
+
+# -- the per-example fallback ----------------------------------------------------------------
+def test_op_without_batching_rule_falls_back_with_one_warning():
+    cube = Op(
+        "test_cube_without_rule",
+        lambda x: x**3,
+        jvp=[lambda t, ans, x: 3 * x * x * t],
+        vjp=[lambda ans, x: lambda g: 3 * x * x * g],
+    )
+    with pytest.warns(UserWarning, match="'test_cube_without_rule' has no batching rule"):
+        close(vmap(cube)(XS), XS**3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        close(vmap(cube, in_axes=1)(XS), XS.T**3)  # warned once only
+        close(vmap(grad(lambda x: cube(x).sum()))(XS), 3 * XS**2)
+
+
+def test_multiple_results_op_batches_with_and_without_rule():
+    def split_impl(x):
+        return x[..., 0], x[..., 1]
+
+    def split_rule(op, args, batch_axes):
+        (x,), (b,) = args, batch_axes
+        x = knp.moveaxis(x, b, 0)
+        return op(x), (0, 0)
+
+    with_rule = Op("test_split", split_impl, batch=split_rule, multiple_results=True)
+    without = Op("test_split_without_rule", split_impl, multiple_results=True)
+    x = RNG.uniform(size=(4, 3, 2))
+    for op in (with_rule, without):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            first, second = vmap(op)(x)
+        close(first, x[..., 0])
+        close(second, x[..., 1])
