@@ -19,6 +19,7 @@ from .forward import jvp, linearize
 from .debugging import debug
 from .custom import custom_jvp, custom_vjp
 from . import custom_rules as _custom_rules  # noqa: F401  (registers how transformations apply them)
+from .checkpoint import checkpoint
 from .vectorize import vmap
 from .jacobians import hessian, hvp, jacfwd, jacrev
 from . import numpy, tree
@@ -41,6 +42,7 @@ __all__ = [
     "debug",
     "custom_jvp",
     "custom_vjp",
+    "checkpoint",
     "vmap",
     "jacfwd",
     "jacrev",
