@@ -6,8 +6,9 @@ import os
 from collections import Counter
 from typing import Any
 
-import kenaz.numpy as knp
 import numpy as np
+
+import kenaz.numpy as knp
 from kenaz import Handler, Op, perform
 
 

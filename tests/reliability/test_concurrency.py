@@ -15,11 +15,11 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import numpy as np
 import pytest
 
 import kenaz
 import kenaz.numpy as knp
-import numpy as np
 from kenaz import Tensor, handler
 from kenaz.effects import current_handlers
 from kenaz.reverse import ReverseHandler

@@ -19,11 +19,11 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
+import numpy as np
 import pytest
 
 import kenaz
 import kenaz.numpy as knp
-import numpy as np
 from kenaz import Handler, handler
 from kenaz.effects import current_handlers, current_scopes
 
