@@ -119,15 +119,20 @@ swish = silu
 
 
 def softplus(x: Any) -> Tensor:
-    """``log(1 + exp(x))``, computed as ``max(x, 0) + log1p(exp(-|x|))``.
+    """``log(1 + exp(x))``, computed as ``logaddexp(x, 0)`` so it never overflows.
+
+    (The popular ``max(x, 0) + log1p(exp(-|x|))`` has the wrong derivative at
+    exactly 0, where both kinks sit: 0 instead of 1/2.)
 
     Examples
     --------
     >>> float(softplus(1000.0))
     1000.0
+    >>> import kenaz
+    >>> kenaz.grad(softplus)(0.0)
+    Tensor(0.5)
     """
-    x = knp.asarray(x)
-    return relu(x) + knp.log1p(knp.exp(-knp.abs(x)))
+    return knp.logaddexp(x, 0.0)
 
 
 def tanh(x: Any) -> Tensor:
