@@ -31,6 +31,7 @@ from .. import tree
 from ..effects import Op
 from ..forward import jvp
 from ..reverse import vjp
+from ..tensor import Tensor
 
 __all__ = ["check_grads", "check_op", "numerical_jvp", "Tolerance", "default_tolerance"]
 
@@ -106,6 +107,11 @@ def _upcast(x: Any) -> np.ndarray:
     return value
 
 
+def _as_tensors(values: Any) -> Any:
+    """The leaves of ``values`` as Tensors, as a user's function receives them from kenaz."""
+    return tree.map(lambda leaf: leaf if isinstance(leaf, Tensor) else Tensor(leaf), values)
+
+
 def _random_like(rng: np.random.Generator, x: Any) -> np.ndarray:
     """Standard normal values shaped and typed like ``x``; zeros for integer and bool ``x``."""
     value = _numpy(x)
@@ -153,7 +159,7 @@ def numerical_jvp(f: Callable[..., Any], args: Sequence[Any], tangents: Sequence
             lambda x, t: _upcast(x) + sign * eps * _upcast(t) if _is_inexact(x) else _numpy(x),
             tuple(args), tuple(tangents),
         )
-        return tree.map(_upcast, f(*moved))
+        return tree.map(_upcast, f(*_as_tensors(moved)))
 
     def difference(plus: np.ndarray, minus: np.ndarray) -> np.ndarray:
         if plus.dtype.kind not in "fc":
@@ -253,8 +259,8 @@ def check_grads(
     f : callable
         Function of ``len(args)`` pytree arguments returning a pytree.
     args : sequence
-        The point: pytrees of tensors, arrays or numbers. Integer and boolean
-        leaves are held fixed.
+        The point: pytrees of tensors, arrays or numbers (``f`` receives them
+        as tensors). Integer and boolean leaves are held fixed.
     modes : sequence of {"fwd", "rev"}, optional
         Which modes to check.
     order : int, optional
@@ -286,7 +292,7 @@ def check_grads(
         )
     if order < 1:
         raise ValueError(f"kenaz.testing.check_grads: order must be at least 1, got {order}")
-    args = tuple(args)
+    args = _as_tensors(tuple(args))
     tol = _tolerance(args, f(*args), eps, atol, rtol)
     _check_recursively(f, args, modes, order, tol, np.random.default_rng(seed), path=())
 
@@ -406,7 +412,7 @@ def check_op(
     >>> check_op(maximum, (np.ones(3), np.ones(3)), finite_differences=False)  # ties
     """
     params = dict(params or {})
-    args = tuple(args)
+    args = _as_tensors(tuple(args))
     name = fn.name if isinstance(fn, Op) else getattr(fn, "__name__", repr(fn))
     where = f"check_op({name})"
     call = lambda *xs: fn(*xs, **params)
