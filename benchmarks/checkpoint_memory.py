@@ -129,8 +129,9 @@ def main() -> None:
             reference = flat
         assert np.allclose(flat, reference), f"{name}: the gradient differs"
         del result
-        peak = peak_memory(lambda: gradient(params, x))
-        seconds = best_time(lambda: gradient(params, x), args.repeats)
+        run = lambda gradient=gradient: gradient(params, x)
+        peak = peak_memory(run)
+        seconds = best_time(run, args.repeats)
         rows.append((name, peak, seconds))
 
     base_peak, base_time = rows[0][1], rows[0][2]

@@ -142,3 +142,16 @@ def test_tape_keeps_only_inputs():
     np.testing.assert_allclose(remat(x).numpy(), plain(x).numpy())
     # 72 stored sin inputs against 6 block inputs + 12 recomputed ones.
     assert _peak(lambda: remat(x)) * 2.5 < _peak(lambda: plain(x))
+
+
+def test_checkpoint_under_vmap():
+    params = make_params()
+    xs = knp.array(np.random.default_rng(1).normal(size=(5, 2, 3)))
+    per_example = kenaz.vmap(grad(lambda p, x: net(p, x, checkpoint)), in_axes=(None, 0))
+    expected = kenaz.vmap(grad(net), in_axes=(None, 0))(params, xs)
+    assert_trees_close(per_example(params, xs), expected)
+    batch_loss = lambda p, f: knp.sum(kenaz.vmap(lambda x: net(p, x, f))(xs))
+    assert_trees_close(
+        grad(lambda p: batch_loss(p, checkpoint))(params),
+        grad(lambda p: batch_loss(p, lambda f: f))(params),
+    )

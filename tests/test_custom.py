@@ -243,9 +243,67 @@ def test_user_handler_outside_grad_sees_the_rule_ops():
     with kenaz.handler(counter):
         g = grad(log1pexp)(1000.0)
     assert float(g) == 1.0
+
     # ... and grad outside a counting handler too.
     def counted(x):
         with kenaz.handler(Count()):
             return log1pexp(x)
 
     assert float(grad(counted)(1000.0)) == 1.0
+
+
+# -- vmap and Jacobians ----------------------------------------------------------------------
+def test_vmap_of_custom_jvp_and_vjp():
+    xs = knp.array([-3.0, 0.0, 2.0, 1000.0])
+    np.testing.assert_allclose(kenaz.vmap(grad(log1pexp))(xs).numpy(), expit(xs.numpy()))
+    np.testing.assert_allclose(
+        kenaz.vmap(grad(lambda x: 10 * clip_gradient(x, 1.0)))(xs).numpy(), np.ones(4)
+    )
+    np.testing.assert_allclose(kenaz.vmap(sin_vjp)(xs).numpy(), np.sin(xs.numpy()))
+
+
+def test_grad_of_vmap_uses_the_batched_rule():
+    xs = knp.array([-3.0, 0.0, 2.0, 1000.0])
+    g = grad(lambda xs: knp.sum(kenaz.vmap(log1pexp)(xs)))(xs)
+    np.testing.assert_allclose(g.numpy(), expit(xs.numpy()))
+    g = grad(lambda xs: knp.sum(kenaz.vmap(lambda x: 10 * clip_gradient(x, 1.0))(xs)))(xs)
+    np.testing.assert_allclose(g.numpy(), np.ones(4))
+    g = grad(lambda xs: knp.sum(kenaz.vmap(sin_vjp)(xs)))(xs)
+    np.testing.assert_allclose(g.numpy(), np.cos(xs.numpy()))
+    t = jvp(lambda xs: kenaz.vmap(log1pexp)(xs), (xs,), (knp.ones(4),))[1]
+    np.testing.assert_allclose(t.numpy(), expit(xs.numpy()))
+
+
+def test_vmap_with_shared_arguments_sums_their_cotangents():
+    @custom_vjp
+    def scale(w, x):
+        return w * x
+
+    scale.defvjp(lambda w, x: (w * x, (w, x)), lambda res, g: (knp.sum(g * res[1]), g * res[0]))
+    w = knp.array(2.0)
+    xs = knp.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    loss = lambda w, xs: knp.sum(kenaz.vmap(scale, in_axes=(None, 0))(w, xs))
+    gw, gx = grad(loss, argnums=(0, 1))(w, xs)
+    assert float(gw) == pytest.approx(21.0)
+    np.testing.assert_allclose(gx.numpy(), np.full((3, 2), 2.0))
+    # the batch axis elsewhere than 0
+    g = grad(lambda xs: knp.sum(kenaz.vmap(scale, in_axes=(None, 1))(w, xs) ** 2))(xs)
+    np.testing.assert_allclose(g.numpy(), 8 * xs.numpy())
+
+
+def test_hessian_and_jacobians_of_custom_functions():
+    x = knp.array([0.5, -1.0, 2.0])
+    s = expit(x.numpy())
+    h = kenaz.hessian(lambda x: knp.sum(log1pexp(x)))(x)
+    np.testing.assert_allclose(h.numpy(), np.diag(s * (1 - s)), atol=1e-12)
+    h = kenaz.hessian(lambda x: knp.sum(sin_vjp(x)))(x)
+    np.testing.assert_allclose(h.numpy(), np.diag(-np.sin(x.numpy())), atol=1e-12)
+    for jac in (kenaz.jacfwd, kenaz.jacrev):
+        np.testing.assert_allclose(jac(log1pexp)(x).numpy(), np.diag(s), atol=1e-12)
+        np.testing.assert_allclose(jac(sin_vjp)(x).numpy(), np.diag(np.cos(x.numpy())), atol=1e-12)
+
+
+def test_nested_vmap_of_custom_vjp():
+    xs = knp.array(np.arange(6.0).reshape(2, 3) / 3)
+    g = grad(lambda xs: knp.sum(kenaz.vmap(kenaz.vmap(sin_vjp))(xs)))(xs)
+    np.testing.assert_allclose(g.numpy(), np.cos(xs.numpy()))

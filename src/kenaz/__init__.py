@@ -20,6 +20,7 @@ from .debugging import debug
 from .custom import custom_jvp, custom_vjp
 from . import custom_rules as _custom_rules  # noqa: F401  (registers how transformations apply them)
 from .checkpoint import checkpoint
+from . import custom_batching as _custom_batching  # noqa: F401  (vmap of custom rules)
 from .vectorize import vmap
 from .jacobians import hessian, hvp, jacfwd, jacrev
 from . import numpy, tree

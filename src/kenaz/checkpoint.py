@@ -34,9 +34,7 @@ class Checkpointed(_CustomFunction):
         pass
 
 
-def checkpoint(
-    fun: Callable | None = None, *, static_argnums: Sequence[int] = ()
-) -> Callable:
+def checkpoint(fun: Callable | None = None, *, static_argnums: Sequence[int] = ()) -> Callable:
     """Rematerialize ``fun``: its intermediates are recomputed in the backward pass.
 
     Under ``grad``/``vjp`` the forward pass of ``fun`` keeps only its inputs

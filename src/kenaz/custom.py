@@ -125,7 +125,7 @@ RULES: dict[tuple[type, str], Callable[..., list[Tensor]]] = {}
 
 
 def register_rule(handler_type: type, kind: str):
-    """Decorator: how handlers of ``handler_type`` (and subclasses) handle custom calls of ``kind``."""
+    """Decorator: how ``handler_type`` (and subclasses) handles custom calls of ``kind``."""
 
     def register(rule: Callable[..., list[Tensor]]) -> Callable[..., list[Tensor]]:
         RULES[handler_type, kind] = rule
@@ -171,7 +171,7 @@ def dispatch(op: CustomCall, leaves: Sequence[Any], call: CallInfo) -> list[Tens
 
 
 class _Router(Handler):
-    """Sits under a handler that does not know custom calls and sends them on through ``dispatch``."""
+    """Sits under a handler that does not know custom calls; sends them on through ``dispatch``."""
 
     def handle(self, op: Op, args: tuple, params: dict) -> Any:
         if isinstance(op, CustomCall):

@@ -328,8 +328,9 @@ def _linearize_custom_jvp(lin: LinearizeHandler, op: CustomCall, leaves: list, c
 
         return rule
 
-    linear = Op(op.name, op.impl, jvp=[contribution(i) for i in range(len(leaves))],
-                multiple_results=True)
+    linear = Op(
+        op.name, op.impl, jvp=[contribution(i) for i in range(len(leaves))], multiple_results=True
+    )
     nodes = tuple(lin._new_node(o) for o in outs)
     lin.entries.append((linear, tuple(leaves), {}, tuple(outs), parents, nodes))
     return outs
