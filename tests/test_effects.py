@@ -1,0 +1,123 @@
+"""Effects and handlers: perform, the handler stack, deep handlers, user handlers and ops."""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+
+import numpy as np
+import pytest
+
+import kenaz
+import kenaz.numpy as knp
+from kenaz import Handler, Op, Tensor, handler, perform
+from kenaz.effects import current_handlers
+from kenaz.ops.elementwise import sin
+from kenaz.testing import check_op
+
+
+class CountOps(Handler):
+    def __init__(self) -> None:
+        self.counts: Counter[str] = Counter()
+
+    def handle(self, op, args, params):
+        self.counts[op.name] += 1
+        return perform(op, *args, **params)
+
+
+class Recorder(Handler):
+    """Records the handler stack each op sees while it is handled."""
+
+    def __init__(self) -> None:
+        self.stacks: list[tuple[Handler, ...]] = []
+
+    def handle(self, op, args, params):
+        self.stacks.append(current_handlers())
+        return perform(op, *args, **params)
+
+
+def test_no_handler_runs_numpy_eagerly():
+    out = perform(sin, np.zeros(2))
+    assert isinstance(out, Tensor)
+    np.testing.assert_array_equal(out, [0.0, 0.0])
+
+
+def test_a_user_handler_sees_every_op():
+    counter = CountOps()
+    with handler(counter):
+        knp.sum(knp.sin(knp.ones(3)) * 2.0 + 1.0)
+    assert counter.counts == Counter({"sin": 1, "mul": 1, "add": 1, "sum": 1})
+
+
+def test_a_handler_runs_with_only_the_outer_handlers_installed():
+    outer, inner = Recorder(), Recorder()
+    with handler(outer), handler(inner):
+        knp.sin(1.0)
+    assert inner.stacks == [(outer,)]
+    assert outer.stacks == [()]
+
+
+def test_handlers_compose_with_transformations():
+    counter = CountOps()
+    with handler(counter):
+        kenaz.grad(lambda x: knp.sin(x) * x)(1.0)
+    # The forward pass and the backward arithmetic both reach the outer counter.
+    assert counter.counts["sin"] == 1
+    assert counter.counts["cos"] == 1
+
+
+def test_the_stack_is_restored_when_the_block_raises():
+    with pytest.raises(RuntimeError), handler(CountOps()):
+        raise RuntimeError
+    assert current_handlers() == ()
+
+
+def test_the_stack_is_restored_when_a_handler_raises():
+    class Refuse(Handler):
+        def handle(self, op, args, params):
+            raise RuntimeError(op.name)
+
+    outer = CountOps()
+    with handler(outer):
+        with pytest.raises(RuntimeError, match="sin"), handler(Refuse()):
+            knp.sin(1.0)
+        assert current_handlers() == (outer,)
+    assert current_handlers() == ()
+
+
+def test_threads_do_not_see_each_others_handlers():
+    seen = {}
+    started, release = threading.Event(), threading.Event()
+
+    def worker():
+        started.wait()
+        seen["stack"] = current_handlers()
+        release.set()
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    with handler(CountOps()):
+        started.set()
+        release.wait(timeout=10)
+    thread.join()
+    assert seen["stack"] == ()
+
+
+def test_a_user_defined_op_with_rules():
+    cube = Op(
+        "cube",
+        lambda x: x**3,
+        jvp=[lambda t, ans, x: 3 * x * x * t],
+        vjp=[lambda ans, x: lambda g: 3 * x * x * g],
+    )
+    assert float(kenaz.grad(cube)(2.0)) == 12.0
+    assert float(kenaz.grad(kenaz.grad(cube))(2.0)) == 12.0
+    check_op(cube, (np.array([0.5, -1.0, 2.0]),), order=2, batching=False)
+
+
+def test_an_op_without_rules_says_so():
+    opaque = Op("opaque", np.sin)
+    with pytest.raises(NotImplementedError, match="opaque.*vjp"):
+        kenaz.grad(lambda x: opaque(x))(1.0)
+    with pytest.raises(NotImplementedError, match="opaque.*jvp"):
+        kenaz.jvp(lambda x: opaque(x), (1.0,), (1.0,))
