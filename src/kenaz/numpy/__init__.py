@@ -548,4 +548,4 @@ def scatter(x, index, values, mode: str = "add") -> Tensor:
 
 
 # -- submodules ------------------------------------------------------------------------------
-from . import fft, linalg  # noqa: E402
+from . import fft, linalg  # noqa: E402,F401

@@ -247,9 +247,15 @@ def svd(
         raise LinAlgError(f"kenaz.linalg.svd: expected at least 2 dimensions, got {a.ndim}")
     if not compute_uv:
         return _dec.svdvals_op(a)
-    square = a.shape[-1] == a.shape[-2]
-    op = _dec.svd_op if (square or not full_matrices) else _dec.svd_full_op
-    return SVDResult(*op(a))
+    if a.shape[-1] == a.shape[-2] or not full_matrices:
+        return SVDResult(*_dec.svd_op(a))
+    if a._trace:
+        raise ValueError(
+            "kenaz.linalg.svd: with full_matrices=True the extra singular vectors of a "
+            "non-square matrix are not unique, so they have no derivative; pass "
+            "full_matrices=False"
+        )
+    return SVDResult(*(Tensor(part) for part in _np.linalg.svd(_np.asarray(a))))
 
 
 def svdvals(x: Any, /) -> Tensor:

@@ -24,8 +24,8 @@ import numpy as np
 
 from ..effects import Op
 from ..tensor import Tensor
+from . import batching, reduction, shape
 from . import elementwise as ew
-from . import reduction, shape
 from .linalg import einsum, matmul
 
 
@@ -62,10 +62,16 @@ def _zeros(like: Tensor) -> Tensor:
 
 
 def matrix_batch(op: Op, args: tuple, batch_axes: tuple, **params: Any) -> tuple[Any, Any]:
-    """Batching rule for stacked-matrix ops: batch axes to the front, the op broadcasts."""
+    """Batching rule for stacked-matrix ops: batch axes to the front, the op broadcasts.
+
+    Batched arguments get unit axes after the batch axis so that every
+    argument's stack dimensions line up from the right.
+    """
+    rank = max(
+        batching.ndim_of(a) - (ax is not None) for a, ax in zip(args, batch_axes, strict=True)
+    )
     moved = [
-        a if ax is None or ax == 0 else shape.moveaxis(a, ax, 0)
-        for a, ax in zip(args, batch_axes, strict=True)
+        batching.move_batch_to_front(a, ax, rank) for a, ax in zip(args, batch_axes, strict=True)
     ]
     out = op(*moved, **params)
     return (out, (0,) * len(out)) if op.multiple_results else (out, 0)
@@ -277,27 +283,6 @@ svdvals_op = Op(
     jvp=[_svdvals_jvp],
     vjp=[transposed(0, _svdvals_jvp)],
     batch=matrix_batch,
-)
-
-
-def _not_differentiable(message: str) -> Callable:
-    def rule(*args: Any, **params: Any) -> Any:
-        raise ValueError(message)
-
-    return rule
-
-
-_FULL_SVD_MESSAGE = (
-    "kenaz.linalg.svd: with full_matrices=True the extra singular vectors of a non-square "
-    "matrix are not unique, so they have no derivative; pass full_matrices=False"
-)
-svd_full_op = Op(
-    "svd_full",
-    lambda a: tuple(np.linalg.svd(a, full_matrices=True)),
-    jvp=[_not_differentiable(_FULL_SVD_MESSAGE)],
-    vjp=[_not_differentiable(_FULL_SVD_MESSAGE)],
-    batch=matrix_batch,
-    multiple_results=True,
 )
 
 

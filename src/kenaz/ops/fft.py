@@ -98,13 +98,15 @@ def _irfftn_vjp(ans, y, axes, norm, lengths):
     weights[0] = 1.0
     if last_length % 2 == 0:
         weights[-1] = 1.0
-    weights = weights.reshape((half,) + (1,) * (y.ndim - 1 - axes[-1]))
     factor = _scale(lengths, norm, inverse=True)
+    real_dtype = np.zeros((), y.dtype).real.dtype
+    trailing = (1,) * (y.ndim - 1 - axes[-1])
+    weights = (weights * factor).astype(real_dtype).reshape((half, *trailing))
     real_input = y.dtype.kind != "c"
 
     def pullback(g):
         unnormalized = rfftn(g, axes=axes, norm="backward")
-        return _real_if(ew.conjugate(unnormalized) * (weights * factor), real_input)
+        return _real_if(ew.conjugate(unnormalized) * weights, real_input)
 
     return pullback
 
