@@ -146,10 +146,10 @@ def fit(
                 epoch_losses.append(loss)
                 running_loss = loss if math.isnan(running_loss) else 0.9 * running_loss + 0.1 * loss
                 if bar is not None:
+                    # refresh=False: update() redraws at most every `mininterval` seconds.
+                    postfix = {"epoch": f"{epoch + 1}/{epochs}", "loss": f"{running_loss:.4f}"}
+                    bar.set_postfix(postfix | shown, refresh=False)
                     bar.update(1)
-                    bar.set_postfix(
-                        epoch=f"{epoch + 1}/{epochs}", loss=f"{running_loss:.4f}", **shown
-                    )
             history["step_loss"].extend(epoch_losses)
             history["loss"].append(sum(epoch_losses) / len(epoch_losses))
             history["epoch_time"].append(time.perf_counter() - started)
@@ -159,7 +159,8 @@ def fit(
                     history.setdefault(name, []).append(float(value))
                 shown = {name: f"{float(value):.4f}" for name, value in metrics.items()}
             if bar is not None:
-                bar.set_postfix(epoch=f"{epoch + 1}/{epochs}", loss=f"{running_loss:.4f}", **shown)
+                postfix = {"epoch": f"{epoch + 1}/{epochs}", "loss": f"{running_loss:.4f}"}
+                bar.set_postfix(postfix | shown)
             elif progress is None:
                 extra = "".join(f"  {name} {value}" for name, value in shown.items())
                 print(f"epoch {epoch + 1}/{epochs}  loss {history['loss'][-1]:.4f}{extra}")
@@ -220,7 +221,8 @@ def plot_history(
         if name in ("step_loss", "epoch_time") or len(values) != epochs_run:
             continue
         axes = loss_axes if "loss" in name else metric_axes
-        axes.plot(epochs, values, marker="o", markersize=3, label=name.replace("_", " "))
+        label = "train loss (epoch mean)" if name == "loss" else name.replace("_", " ")
+        axes.plot(epochs, values, marker="o", markersize=3, label=label)
     loss_axes.set(xlabel="epoch", ylabel="loss", yscale="log", title="loss")
     metric_axes.set(xlabel="epoch", title="metrics")
     for axes in (loss_axes, metric_axes):
