@@ -21,6 +21,7 @@ from .custom import custom_jvp, custom_vjp
 from . import custom_rules as _custom_rules  # noqa: F401  (registers how transformations apply them)
 from .checkpoint import checkpoint
 from . import custom_batching as _custom_batching  # noqa: F401  (vmap of custom rules)
+from .no_grad import no_grad
 from .vectorize import vmap
 from .jacobians import hessian, hvp, jacfwd, jacrev
 from . import numpy, tree
@@ -44,6 +45,7 @@ __all__ = [
     "custom_jvp",
     "custom_vjp",
     "checkpoint",
+    "no_grad",
     "vmap",
     "jacfwd",
     "jacrev",
