@@ -8,6 +8,7 @@ derivatives for free.
 
 from __future__ import annotations
 
+import builtins as _builtins  # `max`, `min`, `abs`, `any`, `sum` are NumPy's below
 from collections.abc import Sequence
 from typing import Any
 
@@ -177,7 +178,7 @@ def _contains_tensor(obj: Any) -> bool:
     if isinstance(obj, Tensor):
         return True
     if isinstance(obj, (list, tuple)):
-        return any(_contains_tensor(item) for item in obj)
+        return _builtins.any(_contains_tensor(item) for item in obj)
     return False
 
 
@@ -467,7 +468,7 @@ def diagonal(a, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Tensor:
     """The diagonal of ``a`` over ``axis1`` and ``axis2``, as the last axis."""
     a = moveaxis(asarray(a), (axis1, axis2), (-2, -1))
     n, m = a.shape[-2], a.shape[-1]
-    rows = _np.arange(max(0, -offset), min(n, m - offset))
+    rows = _np.arange(_builtins.max(0, -offset), _builtins.min(n, m - offset))
     return getitem(a, (Ellipsis, rows, rows + offset))
 
 
@@ -476,8 +477,8 @@ def diag(v, k: int = 0) -> Tensor:
     v = asarray(v)
     if v.ndim == 2:
         return diagonal(v, k)
-    n = v.shape[0] + abs(k)
-    rows = _np.arange(v.shape[0]) + max(0, -k)
+    n = v.shape[0] + _builtins.abs(k)
+    rows = _np.arange(v.shape[0]) + _builtins.max(0, -k)
     zero = zeros((n, n), dtype=v.dtype)
     return zero.at[rows, rows + k].set(v)
 
