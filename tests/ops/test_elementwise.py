@@ -6,6 +6,8 @@ import numpy as np
 import pytest
 
 import kenaz
+import kenaz.numpy as knp
+from kenaz.errors import ShapeError
 from kenaz.ops import elementwise as ew
 
 from .cases import OpCase, away_from_integers, make_check_op_test, uniform
@@ -233,3 +235,29 @@ def test_rules_keep_the_dtype(dtype):
     for op, low, high in UNARY_DOMAINS:
         x = np.array([low, high], dtype=dtype) * 0.9 + 0.05 * (low + high)
         assert kenaz.grad(lambda v, op=op: op(v).sum())(x).dtype == dtype, op.name
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (
+            lambda: ew.add(np.ones(3), np.ones(4)),
+            r"kenaz\.add: operands of shapes \(3,\) and \(4,\)",
+        ),
+        (lambda: knp.ones((2, 3)) * knp.ones(2), r"kenaz\.mul: .*\(2, 3\) and \(2,\)"),
+        (lambda: knp.ones(3) < np.ones(2), r"kenaz\.lt: .*\(3,\) and \(2,\)"),
+        (
+            lambda: ew.where(np.ones(3, bool), np.ones(4), 0.0),
+            r"kenaz\.where: .*\(3,\) and \(4,\) and \(\)",
+        ),
+        (lambda: kenaz.grad(lambda x: (x - np.ones(2)).sum())(np.ones(3)), r"kenaz\.sub"),
+        (
+            lambda: kenaz.jvp(lambda x: x / np.ones(2), (np.ones(3),), (np.ones(3),)),
+            r"kenaz\.div",
+        ),
+    ],
+    ids=["add", "mul-operator", "comparison", "where", "under-grad", "under-jvp"],
+)
+def test_incompatible_shapes_name_the_op_and_both_shapes(call, message):
+    with pytest.raises(ShapeError, match=message):
+        call()
