@@ -71,7 +71,28 @@ def _nest(outer_tree: Any, inner_tree: Any, blocks: list[list[Tensor]], single_i
     return tree.unflatten(outer_tree, inner)
 
 
-def jacrev(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> Callable:
+def _check_complex(leaves: Sequence[Any], holomorphic: bool, where: str, what: str) -> None:
+    """JAX's dtype rules: with ``holomorphic`` complex leaves, otherwise real ones."""
+    for leaf in leaves:
+        kind = np.dtype(leaf.dtype if isinstance(leaf, Tensor) else np.asarray(leaf).dtype).kind
+        if holomorphic and kind != "c":
+            raise TypeError(
+                f"kenaz.{where}: with holomorphic=True the {what} must be complex, got "
+                f"dtype {leaf.dtype}"
+            )
+        if not holomorphic and kind == "c":
+            raise TypeError(
+                f"kenaz.{where}: the {what} are complex ({leaf.dtype}); pass holomorphic=True "
+                "for a holomorphic function, or use vjp/jvp directly for a non-holomorphic one"
+            )
+
+
+def jacrev(
+    f: Callable,
+    argnums: int | Sequence[int] = 0,
+    has_aux: bool = False,
+    holomorphic: bool = False,
+) -> Callable:
     """Jacobian of ``f`` by reverse mode: one vectorized pullback of every output basis vector.
 
     Parameters
@@ -84,6 +105,10 @@ def jacrev(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False)
     has_aux : bool, optional
         ``f`` returns ``(output, aux)``; the Jacobian function then returns
         ``(jacobian, aux)``.
+    holomorphic : bool, optional
+        ``f`` is holomorphic, with complex inputs and outputs: the Jacobian
+        holds complex derivatives. Without it, outputs (``jacrev``) and
+        inputs (``jacfwd``) must be real, as in JAX.
 
     Returns
     -------
@@ -106,10 +131,13 @@ def jacrev(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False)
     def jacobian(*args: Any, **kwargs: Any) -> Any:
         nums = _normalize_argnums(argnums, len(args), "jacrev")
         selected = tuple(args[n] for n in nums)
+        if holomorphic:
+            _check_complex(tree.leaves(selected), True, "jacrev", "inputs")
         result = vjp(_with_selected(f, args, kwargs, nums), *selected, has_aux=has_aux)
         out, pullback = result[0], result[1]
         out_flat, out_tree = tree.flatten(out)
         out_flat = [_as_tensor(o, "jacrev") for o in out_flat]
+        _check_complex(out_flat, holomorphic, "jacrev", "outputs")
         cotangents = tree.unflatten(out_tree, _basis(out_flat))
         # Row i of the Jacobian is the pullback of basis vector i: all rows at once.
         rows = vmap(pullback)(cotangents)
@@ -126,7 +154,12 @@ def jacrev(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False)
     return jacobian
 
 
-def jacfwd(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> Callable:
+def jacfwd(
+    f: Callable,
+    argnums: int | Sequence[int] = 0,
+    has_aux: bool = False,
+    holomorphic: bool = False,
+) -> Callable:
     """Jacobian of ``f`` by forward mode: one vectorized push-forward of every input basis vector.
 
     Same parameters and result layout as :func:`jacrev`; better when the
@@ -146,6 +179,7 @@ def jacfwd(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False)
         nums = _normalize_argnums(argnums, len(args), "jacfwd")
         in_flat, in_tree = tree.flatten(tuple(args[n] for n in nums))
         in_flat = [_as_tensor(x, "jacfwd") for x in in_flat]
+        _check_complex(in_flat, holomorphic, "jacfwd", "inputs")
         primals = tree.unflatten(in_tree, in_flat)
         f_of_selected = _with_selected(f, args, kwargs, nums)
 
@@ -157,6 +191,8 @@ def jacfwd(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False)
         tangents = tree.unflatten(in_tree, _basis(in_flat))
         out, columns, aux = vmap(push_forward, out_axes=(None, -1, None))(tangents)
         out_flat, out_tree = tree.flatten(out)
+        if holomorphic:
+            _check_complex(out_flat, True, "jacfwd", "outputs")
         sizes = [x.size for x in in_flat]
         blocks = []
         for o, column in zip(out_flat, tree.leaves(columns), strict=True):
@@ -173,7 +209,12 @@ def jacfwd(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False)
     return jacobian
 
 
-def hessian(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> Callable:
+def hessian(
+    f: Callable,
+    argnums: int | Sequence[int] = 0,
+    has_aux: bool = False,
+    holomorphic: bool = False,
+) -> Callable:
     """Hessian of the scalar function ``f``: ``jacfwd(jacrev(f))``.
 
     For an input of shape ``S`` the Hessian has shape ``S + S``.
@@ -186,7 +227,7 @@ def hessian(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False
     Tensor([[4., 2.],
             [2., 0.]])
     """
-    return jacfwd(jacrev(f, argnums, has_aux), argnums, has_aux)
+    return jacfwd(jacrev(f, argnums, has_aux, holomorphic), argnums, has_aux, holomorphic)
 
 
 def hvp(f: Callable, primals: Sequence[Any], tangents: Sequence[Any]) -> Any:

@@ -247,6 +247,7 @@ def value_and_grad(
     argnums: int | Sequence[int] = 0,
     has_aux: bool = False,
     allow_int: bool = False,
+    holomorphic: bool = False,
 ) -> Callable:
     """Return a function computing both ``f`` and its gradient.
 
@@ -261,6 +262,11 @@ def value_and_grad(
         ``f`` returns a pair ``(output, aux)``.
     allow_int : bool, optional
         Accept integer inputs (their gradient is zero).
+    holomorphic : bool, optional
+        ``f`` is a holomorphic function of complex inputs with a complex
+        output; the gradient is its complex derivative ``f'(z)``. Without it
+        the output must be real, and the gradient with respect to a complex
+        input ``z = x + iy`` is ``df/dx - i df/dy`` (JAX's convention).
 
     Returns
     -------
@@ -280,6 +286,8 @@ def value_and_grad(
     def value_and_grad_f(*args: Any, **kwargs: Any):
         nums = _normalize_argnums(argnums, len(args), "grad")
         _check_inputs([(n, args[n]) for n in nums], allow_int, "grad")
+        if holomorphic:
+            _check_complex_inputs([(n, args[n]) for n in nums], "grad")
 
         def f_of_selected(*selected: Any) -> Any:
             full = list(args)
@@ -292,11 +300,37 @@ def value_and_grad(
             out, pullback, aux = vjp(f_of_selected, *[args[n] for n in nums], has_aux=True)
             if not isinstance(out, Tensor) or out.shape != () or out.dtype.kind not in "fc":
                 raise TypeError(_grad_output_error(out))
+            if (out.dtype.kind == "c") != holomorphic:
+                raise TypeError(_grad_complex_error(out, holomorphic))
             grads = pullback(Tensor(np.ones((), dtype=out.dtype)))
         gradient = grads[0] if isinstance(argnums, (int, np.integer)) else grads
         return ((out, aux) if has_aux else out), gradient
 
     return value_and_grad_f
+
+
+def _check_complex_inputs(args: Sequence[Any], where: str) -> None:
+    for position, arg in args:
+        for leaf in tree.leaves(arg):
+            dtype = leaf.dtype if isinstance(leaf, Tensor) else np.asarray(leaf).dtype
+            if dtype.kind != "c":
+                raise TypeError(
+                    f"kenaz.{where}: with holomorphic=True the inputs must be complex, but "
+                    f"argument {position} has dtype {dtype}; convert it with `.astype(complex)`"
+                )
+
+
+def _grad_complex_error(out: Tensor, holomorphic: bool) -> str:
+    if holomorphic:
+        return (
+            f"kenaz.grad: with holomorphic=True the function must return a complex scalar, "
+            f"got dtype {out.dtype}"
+        )
+    return (
+        f"kenaz.grad: the function returned a complex scalar ({out.dtype}); pass "
+        "holomorphic=True for the complex derivative of a holomorphic function, or return a "
+        "real value (e.g. `abs(z) ** 2` or `z.real`)"
+    )
 
 
 def _grad_output_error(out: Any) -> str:
@@ -322,6 +356,7 @@ def grad(
     argnums: int | Sequence[int] = 0,
     has_aux: bool = False,
     allow_int: bool = False,
+    holomorphic: bool = False,
 ) -> Callable:
     """Return a function computing the gradient of the scalar function ``f``.
 
@@ -337,7 +372,7 @@ def grad(
     >>> grad(grad(grad(grad(knp.sin))))(0.5) == knp.sin(0.5)
     Tensor(True)
     """
-    value_and_grad_f = value_and_grad(f, argnums, has_aux, allow_int)
+    value_and_grad_f = value_and_grad(f, argnums, has_aux, allow_int, holomorphic)
 
     @functools.wraps(f)
     def grad_f(*args: Any, **kwargs: Any):

@@ -308,6 +308,13 @@ def rad2deg(x) -> Tensor:
 radians, degrees = deg2rad, rad2deg
 
 
+def angle(z, deg: bool = False) -> Tensor:
+    """The argument of complex ``z`` (``arctan2(imag, real)``), in degrees with ``deg``."""
+    z = asarray(z)
+    result = arctan2(imag(z), real(z)) if z.dtype.kind == "c" else arctan2(zeros_like(z), z)
+    return result * (180.0 / _np.pi) if deg else result
+
+
 def hypot(x, y) -> Tensor:
     return sqrt(x * x + y * y)
 

@@ -92,7 +92,26 @@ negative = Op(
     vjp=[lambda ans, x: lambda g: -g],
     batch=batching.elementwise,
 )
-absolute = unary("abs", np.absolute, d_x=lambda x: sign(x))
+def _phase(x, ans):
+    """``x / |x|`` (0 at 0), written with differentiable ops so that second derivatives hold."""
+    at_zero = equal(ans, 0)
+    return where(at_zero, 0, x / where(at_zero, 1, ans))
+
+
+def _abs_jvp(t, ans, x):
+    # |x| is not holomorphic: for complex x its derivative is Re(conj(x / |x|) * t).
+    if x.dtype.kind == "c":
+        return real(conjugate(_phase(x, ans)) * t)
+    return t * sign(x)
+
+
+def _abs_vjp(ans, x):
+    if x.dtype.kind == "c":  # JAX's convention: the cotangent of a real function of z
+        return lambda g: g * conjugate(_phase(x, ans))
+    return lambda g: g * sign(x)
+
+
+absolute = Op("abs", np.absolute, jvp=[_abs_jvp], vjp=[_abs_vjp], batch=batching.elementwise)
 exp = unary("exp", np.exp, d_ans=lambda ans: ans)
 expm1 = unary("expm1", np.expm1, d_ans=lambda ans: ans + 1)
 log = unary("log", np.log, d_x=lambda x: 1 / x)
@@ -108,7 +127,9 @@ sinh = unary("sinh", np.sinh, d_x=lambda x: cosh(x))
 cosh = unary("cosh", np.cosh, d_x=lambda x: sinh(x))
 tanh = unary("tanh", np.tanh, d_ans=lambda ans: 1 - ans * ans)
 arcsinh = unary("arcsinh", np.arcsinh, d_x=lambda x: 1 / sqrt(x * x + 1))
-arccosh = unary("arccosh", np.arccosh, d_x=lambda x: 1 / sqrt(x * x - 1))
+# sqrt(x - 1) * sqrt(x + 1) rather than sqrt(x * x - 1): the same for real x > 1, and
+# the right branch for complex x.
+arccosh = unary("arccosh", np.arccosh, d_x=lambda x: 1 / (sqrt(x - 1) * sqrt(x + 1)))
 arctanh = unary("arctanh", np.arctanh, d_x=lambda x: 1 / (1 - x * x))
 
 
