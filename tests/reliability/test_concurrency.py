@@ -94,9 +94,8 @@ JOBS: list[Callable[[], Any]] = [
     job_value_and_grad_aux,
     job_hvp,
     job_count_ops,
+    job_vmap,
 ]
-if hasattr(kenaz, "vmap"):
-    JOBS.append(job_vmap)
 
 
 def test_jobs_are_deterministic_single_threaded() -> None:

@@ -57,9 +57,8 @@ LIFTS: dict[str, Callable[[Scalar], Scalar]] = {
     "vjp": lambda f: lambda x: knp.sum(kenaz.vjp(f, x)[1](1.0)[0] * WEIGHTS),
     "linearize": lambda f: lambda x: kenaz.linearize(f, x)[1](TANGENT),
     "debug": lambda f: kenaz.debug(f, file=io.StringIO()),
+    "vmap": lambda f: lambda x: knp.sum(kenaz.vmap(f)(knp.stack([x, 2.0 * x]))),
 }
-if hasattr(kenaz, "vmap"):
-    LIFTS["vmap"] = lambda f: lambda x: knp.sum(kenaz.vmap(f)(knp.stack([x, 2.0 * x])))
 
 NESTINGS: list[tuple[str, ...]] = [
     nesting for depth in (1, 2, 3) for nesting in itertools.product(LIFTS, repeat=depth)
