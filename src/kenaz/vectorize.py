@@ -29,7 +29,7 @@ import optree
 
 from .effects import Handler, Op, handler, perform, scope
 from .errors import ConcretizationError, EscapedTracerError
-from .ops import indexing
+from .ops import batching, indexing
 from .ops import shape as shape_ops
 from .ops.elementwise import alias
 from .tensor import Tensor
@@ -106,21 +106,28 @@ class BatchHandler(Handler):
 
     def handle(self, op: Op, args: tuple, params: dict) -> Any:
         # One pass over the arguments: replace our views by their batches.
-        values = list(args)
-        batch_axes: list[int | None] = [None] * len(args)
-        mine = False
+        batch_axes: list[int | None] | None = None
         for i, a in enumerate(args):
             if type(a) is BatchedTensor and a._level is self:
+                if batch_axes is None:  # the first view: copy the arguments once
+                    values = list(args)
+                    batch_axes = [None] * len(args)
                 values[i] = a._batched
                 batch_axes[i] = a._batch_axis
-                mine = True
-        if not mine:  # nothing here is batched at this level
+        if batch_axes is None:  # nothing here is batched at this level
             return perform(op, *args, **params)
         rule = op.batch or _per_example_loop
         out, out_axis = rule(op, values, batch_axes, **params)
         if op.multiple_results:
             return tuple(self.view(o, a) for o, a in zip(out, out_axis, strict=True))
-        return self.view(out, out_axis)
+        if out_axis is None:
+            return out
+        view = _new(BatchedTensor)  # `self.view`, inlined: this runs once per op
+        view._batched = out
+        view._batch_axis = out_axis
+        view._level = self
+        view._trace = None
+        return view
 
     def value_error(self, view: BatchedTensor) -> Exception:
         """The error for asking ``view`` for a concrete value."""
@@ -259,7 +266,12 @@ def _check_axes_spec(axes: Any, name: str) -> None:
 
 
 class _Inputs:
-    """The flattened arguments of a vmapped call and the batch axis of each leaf."""
+    """The flattened arguments of a vmapped call and the batch axis of each leaf.
+
+    Each positional argument (and keyword argument) is flattened on its own,
+    so that the common ``in_axes`` (an int, None, or a tuple of them) needs
+    no pytree broadcasting; paths for error messages are found only on error.
+    """
 
     def __init__(self, args: tuple, kwargs: dict, in_axes: Any) -> None:
         if isinstance(in_axes, tuple) and len(in_axes) != len(args):
@@ -268,79 +280,103 @@ class _Inputs:
                 f"with {len(args)} positional argument{'s' if len(args) != 1 else ''}; give one "
                 "entry per argument, or a single int/None for all of them"
             )
-        full = (args, kwargs)
-        try:
-            axes_tree = optree.tree_broadcast_prefix(
-                (in_axes, 0), full, none_is_leaf=True, namespace=NAMESPACE
-            )
-        except ValueError as error:
-            raise ValueError(
-                f"kenaz.vmap: in_axes={in_axes!r} is not a pytree prefix of the arguments: {error}"
-            ) from None
-        self.paths, self.leaves, self.treedef = optree.tree_flatten_with_path(
-            full, none_is_leaf=True, namespace=NAMESPACE
-        )
-        raw_axes = optree.tree_leaves(axes_tree, none_is_leaf=True, namespace=NAMESPACE)
-        self.axes = [
-            None if leaf is None else self._normalize(axis, leaf, path)
-            for axis, leaf, path in zip(raw_axes, self.leaves, self.paths, strict=True)
-        ]
+        entries = in_axes if isinstance(in_axes, tuple) else (in_axes,) * len(args)
+        self.args, self.kwargs = args, kwargs
+        self.leaves: list[Any] = []
+        self.axes: list[int | None] = []
+        self.parts: list[tuple[Any, optree.PyTreeSpec, int, int]] = []  # (key, treedef, span)
+        for position, (arg, entry) in enumerate(zip(args, entries, strict=True)):
+            self._add(position, arg, entry)
+        for name, value in kwargs.items():
+            self._add(name, value, 0)
 
-    @staticmethod
-    def _normalize(axis: int | None, leaf: Any, path: tuple) -> int | None:
+    def _add(self, key: Any, value: Any, entry: Any) -> None:
+        leaves, treedef = optree.tree_flatten(value, none_is_leaf=True, namespace=NAMESPACE)
+        if entry is None or isinstance(entry, (int, np.integer)):
+            axes = [entry] * len(leaves)
+        else:
+            axes = _broadcast_prefix(entry, value, f"in_axes entry for {_argument_name(key)}")
+        start = len(self.leaves)
+        self.leaves.extend(leaves)
+        self.parts.append((key, treedef, start, len(self.leaves)))
+        if entry is None:  # a shared argument
+            self.axes.extend(axes)
+            return
+        for index, (leaf, axis) in enumerate(zip(leaves, axes, strict=True)):
+            self.axes.append(None if leaf is None else self._normalize(axis, leaf, start + index))
+
+    def _normalize(self, axis: int | None, leaf: Any, index: int) -> int | None:
         if axis is None:
             return None
         ndim = leaf.ndim if isinstance(leaf, Tensor) else np.ndim(leaf)
         if not -ndim <= axis < ndim:
             raise ValueError(
-                f"kenaz.vmap: in_axes asks for axis {axis} of {_describe_path(path)}, which has "
+                f"kenaz.vmap: in_axes asks for axis {axis} of {self.describe(index)}, which has "
                 f"shape {_shape_of(leaf)}; the axis must be in [{-ndim}, {ndim}) (use None for "
                 "an argument that is not batched)"
             )
         return int(axis) % ndim
 
+    def describe(self, index: int) -> str:
+        """Where leaf ``index`` is in the arguments, e.g. ``argument 0['w']`` (for errors)."""
+        for key, _, start, stop in self.parts:
+            if start <= index < stop:
+                value = self.args[key] if isinstance(key, int) else self.kwargs[key]
+                paths = optree.tree_paths(value, none_is_leaf=True, namespace=NAMESPACE)
+                return _argument_name(key) + "".join(f"[{k!r}]" for k in paths[index - start])
+        return "an argument"
+
     def batch_size(self, axis_size: int | None) -> int:
-        sizes = {
-            _describe_path(path): _shape_of(leaf)[axis]
-            for path, leaf, axis in zip(self.paths, self.leaves, self.axes, strict=True)
-            if axis is not None
-        }
-        distinct = set(sizes.values())
-        if len(distinct) > 1:
-            listing = ", ".join(f"{where}: {n}" for where, n in sizes.items())
-            raise ValueError(
-                f"kenaz.vmap: the batched arguments have different sizes along their batch "
-                f"axes ({listing}); they must all be equal"
-            )
-        if not distinct:
+        size = None
+        for leaf, axis in zip(self.leaves, self.axes, strict=True):
+            if axis is not None:
+                n = _shape_of(leaf)[axis]
+                if size is not None and n != size:
+                    raise ValueError(self._sizes_error())
+                size = n
+        if size is None:
             if axis_size is None:
                 raise ValueError(
                     "kenaz.vmap: no argument is batched (all in_axes are None, or there are no "
                     "arguments), so the batch size is unknown; pass axis_size="
                 )
             return int(axis_size)
-        size = distinct.pop()
         if axis_size is not None and axis_size != size:
             raise ValueError(
                 f"kenaz.vmap: axis_size={axis_size} but the batched arguments have size {size}"
             )
         return size
 
+    def _sizes_error(self) -> str:
+        listing = ", ".join(
+            f"{self.describe(i)}: {_shape_of(leaf)[axis]}"
+            for i, (leaf, axis) in enumerate(zip(self.leaves, self.axes, strict=True))
+            if axis is not None
+        )
+        return (
+            f"kenaz.vmap: the batched arguments have different sizes along their batch axes "
+            f"({listing}); they must all be equal"
+        )
+
     def rebuild(self, leaves: Sequence[Any]) -> tuple[tuple, dict]:
-        args, kwargs = optree.tree_unflatten(self.treedef, list(leaves))
-        return args, kwargs
+        values = [optree.tree_unflatten(td, leaves[a:b]) for _, td, a, b in self.parts]
+        count = len(self.args)
+        return tuple(values[:count]), dict(zip(self.kwargs, values[count:], strict=True))
 
 
-def _describe_path(path: tuple) -> str:
-    if not path:
-        return "the arguments"
-    if path[0] == 0:
-        where = f"argument {path[1]}"
-        rest = path[2:]
-    else:
-        where = f"keyword argument {path[1]!r}"
-        rest = path[2:]
-    return where + "".join(f"[{key!r}]" for key in rest)
+def _argument_name(key: Any) -> str:
+    return f"argument {key}" if isinstance(key, int) else f"keyword argument {key!r}"
+
+
+def _broadcast_prefix(prefix: Any, value: Any, what: str) -> list[Any]:
+    """The leaves of ``prefix`` broadcast to the leaves of ``value`` (a pytree prefix)."""
+    try:
+        full = optree.tree_broadcast_prefix(prefix, value, none_is_leaf=True, namespace=NAMESPACE)
+    except ValueError as error:
+        raise ValueError(
+            f"kenaz.vmap: {what} ({prefix!r}) is not a pytree prefix: {error}"
+        ) from None
+    return optree.tree_leaves(full, none_is_leaf=True, namespace=NAMESPACE)
 
 
 def _shape_of(x: Any) -> tuple[int, ...]:
@@ -363,58 +399,50 @@ def _run_vectorized(f: Callable, inputs: _Inputs, size: int, out_axes: Any) -> A
         level.alive = False
 
 
-def _output_axes(result: Any, out_axes: Any) -> tuple[list, list, Any]:
+def _output_axes(result: Any, out_axes: Any) -> tuple[list, list, optree.PyTreeSpec]:
     """Flatten ``result`` (``None`` leaves included) with the out axis of each leaf."""
-    paths, leaves, treedef = optree.tree_flatten_with_path(
-        result, none_is_leaf=True, namespace=NAMESPACE
-    )
-    try:
-        axes_tree = optree.tree_broadcast_prefix(
-            out_axes, result, none_is_leaf=True, namespace=NAMESPACE
-        )
-    except ValueError as error:
-        raise ValueError(
-            f"kenaz.vmap: out_axes={out_axes!r} is not a pytree prefix of the outputs: {error}"
-        ) from None
-    axes = optree.tree_leaves(axes_tree, none_is_leaf=True, namespace=NAMESPACE)
-    return leaves, axes, (paths, treedef)
+    leaves, treedef = optree.tree_flatten(result, none_is_leaf=True, namespace=NAMESPACE)
+    if out_axes is None or isinstance(out_axes, (int, np.integer)):
+        return leaves, [out_axes] * len(leaves), treedef
+    return leaves, _broadcast_prefix(out_axes, result, "out_axes"), treedef
 
 
 def _unbatch_outputs(result: Any, level: BatchHandler, out_axes: Any) -> Any:
-    leaves, axes, (paths, treedef) = _output_axes(result, out_axes)
+    leaves, axes, treedef = _output_axes(result, out_axes)
     outs = []
-    for leaf, axis, path in zip(leaves, axes, paths, strict=True):
+    for index, (leaf, axis) in enumerate(zip(leaves, axes, strict=True)):
         if leaf is None:
             outs.append(None)
         elif type(leaf) is BatchedTensor and leaf._level is level:
             if axis is None:
                 raise ValueError(
-                    f"kenaz.vmap: out_axes is None for output {_output_name(path)}, but that "
-                    "output depends on the batched inputs; give it a batch axis (e.g. 0)"
+                    f"kenaz.vmap: out_axes is None for output {_output_name(result, index)}, "
+                    "but that output depends on the batched inputs; give it a batch axis (e.g. 0)"
                 )
             batched = leaf._batched
-            destination = _normalize_out_axis(axis, batched.ndim, path)
-            outs.append(shape_ops.moveaxis(batched, leaf._batch_axis, destination))
+            destination = _normalize_out_axis(axis, batched.ndim, result, index)
+            outs.append(batching.move_axis(batched, leaf._batch_axis, destination))
         else:
-            outs.append(_broadcast_unbatched(leaf, axis, level.axis_size, path))
+            outs.append(_broadcast_unbatched(leaf, axis, level.axis_size, result, index))
     return optree.tree_unflatten(treedef, outs)
 
 
-def _output_name(path: tuple) -> str:
-    return "".join(f"[{key!r}]" for key in path) or "(the only one)"
+def _output_name(result: Any, index: int) -> str:
+    paths = optree.tree_paths(result, none_is_leaf=True, namespace=NAMESPACE)
+    return "".join(f"[{key!r}]" for key in paths[index]) or "(the only one)"
 
 
-def _normalize_out_axis(axis: int, batched_ndim: int, path: tuple) -> int:
+def _normalize_out_axis(axis: int, batched_ndim: int, result: Any, index: int) -> int:
     if not -batched_ndim <= axis < batched_ndim:
         raise ValueError(
-            f"kenaz.vmap: out_axes asks for axis {axis} in output {_output_name(path)}, which "
-            f"has {batched_ndim - 1} per-example dimension(s); the axis must be in "
+            f"kenaz.vmap: out_axes asks for axis {axis} in output {_output_name(result, index)}, "
+            f"which has {batched_ndim - 1} per-example dimension(s); the axis must be in "
             f"[{-batched_ndim}, {batched_ndim})"
         )
     return int(axis) % batched_ndim
 
 
-def _broadcast_unbatched(leaf: Any, axis: int | None, size: int, path: tuple) -> Any:
+def _broadcast_unbatched(leaf: Any, axis: int | None, size: int, result: Any, index: int) -> Any:
     """An output that does not depend on the batch: repeated ``size`` times along ``axis``."""
     if not isinstance(leaf, Tensor):
         try:
@@ -422,11 +450,11 @@ def _broadcast_unbatched(leaf: Any, axis: int | None, size: int, path: tuple) ->
         except TypeError:
             raise TypeError(
                 f"kenaz.vmap: the function must return tensors, arrays or numbers (or pytrees "
-                f"of them), got {type(leaf).__name__} at output {_output_name(path)}"
+                f"of them), got {type(leaf).__name__} at output {_output_name(result, index)}"
             ) from None
     if axis is None:
         return leaf
-    destination = _normalize_out_axis(axis, leaf.ndim + 1, path)
+    destination = _normalize_out_axis(axis, leaf.ndim + 1, result, index)
     expanded = shape_ops.expand_dims(leaf, destination)
     target = expanded.shape[:destination] + (size,) + expanded.shape[destination + 1 :]
     return shape_ops.broadcast_to(expanded, target)
@@ -444,7 +472,7 @@ def _run_per_example(f: Callable, inputs: _Inputs, size: int, out_axes: Any) -> 
         results.append(f(*args, **kwargs))
     if not results:
         raise ValueError("kenaz.vmap: method='loop' needs a batch of at least one example")
-    first_leaves, axes, (paths, treedef) = _output_axes(results[0], out_axes)
+    first_leaves, axes, treedef = _output_axes(results[0], out_axes)
     columns: list[list[Any]] = [[] for _ in first_leaves]
     for result in results:
         leaves, result_treedef = optree.tree_flatten(result, none_is_leaf=True, namespace=NAMESPACE)
@@ -456,17 +484,17 @@ def _run_per_example(f: Callable, inputs: _Inputs, size: int, out_axes: Any) -> 
         for column, leaf in zip(columns, leaves, strict=True):
             column.append(leaf)
     outs = [
-        _stack_column(column, axis, path)
-        for column, axis, path in zip(columns, axes, paths, strict=True)
+        _stack_column(column, axis, results[0], index)
+        for index, (column, axis) in enumerate(zip(columns, axes, strict=True))
     ]
     return optree.tree_unflatten(treedef, outs)
 
 
-def _stack_column(column: list, axis: int | None, path: tuple) -> Any:
+def _stack_column(column: list, axis: int | None, result: Any, index: int) -> Any:
     if column[0] is None:
         return None
     if axis is None:
         return column[0]
     tensors = [leaf if isinstance(leaf, Tensor) else Tensor(leaf) for leaf in column]
-    destination = _normalize_out_axis(axis, tensors[0].ndim + 1, path)
+    destination = _normalize_out_axis(axis, tensors[0].ndim + 1, result, index)
     return shape_ops.stack(tensors, axis=destination)

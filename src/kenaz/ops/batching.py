@@ -41,15 +41,27 @@ def batch_size(args: Sequence[Any], batch_axes: Sequence[int | None]) -> int:
     raise ValueError("kenaz batching rule called without a batched argument")
 
 
+def move_axis(x: Tensor, source: int, destination: int) -> Tensor:
+    """``moveaxis`` for non-negative axes, straight to the primitive (rules run per op)."""
+    if source == destination:
+        return x
+    order = [i for i in range(x.ndim) if i != source]
+    order.insert(destination, source)
+    return shape._transpose(x, axes=tuple(order))
+
+
 def move_batch_to_front(x: Any, axis: int | None, rank: int | None = None) -> Any:
     """Move the batch axis of ``x`` to 0; with ``rank``, insert unit axes after it so
     that the per-example part has ``rank`` dimensions (right-aligned broadcasting)."""
     if axis is None:
         return x
+    x_shape = x.shape
     if axis != 0:
-        x = shape.moveaxis(x, axis, 0)
-    if rank is not None and x.ndim - 1 < rank:
-        x = shape.reshape(x, (x.shape[0],) + (1,) * (rank - x.ndim + 1) + x.shape[1:])
+        x = move_axis(x, axis, 0)
+        x_shape = (x_shape[axis],) + x_shape[:axis] + x_shape[axis + 1 :]
+    if rank is not None and len(x_shape) - 1 < rank:
+        padded = (x_shape[0],) + (1,) * (rank - len(x_shape) + 1) + x_shape[1:]
+        x = shape._reshape(x, shape=padded, order="C")
     return x
 
 
@@ -58,7 +70,7 @@ def with_batch_in_front(x: Any, axis: int | None, size: int) -> Any:
     if axis is not None:
         return move_batch_to_front(x, axis)
     x_shape = shape_of(x)
-    return shape.broadcast_to(shape.expand_dims(x, 0), (size,) + x_shape)
+    return shape._broadcast_to(shape._expand_dims(x, axis=(0,)), shape=(size,) + x_shape)
 
 
 def shift_axis(axis: int, batch_axis: int) -> int:
@@ -81,6 +93,15 @@ def elementwise(op, args, batch_axes, **params):
     """
     if len(args) == 1:  # unary: the op keeps the layout, wherever the batch axis is
         return op(args[0], **params), batch_axes[0]
+    if len(args) == 2:  # binary, the common case: try the layouts that need no moves
+        x, y = args
+        bx, by = batch_axes
+        if bx == by and x.ndim == y.ndim:
+            return op(x, y, **params), bx
+        if by is None and ndim_of(y) < x.ndim - bx:  # y broadcasts past the batch axis
+            return op(x, y, **params), bx
+        if bx is None and ndim_of(x) < y.ndim - by:
+            return op(x, y, **params), by
     ndims = [ndim_of(a) for a in args]
     rank = max(n - (ax is not None) for n, ax in zip(ndims, batch_axes, strict=True))
     common = _common_batch_axis(ndims, batch_axes, rank)

@@ -67,17 +67,17 @@ def _matmul_batch(op, args, batch_axes):
     if by is None and x_ndim == 1 and y_ndim == 2:
         return op(batching.move_batch_to_front(x, bx), y), 0
     if bx is None and x_ndim == 2 and y_ndim == 1:
-        return op(x, shape.moveaxis(y, by, -1)), 1
+        return op(x, batching.move_axis(y, by, 1)), 1
     # Otherwise: batched vectors become matrices, stacks get equal ranks, batch axis first.
     rank = max(x_ndim, y_ndim, 2)
     x_vector, y_vector = bx is not None and x_ndim == 1, by is not None and y_ndim == 1
     if bx is not None:
         x = batching.move_batch_to_front(x, bx)
-        x = shape.expand_dims(x, 1) if x_vector else x  # a row: (B, 1, k)
+        x = shape._expand_dims(x, axis=(1,)) if x_vector else x  # a row: (B, 1, k)
         x = batching.move_batch_to_front(x, 0, rank)
     if by is not None:
         y = batching.move_batch_to_front(y, by)
-        y = shape.expand_dims(y, 2) if y_vector else y  # a column: (B, k, 1)
+        y = shape._expand_dims(y, axis=(2,)) if y_vector else y  # a column: (B, k, 1)
         y = batching.move_batch_to_front(y, 0, rank)
     out = _product_of_matrices(op, x, y)
     promoted = []
@@ -86,7 +86,7 @@ def _matmul_batch(op, args, batch_axes):
     if x_vector:
         y_dropped = by is None and y_ndim == 1  # NumPy removed y's vector axis itself
         promoted.append(out.ndim - 1 if y_dropped else out.ndim - 2)
-    return (shape.squeeze(out, tuple(promoted)) if promoted else out), 0
+    return (shape._squeeze(out, axis=tuple(sorted(promoted))) if promoted else out), 0
 
 
 def _product_of_matrices(op, x, y):

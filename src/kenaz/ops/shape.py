@@ -36,7 +36,8 @@ def _reshape_batch(op, args, batch_axes, *, shape, order):
     (x,), (b,) = args, batch_axes
     size = _shape(x)[b]
     if order == "F":  # column-major: each example is contiguous when the batch axis is last
-        return op(moveaxis(x, b, -1), shape=shape + (size,), order=order), len(shape)
+        x = batching.move_axis(x, b, x.ndim - 1)
+        return op(x, shape=shape + (size,), order=order), len(shape)
     return op(batching.move_batch_to_front(x, b), shape=(size,) + shape, order=order), 0
 
 
