@@ -22,6 +22,7 @@ from . import custom_rules as _custom_rules  # noqa: F401  (registers how transf
 from .checkpoint import checkpoint
 from . import custom_batching as _custom_batching  # noqa: F401  (vmap of custom rules)
 from .no_grad import no_grad
+from .graph import graph
 from .vectorize import vmap
 from .jacobians import hessian, hvp, jacfwd, jacrev
 from . import numpy, tree
@@ -46,6 +47,7 @@ __all__ = [
     "custom_vjp",
     "checkpoint",
     "no_grad",
+    "graph",
     "vmap",
     "jacfwd",
     "jacrev",

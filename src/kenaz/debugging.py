@@ -26,6 +26,7 @@ def _describe(x: Any) -> str:
 
 
 def _summary(x: Any) -> str:
+    """``  (min=.. max=.. mean=.. nan=k inf=k)`` over the finite values; NaN and inf counted."""
     if isinstance(x, tuple):
         return "".join(_summary(v) for v in x)
     try:
@@ -34,12 +35,15 @@ def _summary(x: Any) -> str:
         return ""
     if value.size == 0 or value.dtype.kind not in "biufc":
         return ""
-    finite = value[np.isfinite(value)] if value.dtype.kind in "fc" else value
-    nans = int(np.isnan(value).sum()) if value.dtype.kind in "fc" else 0
-    if finite.size == 0:
-        return f"  (nan={nans})"
-    stats = f"min={finite.min():.4g} max={finite.max():.4g} mean={finite.mean():.4g}"
-    return f"  ({stats}{f' nan={nans}' if nans else ''})"
+    counts = ""
+    if value.dtype.kind in "fc":
+        nans, infs = int(np.isnan(value).sum()), int(np.isinf(value).sum())
+        counts = f"{f' nan={nans}' if nans else ''}{f' inf={infs}' if infs else ''}"
+        value = value[np.isfinite(value)]
+    if value.size == 0:
+        return f"  ({counts.strip()})"
+    stats = f"min={value.min():.4g} max={value.max():.4g} mean={value.mean():.4g}"
+    return f"  ({stats}{counts})"
 
 
 class DebugHandler(Handler):
@@ -49,24 +53,30 @@ class DebugHandler(Handler):
         self,
         file: TextIO | None = None,
         values: bool = False,
-        ops: Container[str] | None = None,
+        ops: Container[str] | Callable[[Op], bool] | None = None,
     ) -> None:
         self.file = file
         self.values = values
-        self.ops = ops
+        self.ops = ops if ops is None or callable(ops) else _named(ops)
         self.base_depth = len(current_scopes())
         self.last_scopes: tuple[str, ...] = current_scopes()
 
     def handle(self, op: Op, args: tuple, params: dict) -> Any:
         out = perform(op, *args, **params)
-        if self.ops is not None and op.name not in self.ops:
+        if self.ops is not None and not self.ops(op):
             return out
         file = self.file or sys.stdout
         scopes = current_scopes()
         depth = len(scopes) - self.base_depth
         if scopes != self.last_scopes:
-            if len(scopes) > self.base_depth:
-                print("  " * (depth - 1) + f"[{scopes[-1]}]", file=file)
+            # A header for each phase entered since the last printed op.
+            shared = 0
+            for now, before in zip(scopes, self.last_scopes):
+                if now != before:
+                    break
+                shared += 1
+            for level in range(max(shared, self.base_depth), len(scopes)):
+                print("  " * (level - self.base_depth) + f"[{scopes[level]}]", file=file)
             self.last_scopes = scopes
         inputs = ", ".join(_describe(a) for a in args)
         shown = {k: v for k, v in params.items() if k != "spec"}
@@ -76,12 +86,16 @@ class DebugHandler(Handler):
         return out
 
 
+def _named(names: Container[str]) -> Callable[[Op], bool]:
+    return lambda op: op.name in names
+
+
 def debug(
     f: Callable,
     *,
     file: TextIO | None = None,
     values: bool = False,
-    ops: Container[str] | None = None,
+    ops: Container[str] | Callable[[Op], bool] | None = None,
 ) -> Callable:
     """Wrap ``f`` so that every op it performs is printed.
 
@@ -97,9 +111,11 @@ def debug(
     file : text stream, optional
         Where to print (standard output by default).
     values : bool, optional
-        Also print a summary of each output: min, max, mean, NaN count.
-    ops : container of str, optional
-        Print only ops with these names (``{"matmul", "tanh"}``).
+        Also print a summary of each output: min, max and mean of its finite
+        values, and how many are NaN and infinite (when any are).
+    ops : container of str, or callable, optional
+        Print only ops with these names (``{"matmul", "tanh"}``), or those
+        for which ``ops(op)`` is true (``lambda op: op.name.startswith("scatter")``).
 
     Examples
     --------
