@@ -150,3 +150,12 @@ def test_check_op_runs_the_batching_check(monkeypatch):
     check_op(_sine(), (X,))
     check_op(_sine(), (X,), batching=False)
     assert len(calls) == 1
+
+
+@pytest.mark.parametrize(
+    "f",
+    [lambda z: knp.exp(z) * z, lambda z: knp.sum(knp.real(z * knp.conj(z))), knp.abs],
+    ids=["holomorphic", "real-valued", "abs"],
+)
+def test_check_grads_of_complex_functions(f):
+    check_grads(f, (np.array([0.3 + 0.2j, -1.0 + 0.5j]),))
