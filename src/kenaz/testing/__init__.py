@@ -76,8 +76,12 @@ def _is_inexact(x: Any) -> bool:
 
 def _lowest_precision(*trees: Any) -> np.dtype:
     """The float dtype with the fewest bits among the inexact leaves of ``trees``."""
-    dtypes = [np.finfo(np.result_type(leaf)).dtype for t in trees for leaf in tree.leaves(t)
-              if _is_inexact(leaf)]
+    dtypes = [
+        np.finfo(np.result_type(leaf)).dtype
+        for t in trees
+        for leaf in tree.leaves(t)
+        if _is_inexact(leaf)
+    ]
     return min(dtypes, key=lambda d: d.itemsize, default=np.dtype(np.float64))
 
 
@@ -127,8 +131,9 @@ def _random_tree_like(rng: np.random.Generator, values: Any) -> Any:
     return tree.map(lambda x: _random_like(rng, x), values)
 
 
-def numerical_jvp(f: Callable[..., Any], args: Sequence[Any], tangents: Sequence[Any],
-                  eps: float) -> Any:
+def numerical_jvp(
+    f: Callable[..., Any], args: Sequence[Any], tangents: Sequence[Any], eps: float
+) -> Any:
     """Central finite differences ``(f(x + eps t) - f(x - eps t)) / (2 eps)``, in float64.
 
     Parameters
@@ -157,7 +162,8 @@ def numerical_jvp(f: Callable[..., Any], args: Sequence[Any], tangents: Sequence
     def shifted(sign: float) -> Any:
         moved = tree.map(
             lambda x, t: _upcast(x) + sign * eps * _upcast(t) if _is_inexact(x) else _numpy(x),
-            tuple(args), tuple(tangents),
+            tuple(args),
+            tuple(tangents),
         )
         return tree.map(_upcast, f(*_as_tensors(moved)))
 
@@ -174,8 +180,7 @@ def _fail(where: str, what: str, detail: str) -> AssertionError:
     return AssertionError(f"kenaz.testing.{where}: {what}: {detail}")
 
 
-def _assert_trees_close(actual: Any, expected: Any, tol: Tolerance, where: str,
-                        what: str) -> None:
+def _assert_trees_close(actual: Any, expected: Any, tol: Tolerance, where: str, what: str) -> None:
     """Leafwise ``|actual - expected| <= atol + rtol * |expected|``, naming the worst error."""
     actual_leaves, expected_leaves = tree.leaves(actual), tree.leaves(expected)
     if len(actual_leaves) != len(expected_leaves):
@@ -194,7 +199,8 @@ def _assert_trees_close(actual: Any, expected: Any, tol: Tolerance, where: str,
         if bad.any():
             worst = np.unravel_index(np.nanargmax(np.where(bad, error / allowed, -1.0)), a.shape)
             raise _fail(
-                where, what,
+                where,
+                what,
                 f"output {position}: max error {np.nanmax(error):.3g} (at index "
                 f"{tuple(int(i) for i in worst)}: got {a[worst]:.6g}, expected {e[worst]:.6g}); "
                 f"{int(bad.sum())} of {bad.size} elements outside atol={tol.atol:g}, "
@@ -215,8 +221,15 @@ def _pairing(xs: Any, ys: Any) -> tuple[float, float, float]:
     return total, magnitude, size_x
 
 
-def _assert_pairings_close(cotangent: Any, jacobian_tangent: Any, transposed: Any,
-                           tangent: Any, tol: Tolerance, where: str, what: str) -> None:
+def _assert_pairings_close(
+    cotangent: Any,
+    jacobian_tangent: Any,
+    transposed: Any,
+    tangent: Any,
+    tol: Tolerance,
+    where: str,
+    what: str,
+) -> None:
     """The dot-product test ``<v, J u> == <J^T v, u>``.
 
     The allowed error is what the leafwise criterion on ``J u`` implies:
@@ -228,7 +241,8 @@ def _assert_pairings_close(cotangent: Any, jacobian_tangent: Any, transposed: An
     allowed = tol.atol * cotangent_size + tol.rtol * max(left_magnitude, right_magnitude)
     if not abs(left - right) <= allowed:
         raise _fail(
-            where, what,
+            where,
+            what,
             f"<v, J u> = {left!r} but <J^T v, u> = {right!r}: error {abs(left - right):.3g} "
             f"> allowed {allowed:.3g} (atol={tol.atol:g}, rtol={tol.rtol:g})",
         )
@@ -302,9 +316,15 @@ def _describe(path: tuple[str, ...]) -> str:
     return f"{' of '.join(reversed(path))}, order {len(path)}"
 
 
-def _check_recursively(f: Callable[..., Any], args: tuple[Any, ...], modes: tuple[str, ...],
-                       order: int, tol: Tolerance, rng: np.random.Generator,
-                       path: tuple[str, ...]) -> None:
+def _check_recursively(
+    f: Callable[..., Any],
+    args: tuple[Any, ...],
+    modes: tuple[str, ...],
+    order: int,
+    tol: Tolerance,
+    rng: np.random.Generator,
+    path: tuple[str, ...],
+) -> None:
     if order == 0:
         return
     count = len(args)
@@ -317,31 +337,65 @@ def _check_recursively(f: Callable[..., Any], args: tuple[Any, ...], modes: tupl
         cotangent = _random_tree_like(rng, f(*args))
         _check_vjp(f, args, cotangent, tol, rng, path + ("rev",))
         vjp_of_f = lambda *xs: vjp(f, *xs[:count])[1](xs[count])
-        _check_recursively(vjp_of_f, (*args, cotangent), modes, order - 1, tol, rng,
-                           path + ("rev",))
+        _check_recursively(
+            vjp_of_f, (*args, cotangent), modes, order - 1, tol, rng, path + ("rev",)
+        )
 
 
-def _check_jvp(f: Callable[..., Any], args: tuple[Any, ...], tangents: tuple[Any, ...],
-               tol: Tolerance, rng: np.random.Generator, path: tuple[str, ...]) -> None:
+def _check_jvp(
+    f: Callable[..., Any],
+    args: tuple[Any, ...],
+    tangents: tuple[Any, ...],
+    tol: Tolerance,
+    rng: np.random.Generator,
+    path: tuple[str, ...],
+) -> None:
     out, tangent_out = jvp(f, args, tangents)
-    _assert_trees_close(out, f(*args), tol, "check_grads",
-                        f"{_describe(path)}: the primal output of jvp differs from f")
+    _assert_trees_close(
+        out,
+        f(*args),
+        tol,
+        "check_grads",
+        f"{_describe(path)}: the primal output of jvp differs from f",
+    )
     expected = numerical_jvp(f, args, tangents, tol.eps)
-    _assert_trees_close(tangent_out, expected, tol, "check_grads",
-                        f"{_describe(path)}: jvp differs from finite differences")
+    _assert_trees_close(
+        tangent_out,
+        expected,
+        tol,
+        "check_grads",
+        f"{_describe(path)}: jvp differs from finite differences",
+    )
 
 
-def _check_vjp(f: Callable[..., Any], args: tuple[Any, ...], cotangent: Any, tol: Tolerance,
-               rng: np.random.Generator, path: tuple[str, ...]) -> None:
+def _check_vjp(
+    f: Callable[..., Any],
+    args: tuple[Any, ...],
+    cotangent: Any,
+    tol: Tolerance,
+    rng: np.random.Generator,
+    path: tuple[str, ...],
+) -> None:
     out, pullback = vjp(f, *args)
-    _assert_trees_close(out, f(*args), tol, "check_grads",
-                        f"{_describe(path)}: the primal output of vjp differs from f")
+    _assert_trees_close(
+        out,
+        f(*args),
+        tol,
+        "check_grads",
+        f"{_describe(path)}: the primal output of vjp differs from f",
+    )
     transposed = pullback(cotangent)
     tangents = _random_tree_like(rng, args)
     jacobian_tangent = numerical_jvp(f, args, tangents, tol.eps)
-    _assert_pairings_close(cotangent, jacobian_tangent, transposed, tangents, tol,
-                           "check_grads",
-                           f"{_describe(path)}: vjp disagrees with finite differences")
+    _assert_pairings_close(
+        cotangent,
+        jacobian_tangent,
+        transposed,
+        tangents,
+        tol,
+        "check_grads",
+        f"{_describe(path)}: vjp disagrees with finite differences",
+    )
 
 
 # -- check_op --------------------------------------------------------------------------------
@@ -451,13 +505,21 @@ def _assert_dtypes_match(values: Any, reference: Any, where: str, what: str) -> 
         v, r = _numpy(v), _numpy(r)
         if v.shape != r.shape or (r.dtype.kind in "fc" and v.dtype != r.dtype):
             raise _fail(
-                where, what,
+                where,
+                what,
                 f"leaf {position} is {v.dtype}{list(v.shape)}, expected {r.dtype}{list(r.shape)}",
             )
 
 
-def _check_op_jvp(call: Callable[..., Any], args: tuple[Any, ...], tangents: tuple[Any, ...],
-                  out: Any, tol: Tolerance, where: str, finite_differences: bool) -> Any:
+def _check_op_jvp(
+    call: Callable[..., Any],
+    args: tuple[Any, ...],
+    tangents: tuple[Any, ...],
+    out: Any,
+    tol: Tolerance,
+    where: str,
+    finite_differences: bool,
+) -> Any:
     watched = _Snapshot((args, tangents))
     out_primal, tangent_out = jvp(call, args, tangents)
     watched.assert_unchanged(where, "the jvp rule modified its input or tangent")
@@ -467,14 +529,22 @@ def _check_op_jvp(call: Callable[..., Any], args: tuple[Any, ...], tangents: tup
     )
     if finite_differences:
         expected = numerical_jvp(call, args, tangents, tol.eps)
-        _assert_trees_close(tangent_out, expected, tol, where,
-                            "the jvp rule differs from finite differences")
+        _assert_trees_close(
+            tangent_out, expected, tol, where, "the jvp rule differs from finite differences"
+        )
     return tangent_out
 
 
-def _check_op_vjp(call: Callable[..., Any], args: tuple[Any, ...], tangents: tuple[Any, ...],
-                  tangent_out: Any, out: Any, tol: Tolerance, rng: np.random.Generator,
-                  where: str) -> None:
+def _check_op_vjp(
+    call: Callable[..., Any],
+    args: tuple[Any, ...],
+    tangents: tuple[Any, ...],
+    tangent_out: Any,
+    out: Any,
+    tol: Tolerance,
+    rng: np.random.Generator,
+    where: str,
+) -> None:
     cotangent = _random_tree_like(rng, out)
     watched = _Snapshot((args, cotangent))
     out_primal, pullback = vjp(call, *args)
@@ -484,16 +554,34 @@ def _check_op_vjp(call: Callable[..., Any], args: tuple[Any, ...], tangents: tup
     _assert_dtypes_match(
         transposed, args, where, "the vjp rule's cotangent does not match the input"
     )
-    _assert_pairings_close(cotangent, tangent_out, transposed, tangents, tol, where,
-                           "the vjp rule is not the transpose of the jvp rule")
+    _assert_pairings_close(
+        cotangent,
+        tangent_out,
+        transposed,
+        tangents,
+        tol,
+        where,
+        "the vjp rule is not the transpose of the jvp rule",
+    )
     again = pullback(cotangent)
-    _assert_trees_close(again, transposed, Tolerance(0.0, 0.0, 0.0), where,
-                        "a second call of the pullback gave a different result")
+    _assert_trees_close(
+        again,
+        transposed,
+        Tolerance(0.0, 0.0, 0.0),
+        where,
+        "a second call of the pullback gave a different result",
+    )
 
 
-def _check_rules_derivatives(call: Callable[..., Any], args: tuple[Any, ...],
-                             tangents: tuple[Any, ...], out: Any, order: int, tol: Tolerance,
-                             rng: np.random.Generator) -> None:
+def _check_rules_derivatives(
+    call: Callable[..., Any],
+    args: tuple[Any, ...],
+    tangents: tuple[Any, ...],
+    out: Any,
+    order: int,
+    tol: Tolerance,
+    rng: np.random.Generator,
+) -> None:
     """check_grads of ``(x, u) -> jvp(op, x, u)`` and ``(x, v) -> vjp(op, x)(v)``."""
     count = len(args)
     jvp_of_op = lambda *xs: jvp(call, xs[:count], xs[count:])
@@ -513,8 +601,9 @@ def _check_rules_derivatives(call: Callable[..., Any], args: tuple[Any, ...],
 _BATCHING_MODULE = "kenaz.testing.batching"
 
 
-def _check_batching_if_available(fn: Op | Callable[..., Any], args: tuple[Any, ...],
-                                 params: dict[str, Any], tol: Tolerance) -> None:
+def _check_batching_if_available(
+    fn: Op | Callable[..., Any], args: tuple[Any, ...], params: dict[str, Any], tol: Tolerance
+) -> None:
     if importlib.util.find_spec(_BATCHING_MODULE) is None:
         return
     batching = importlib.import_module(_BATCHING_MODULE)
