@@ -27,6 +27,30 @@ $(DEMO_STAMP): $(BIN)/python pyproject.toml
 demo: $(DEMO_STAMP)
 	$(BIN)/python examples/tour.py
 
+# `make bench` uses its own venv: kenaz plus the optional peers, each installed on its own so
+# that one failing install leaves the others (a missing peer's rows then say "not installed").
+# torch is pinned to 2.13.0: a CPU wheel of it lies on this machine's disk; any other version
+# downloads gigabytes of CUDA. Delete .venv-bench/.installed to retry a failed peer.
+BENCH_VENV := .venv-bench
+BENCH_BIN := $(BENCH_VENV)/bin
+BENCH_STAMP := $(BENCH_VENV)/.installed
+BENCH_PEERS := autograd torch==2.13.0 'jax jaxlib'
+
+$(BENCH_BIN)/python:
+	$(PYTHON) -m venv $(BENCH_VENV)
+
+$(BENCH_STAMP): $(BENCH_BIN)/python pyproject.toml
+	$(BENCH_BIN)/python -m pip install --quiet --upgrade pip
+	$(BENCH_BIN)/python -m pip install --quiet -e .
+	@for peer in $(BENCH_PEERS); do \
+		$(BENCH_BIN)/python -m pip install --quiet $$peer \
+			|| echo "make bench: could not install $$peer; its rows will say so"; \
+	done
+	touch $(BENCH_STAMP)
+
+bench: $(BENCH_STAMP)
+	$(BENCH_BIN)/python benchmarks/run_all.py
+
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks examples
 

@@ -1,0 +1,1 @@
+"""Benchmarks of kenaz against hand-written NumPy and its peers (``make bench``)."""
