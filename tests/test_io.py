@@ -1,0 +1,131 @@
+"""save/load: round trips in both formats, templates, and clear errors for bad files."""
+
+import sys
+import zipfile
+from typing import NamedTuple
+
+import numpy as np
+import pytest
+
+import kenaz
+import kenaz.numpy as knp
+from kenaz import io, nn, optim
+
+FORMATS = [
+    ".npz",
+    pytest.param(
+        ".safetensors",
+        marks=pytest.mark.skipif(
+            __import__("importlib").util.find_spec("safetensors") is None,
+            reason="needs safetensors",
+        ),
+    ),
+]
+
+
+def nested_params():
+    return {
+        "layers": [nn.Linear(3, 2).init(0), None, nn.Linear(2, 1, dtype=np.float32).init(1)],
+        "steps": np.array([1, 2, 3], dtype=np.int64),
+        "pair": (knp.ones(()), np.float64(2.5)),
+    }
+
+
+def assert_same(loaded, original):
+    assert kenaz.tree.structure(loaded) == kenaz.tree.structure(original)
+    for a, b in zip(kenaz.tree.leaves(loaded), kenaz.tree.leaves(original), strict=True):
+        assert isinstance(a, kenaz.Tensor)
+        assert a.dtype == np.asarray(b).dtype
+        np.testing.assert_array_equal(a.numpy(), np.asarray(b))
+
+
+@pytest.mark.parametrize("suffix", FORMATS)
+def test_round_trip_without_template(tmp_path, suffix):
+    params = nested_params()
+    path = io.save(tmp_path / f"params{suffix}", params)
+    assert path.exists()
+    assert_same(io.load(path), params)
+
+
+@pytest.mark.parametrize("suffix", FORMATS)
+def test_round_trip_with_template_and_custom_containers(tmp_path, suffix):
+    params = nested_params()
+    optimizer = optim.adam(1e-3)
+    opt_state = optimizer.init(params)  # tuples of NamedTuples
+    path = io.save(tmp_path / f"state{suffix}", opt_state)
+    with pytest.raises(io.CheckpointError, match="template"):
+        io.load(path)
+    assert_same(io.load(path, template=opt_state), opt_state)
+
+
+def test_npz_is_plain_and_never_pickled(tmp_path):
+    path = io.save(tmp_path / "p.npz", nested_params())
+    with np.load(path, allow_pickle=False) as archive:  # readable without pickle
+        assert all(archive[name].dtype != object for name in archive.files)
+    with pytest.raises(TypeError):
+        io.save(tmp_path / "bad.npz", {"a": np.array(["text"])})
+
+
+class Pair(NamedTuple):
+    first: object
+    second: object
+
+
+@pytest.mark.parametrize("suffix", FORMATS)
+def test_template_mismatches_are_named(tmp_path, suffix):
+    path = io.save(tmp_path / f"p{suffix}", {"w": np.ones((2, 3)), "b": np.zeros(3)})
+    with pytest.raises(io.CheckpointError, match=r"'w' has shape \(2, 3\).*\(3, 2\)"):
+        io.load(path, template={"w": np.ones((3, 2)), "b": np.zeros(3)})
+    with pytest.raises(io.CheckpointError, match=r"'b' has dtype float64.*float32"):
+        io.load(path, template={"w": np.ones((2, 3)), "b": np.zeros(3, dtype=np.float32)})
+    with pytest.raises(io.CheckpointError, match=r"only in the file \['b'\].*\['c'\]"):
+        io.load(path, template={"w": np.ones((2, 3)), "c": np.zeros(3)})
+    with pytest.raises(io.CheckpointError, match="do not match"):
+        io.load(path, template=Pair(np.zeros(3), np.ones((2, 3))))
+
+
+@pytest.mark.parametrize("suffix", FORMATS)
+def test_truncated_and_corrupt_files(tmp_path, suffix):
+    path = io.save(tmp_path / f"p{suffix}", {"w": np.arange(1000.0)})
+    content = path.read_bytes()
+    truncated = tmp_path / f"truncated{suffix}"
+    truncated.write_bytes(content[: len(content) // 2])
+    with pytest.raises(io.CheckpointError, match="truncated or corrupt"):
+        io.load(truncated)
+    garbage = tmp_path / f"garbage{suffix}"
+    garbage.write_bytes(b"this is not a checkpoint" * 10)
+    with pytest.raises(io.CheckpointError, match="truncated or corrupt"):
+        io.load(garbage)
+    empty = tmp_path / f"empty{suffix}"
+    empty.write_bytes(b"")
+    with pytest.raises(io.CheckpointError):
+        io.load(empty)
+
+
+def test_npz_that_is_not_a_checkpoint(tmp_path):
+    path = tmp_path / "other.npz"
+    np.savez(path, a=np.ones(3))
+    with pytest.raises(io.CheckpointError, match="not a kenaz checkpoint"):
+        io.load(path)
+    corrupt_structure = tmp_path / "corrupt.npz"
+    np.savez(corrupt_structure, __kenaz_structure__=np.frombuffer(b"{not json", dtype=np.uint8))
+    with pytest.raises(io.CheckpointError, match="corrupt"):
+        io.load(corrupt_structure)
+    with zipfile.ZipFile(tmp_path / "zip.npz", "w") as archive:
+        archive.writestr("notes.txt", "hello")
+    with pytest.raises(io.CheckpointError):
+        io.load(tmp_path / "zip.npz")
+
+
+def test_paths_and_formats(tmp_path):
+    with pytest.raises(ValueError, match=".npz or .safetensors"):
+        io.save(tmp_path / "params.pkl", {"w": np.ones(2)})
+    with pytest.raises(FileNotFoundError):
+        io.load(tmp_path / "missing.npz")
+
+
+def test_safetensors_missing_gives_install_hint(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "safetensors", None)
+    monkeypatch.setitem(sys.modules, "safetensors.numpy", None)
+    with pytest.raises(ImportError, match=r"kenaz\[io\]"):
+        io.save(tmp_path / "p.safetensors", {"w": np.ones(2)})
