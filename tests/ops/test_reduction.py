@@ -104,6 +104,16 @@ def _no_derivative_cases() -> list[OpCase]:
     ]
 
 
+EMPTY_AND_SINGLE_CASES = [
+    OpCase("sum-empty-axis", lambda x: knp.sum(x, axis=0), (np.zeros((0, 3)),)),
+    OpCase("prod-empty-axis", lambda x: knp.prod(x, axis=0), (np.zeros((0, 3)),)),
+    OpCase("prod-empty-kept-axis", lambda x: knp.prod(x, axis=1), (np.zeros((0, 3)),)),
+    OpCase("prod-axis-empty-tuple", lambda x: knp.prod(x, axis=()), (uniform((3,), 0.5, 1.5),)),
+    OpCase("cumsum-empty", knp.cumsum, (np.zeros((0,)),)),
+    OpCase("cumprod-empty", lambda x: knp.cumprod(x, axis=0), (np.zeros((0, 2)),)),
+    OpCase("cumprod-single", knp.cumprod, (np.array([2.0]),)),
+]
+
 CASES = (
     _axis_cases("sum", knp.sum)
     + _axis_cases("prod", knp.prod, 0.5, 1.5)
@@ -111,6 +121,7 @@ CASES = (
     + _axis_cases("min", knp.min)
     + [OpCase("sum-dtype", lambda x: knp.sum(x, dtype=np.float64), (uniform((3,), -1, 1),))]
     + _zeros_cases()
+    + EMPTY_AND_SINGLE_CASES
     + _scan_cases()
     + _ties_cases()
     + _no_derivative_cases()

@@ -196,11 +196,12 @@ def _exclusive_cumprod(x: Tensor, axis: int, reverse: bool = False) -> Tensor:
 
 def _product_of_others(x: Tensor, axis: tuple[int, ...]) -> Tensor:
     """For each element, the product of the other elements of its reduction group."""
-    if not axis:
+    if not axis or x.size == 0:  # no other elements, or no elements at all
         return Tensor(np.ones(x.shape, dtype=x.dtype))
     kept = tuple(a for a in range(x.ndim) if a not in axis)
     moved = shape.transpose(x, kept + axis)
-    grouped = shape.reshape(moved, moved.shape[: len(kept)] + (-1,))
+    group_size = int(np.prod([x.shape[a] for a in axis]))  # not -1: kept axes may be empty
+    grouped = shape.reshape(moved, moved.shape[: len(kept)] + (group_size,))
     last = grouped.ndim - 1
     others = _exclusive_cumprod(grouped, last) * _exclusive_cumprod(grouped, last, reverse=True)
     others = shape.reshape(others, moved.shape)
