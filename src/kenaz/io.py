@@ -145,7 +145,8 @@ def save(path: str | Path, params: Any) -> Path:
     path = Path(path)
     kind = _format_of(path)
     leaves, structure = _leaves_and_structure(params)
-    arrays = {_leaf_name(i): np.ascontiguousarray(leaf) for i, leaf in enumerate(leaves)}
+    # np.asarray(order="C"), not np.ascontiguousarray, which turns 0-d leaves into shape (1,).
+    arrays = {_leaf_name(i): np.asarray(leaf, order="C") for i, leaf in enumerate(leaves)}
     if kind == "safetensors":
         _import_safetensors().save_file(arrays, str(path), metadata={_STRUCTURE_KEY: structure})
     else:
@@ -158,7 +159,8 @@ def save(path: str | Path, params: Any) -> Path:
 # -- load -----------------------------------------------------------------------------------
 def _read_npz(path: Path) -> tuple[dict[str, np.ndarray], str]:
     try:
-        with np.load(path, allow_pickle=False) as archive:
+        # Open the file here: np.load leaks its own handle when the zip is corrupt.
+        with open(path, "rb") as file, np.load(file, allow_pickle=False) as archive:
             arrays = {name: archive[name] for name in archive.files}
     except FileNotFoundError:
         raise
