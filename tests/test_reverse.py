@@ -208,7 +208,11 @@ def test_integer_output_to_grad_is_refused():
         grad(lambda x: knp.argmax(x))(np.ones(3))
 
 
-@pytest.mark.parametrize("argnums", [2, -3, (0, 5), ()], ids=["2", "-3", "(0, 5)", "()"])
+@pytest.mark.parametrize(
+    "argnums",
+    [2, -3, (0, 5), (), (0, 0), (1, -1)],
+    ids=["2", "-3", "(0, 5)", "()", "(0, 0)", "(1, -1)"],
+)
 def test_bad_argnums(argnums):
     with pytest.raises(ValueError, match=r"argnums"):
         grad(lambda x, y: x * y, argnums=argnums)(1.0, 2.0)

@@ -227,7 +227,12 @@ def _normalize_argnums(argnums: int | Sequence[int], nargs: int, where: str) -> 
                 f"kenaz.{where}: argnums={argnums!r} is out of range for a call with "
                 f"{nargs} positional argument{'s' if nargs != 1 else ''}"
             )
-    return tuple(int(n) % nargs for n in nums)
+    normalized = tuple(int(n) % nargs for n in nums)
+    if len(set(normalized)) != len(normalized):
+        raise ValueError(
+            f"kenaz.{where}: argnums={argnums!r} names the same argument twice; name each once"
+        )
+    return normalized
 
 
 def _check_inputs(args: Sequence[Any], allow_int: bool, where: str) -> None:
