@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from ..effects import Op, each_argument
+from ..errors import ShapeError
 from ..tensor import Tensor
 from . import batching, reduction, shape
 
@@ -133,7 +134,13 @@ def matmul(x, y) -> Tensor:
 
 # -- einsum ------------------------------------------------------------------------------
 def _einsum_impl(*operands, spec):
-    return np.einsum(spec, *operands, optimize=len(operands) > 2)
+    try:
+        return np.einsum(spec, *operands, optimize=len(operands) > 2)
+    except ValueError as error:  # sizes of a letter that differ between operands
+        shapes = " and ".join(str(np.shape(operand)) for operand in operands)
+        raise ShapeError(
+            f"kenaz.einsum: {spec!r} does not fit operands of shapes {shapes}: {error}"
+        ) from None
 
 
 def _parse(spec: str) -> tuple[list[str], str]:
@@ -242,6 +249,14 @@ def _explicit_spec(subscripts: str, shapes: list[tuple[int, ...]]) -> str:
                 f"kenaz.einsum: subscripts {sub!r} do not match an operand of shape {s}"
             )
         expanded.append(sub)
+    sizes: dict[str, int] = {}
+    for sub, s in zip(expanded, shapes):
+        for letter, n in zip(sub, s):
+            if sizes.setdefault(letter, n) != n and 1 not in (n, sizes[letter]):
+                raise ShapeError(
+                    f"kenaz.einsum: index {letter!r} of {subscripts!r} has size {sizes[letter]} "
+                    f"in one operand and {n} in another (operand shapes {shapes})"
+                )
     if output is None:
         counts: dict[str, int] = {}
         for c in "".join(expanded):
