@@ -52,6 +52,7 @@ CASES = [
     OpCase("qr", lambda x: tuple(dec.qr_op(x)), (_matrix(4, 3),)),
     OpCase("slogdet", lambda x: dec.slogdet_op(x)[1], (_well_conditioned(3),)),
     OpCase("pinv", dec.pinv_op, (_matrix(4, 3),), {"rcond": None}),
+    OpCase("sqrtm", lambda a: dec.sqrtm_op(_positive_definite(a)), (_matrix(3, 3),)),
 ]
 
 test_check_op = make_check_op_test(CASES)

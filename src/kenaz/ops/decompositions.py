@@ -348,3 +348,32 @@ pinv_op = Op(
     vjp=[transposed(0, _pinv_jvp)],
     batch=matrix_batch,
 )
+
+
+# -- matrix square root --------------------------------------------------------------------------
+def _sqrtm_impl(a: np.ndarray) -> np.ndarray:
+    from scipy.linalg import sqrtm  # SciPy only when used (kenaz.scipy.linalg.sqrtm)
+
+    stack = a.reshape((-1,) + a.shape[-2:])
+    roots = [np.asarray(sqrtm(m)) for m in stack]
+    return np.stack(roots).reshape(a.shape[:-2] + roots[0].shape[-2:])
+
+
+def _sqrtm_jvp(t, root, a):
+    """Solve the Sylvester equation ``root @ d + d @ root = t`` for ``d`` (row-major vec form)."""
+    n = root.shape[-1]
+    eye = _eye(n, root.dtype)
+    system = einsum("...ik,jl->...ijkl", root, eye) + einsum("ik,...lj->...ijkl", eye, root)
+    system = shape.reshape(system, root.shape[:-2] + (n * n, n * n))
+    t = t if t.dtype == root.dtype else ew.astype(t, root.dtype)
+    flat = solve(system, shape.reshape(t, t.shape[:-2] + (n * n, 1)))
+    return shape.reshape(flat, root.shape)
+
+
+sqrtm_op = Op(
+    "sqrtm",
+    _sqrtm_impl,
+    jvp=[_sqrtm_jvp],
+    vjp=[transposed(0, _sqrtm_jvp)],
+    batch=matrix_batch,
+)

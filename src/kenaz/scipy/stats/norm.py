@@ -1,0 +1,53 @@
+"""The normal distribution ``N(loc, scale**2)``."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ...ops import elementwise as ew
+from ...ops import special
+from ...tensor import Tensor
+from ._common import standardize
+
+_LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
+
+
+def logpdf(x: Any, loc: Any = 0.0, scale: Any = 1.0) -> Tensor:
+    """Log of the density."""
+    z, scale = standardize(x, loc, scale)
+    return -0.5 * z * z - _LOG_SQRT_2PI - ew.log(scale)
+
+
+def pdf(x: Any, loc: Any = 0.0, scale: Any = 1.0) -> Tensor:
+    """The density."""
+    return ew.exp(logpdf(x, loc, scale))
+
+
+def cdf(x: Any, loc: Any = 0.0, scale: Any = 1.0) -> Tensor:
+    """The distribution function ``P(X <= x)``."""
+    z, _ = standardize(x, loc, scale)
+    return 0.5 * special.erfc(-z / math.sqrt(2.0))
+
+
+def logcdf(x: Any, loc: Any = 0.0, scale: Any = 1.0) -> Tensor:
+    """Log of the distribution function, accurate far in the lower tail."""
+    z, _ = standardize(x, loc, scale)
+    return special.log_ndtr(z)
+
+
+def sf(x: Any, loc: Any = 0.0, scale: Any = 1.0) -> Tensor:
+    """The survival function ``P(X > x)``."""
+    z, _ = standardize(x, loc, scale)
+    return 0.5 * special.erfc(z / math.sqrt(2.0))
+
+
+def logsf(x: Any, loc: Any = 0.0, scale: Any = 1.0) -> Tensor:
+    """Log of the survival function."""
+    z, _ = standardize(x, loc, scale)
+    return special.log_ndtr(-z)
+
+
+def ppf(q: Any, loc: Any = 0.0, scale: Any = 1.0) -> Tensor:
+    """The quantile function (inverse of ``cdf``)."""
+    return loc + scale * special.ndtri(q)

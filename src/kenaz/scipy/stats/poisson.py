@@ -1,0 +1,39 @@
+"""The Poisson distribution with mean ``mu`` (differentiable in ``mu``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ...ops import elementwise as ew
+from ...ops import special
+from ...tensor import Tensor
+from ._common import as_float
+
+
+def logpmf(k: Any, mu: Any, loc: Any = 0) -> Tensor:
+    """Log of the probability mass ``P(X = k)`` (``-inf`` off the non-negative integers)."""
+    k = as_float(k) - loc
+    mu = as_float(mu)
+    valid = ew.logical_and(ew.greater_equal(k, 0), ew.equal(ew.floor(k), k))
+    safe_k = ew.where(valid, k, 0.0)
+    value = special.xlogy(safe_k, mu) - mu - special.gammaln(safe_k + 1)
+    return ew.where(valid, value, -np.inf)
+
+
+def pmf(k: Any, mu: Any, loc: Any = 0) -> Tensor:
+    """The probability mass ``P(X = k)``."""
+    return ew.exp(logpmf(k, mu, loc))
+
+
+def cdf(k: Any, mu: Any, loc: Any = 0) -> Tensor:
+    """``P(X <= k)``, as the regularized upper incomplete gamma ``Q(floor(k) + 1, mu)``."""
+    k = ew.floor(as_float(k) - loc)
+    value = special.gammaincc(ew.maximum(k, 0.0) + 1, as_float(mu))
+    return ew.where(ew.less(k, 0), 0.0, value)
+
+
+def logcdf(k: Any, mu: Any, loc: Any = 0) -> Tensor:
+    """Log of the distribution function."""
+    return ew.log(cdf(k, mu, loc))
