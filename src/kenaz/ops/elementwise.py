@@ -424,6 +424,11 @@ cast = Op(
 def astype(x, dtype) -> Tensor:
     """Cast ``x`` to ``dtype`` (differentiable between inexact dtypes)."""
     dtype = np.dtype(dtype)
+    if dtype.kind not in "biufc":
+        raise TypeError(
+            f"kenaz.astype: cannot cast to dtype {dtype}; tensors hold only bool, integer, "
+            "float and complex data"
+        )
     if isinstance(x, Tensor) and x.dtype == dtype:
         return x
     return cast(x, dtype=dtype)

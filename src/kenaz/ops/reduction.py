@@ -22,7 +22,12 @@ def normalize_axes(axis: int | Sequence[int] | None, ndim: int, op: str) -> tupl
     """``axis`` as a sorted tuple of non-negative ints, with NumPy's error for a bad axis."""
     if axis is None:
         return tuple(range(ndim))
-    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+    axes = (axis,) if isinstance(axis, (int, np.integer)) else axis
+    axes = tuple(axes) if isinstance(axes, (tuple, list, range, np.ndarray)) else None
+    if axes is None or not all(
+        isinstance(a, (int, np.integer)) and not isinstance(a, bool) for a in axes
+    ):
+        raise TypeError(f"kenaz.{op}: axis must be None, an int or a tuple of ints, got {axis!r}")
     normalized = []
     for a in axes:
         if not -ndim <= a < ndim:
