@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import hypothesis.extra.numpy as hnp
+import hypothesis.strategies as st
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
 
 import kenaz
 import kenaz.numpy as knp
 from kenaz.errors import ShapeError
 from kenaz.ops import elementwise as ew
+from kenaz.testing import check_op
 
 from .cases import OpCase, away_from_integers, make_check_op_test, uniform
 
@@ -261,3 +265,27 @@ def test_rules_keep_the_dtype(dtype):
 def test_incompatible_shapes_name_the_op_and_both_shapes(call, message):
     with pytest.raises(ShapeError, match=message):
         call()
+
+
+# -- broadcasting, property-based ----------------------------------------------------------------
+BROADCASTING_DOMAINS = {
+    "add": (ew.add, (-2, 2), (-2, 2)),
+    "sub": (ew.subtract, (-2, 2), (-2, 2)),
+    "mul": (ew.multiply, (-2, 2), (-2, 2)),
+    "div": (ew.divide, (-2, 2), (0.5, 2)),
+    "pow": (ew.power, (0.5, 2), (-1.5, 1.5)),
+    "atan2": (ew.arctan2, (0.5, 2), (0.5, 2)),
+}
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    name=st.sampled_from(sorted(BROADCASTING_DOMAINS)),
+    shapes=hnp.mutually_broadcastable_shapes(num_shapes=2, min_dims=0, max_dims=3, max_side=3),
+    seed=st.integers(0, 2**16),
+)
+def test_binary_rules_under_any_broadcasting(name, shapes, seed):
+    op, x_range, y_range = BROADCASTING_DOMAINS[name]
+    x_shape, y_shape = shapes.input_shapes
+    x, y = uniform(x_shape, *x_range, seed=seed), uniform(y_shape, *y_range, seed=seed + 1)
+    check_op(op, (x, y), order=1)
