@@ -307,3 +307,18 @@ def test_nested_vmap_of_custom_vjp():
     xs = knp.array(np.arange(6.0).reshape(2, 3) / 3)
     g = grad(lambda xs: knp.sum(kenaz.vmap(kenaz.vmap(sin_vjp))(xs)))(xs)
     np.testing.assert_allclose(g.numpy(), np.cos(xs.numpy()))
+
+
+def test_perturbation_confusion_forward_and_vmap_variants():
+    @custom_jvp
+    def mul(x, y):
+        return x * y
+
+    mul.defjvp(lambda p, t: (mul(*p), t[0] * p[1] + p[0] * t[1]))
+    inner = lambda x: jvp(lambda y: mul(x, y), (x,), (1.0,))[1]  # noqa: E731
+    assert float(jvp(inner, (2.0,), (1.0,))[1]) == 1.0
+    assert float(grad(inner)(2.0)) == 1.0
+    assert float(grad(lambda x: grad(lambda y: mul(x, y))(x))(2.0)) == 1.0
+    xs = knp.array([1.0, 2.0, 3.0])
+    per_example = kenaz.vmap(lambda x: grad(lambda y: mul(x, y))(x))(xs)
+    np.testing.assert_allclose(per_example.numpy(), xs.numpy())
