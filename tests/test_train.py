@@ -138,3 +138,31 @@ def test_plot_history_writes_a_png(tmp_path, monkeypatch):
     with pytest.raises(ImportError, match=r"kenaz\[plot\]"):
         train.plot_history(history, tmp_path / "again.png")
     assert knp is not None
+
+
+def test_fit_passes_a_fresh_reproducible_key_for_dropout():
+    seen = []
+
+    def loss(params, x, y, key):
+        seen.append(key.random())
+        hidden = nn.dropout(params["a"] * x, 0.2, key=key)
+        return nn.mse(hidden + params["b"], y)
+
+    def run():
+        seen.clear()
+        result = train.fit(
+            loss,
+            {"a": 0.0, "b": 0.0},
+            optim.sgd(0.1),
+            (X, Y),
+            epochs=2,
+            batch_size=10,
+            key=5,
+            progress=False,
+        )
+        return list(seen), result.history["step_loss"]
+
+    first_keys, first_losses = run()
+    second_keys, second_losses = run()
+    assert len(set(first_keys)) == 8  # a new key every step
+    assert first_keys == second_keys and first_losses == second_losses

@@ -16,6 +16,7 @@ from typing import Any, NamedTuple
 
 from . import optim
 from .data import Batches
+from .nn.initializers import Key, as_generator
 from .reverse import value_and_grad
 
 __all__ = ["History", "FitResult", "fit", "plot_history"]
@@ -64,6 +65,7 @@ def fit(
     evaluate: Callable[..., dict[str, float]] | None = None,
     state: Any = None,
     opt_state: Any = None,
+    key: Key | None = None,
     progress: bool | None = None,
     description: str = "training",
 ) -> FitResult:
@@ -91,6 +93,10 @@ def fit(
         Non-trained model state threaded through ``loss_fn``.
     opt_state : pytree, optional
         Optimizer state to resume from (``optimizer.init(params)`` by default).
+    key : numpy.random.Generator or int, optional
+        When given, every step calls ``loss_fn(..., key=step_key)`` with a
+        fresh generator derived from ``key`` (for dropout): the same key
+        gives the same masks, run after run.
     progress : bool or None, optional
         Show a tqdm progress bar with the running loss. ``None``: when tqdm is
         installed (else one line per epoch); ``True`` requires tqdm
@@ -126,6 +132,7 @@ def fit(
         )
     stateful = state is not None
     step = value_and_grad(loss_fn, has_aux=stateful)
+    step_keys = None if key is None else as_generator(key)
     opt_state = optimizer.init(params) if opt_state is None else opt_state
     history: History = {"loss": [], "epoch_time": [], "step_loss": []}
     bar = _progress_bar(progress, epochs * len(batches), description)
@@ -136,10 +143,11 @@ def fit(
             started = time.perf_counter()
             epoch_losses = []
             for batch in batches:
+                keyword = {} if step_keys is None else {"key": step_keys.spawn(1)[0]}
                 if stateful:
-                    (loss, state), grads = step(params, state, *_as_arguments(batch))
+                    (loss, state), grads = step(params, state, *_as_arguments(batch), **keyword)
                 else:
-                    loss, grads = step(params, *_as_arguments(batch))
+                    loss, grads = step(params, *_as_arguments(batch), **keyword)
                 updates, opt_state = optimizer.update(grads, opt_state, params)
                 params = optim.apply_updates(params, updates)
                 loss = float(loss)
