@@ -161,6 +161,18 @@ def transpose_reshape_chain(x):
     return knp.swapaxes(knp.expand_dims(y, 0), 1, 3).squeeze(0) ** 3
 
 
+def sinc_through_zero(x):
+    return knp.sinc(x) * x
+
+
+def differences_and_rolls(x):
+    return knp.diff(x, n=2, axis=1) * knp.roll(x, 1, axis=0)[:, 2:] + knp.take(x, np.array([0, 3]))
+
+
+def triangles(a):
+    return knp.tril(a, -1) @ knp.triu(a, 1) + knp.fliplr(a)
+
+
 # -- the cases -------------------------------------------------------------------------------------
 def _labels() -> np.ndarray:
     return np.eye(4)[np.array([0, 3, 1])]
@@ -212,6 +224,9 @@ COMPOSITES: list[tuple[str, Callable[..., Any], tuple[Any, ...]]] = [
     ("linspace_average", linspace_and_average, (np.array(0.3), np.array(1.2))),
     ("cross", cross_products, (normal(2, 3), normal(2, 3))),
     ("transpose_reshape", transpose_reshape_chain, (normal(12),)),
+    ("sinc_through_zero", sinc_through_zero, (np.array([0.0, 0.05, -0.3, 1.7]),)),
+    ("diff_roll_take", differences_and_rolls, (normal(3, 4),)),
+    ("triangles", triangles, (normal(3, 3),)),
 ]
 
 
