@@ -19,8 +19,6 @@ the lowest floating precision among the inputs and outputs unless given.
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -427,8 +425,8 @@ def check_op(
        and the pullback gives the same result when called twice.
     6. With ``order > 1`` (and ``finite_differences``), :func:`check_grads` of
        the jvp and vjp functions to ``order - 1``: the rules' own derivatives.
-    7. With ``batching=True``, the batching rule against a per-slice loop,
-       when ``kenaz.testing.batching`` is available.
+    7. With ``batching=True``, the batching rule under ``vmap`` against a
+       per-slice loop (``kenaz.testing.batching.check_batching``).
 
     Parameters
     ----------
@@ -446,7 +444,7 @@ def check_op(
         Compare the jvp with finite differences (turn off at
         non-differentiable points).
     batching : bool, optional
-        Also run the batching check, if ``kenaz.testing.batching`` exists.
+        Also check the batching rule (turn off for an op without one).
     eps, atol, rtol : float, optional
         As for :func:`check_grads`.
     seed : int, optional
@@ -483,7 +481,7 @@ def check_op(
     if order > 1 and finite_differences:
         _check_rules_derivatives(call, args, tangents, out, order - 1, tol, rng)
     if batching:
-        _check_batching_if_available(fn, args, params, tol)
+        _check_batching(fn, args, params, tol)
 
 
 class _Snapshot:
@@ -594,17 +592,13 @@ def _check_rules_derivatives(
         _check_recursively(derived, derived_args, ("fwd", "rev"), order, tol, rng, path=(mode,))
 
 
-# Hook for the batching check (DESIGN.md section 8): ``kenaz.testing.batching``
-# provides ``check_batching(fn, args, params, *, atol, rtol)``, comparing the
-# op's batching rule under ``vmap`` with a per-slice loop. Until that module
-# exists the check is skipped.
-_BATCHING_MODULE = "kenaz.testing.batching"
-
-
-def _check_batching_if_available(
+# The batching check (DESIGN.md section 8) lives in ``kenaz.testing.batching``:
+# ``check_batching(fn, args, params, *, atol, rtol)`` compares the op's batching
+# rule under ``vmap`` with a per-slice loop. Imported here, not at the top, so
+# that ``kenaz.testing`` does not load ``vmap`` until a check needs it.
+def _check_batching(
     fn: Op | Callable[..., Any], args: tuple[Any, ...], params: dict[str, Any], tol: Tolerance
 ) -> None:
-    if importlib.util.find_spec(_BATCHING_MODULE) is None:
-        return
-    batching = importlib.import_module(_BATCHING_MODULE)
-    batching.check_batching(fn, args, params, atol=tol.atol, rtol=tol.rtol)
+    from .batching import check_batching
+
+    check_batching(fn, args, params, atol=tol.atol, rtol=tol.rtol)
