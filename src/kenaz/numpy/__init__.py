@@ -284,12 +284,17 @@ def exp2(x) -> Tensor:
     return power(2.0, x)
 
 
+# Python floats, not NumPy float64 scalars: under NEP 50 those would promote float32 to float64.
+_LN2 = float(_np.log(2.0))
+_LN10 = float(_np.log(10.0))
+
+
 def log2(x) -> Tensor:
-    return log(x) / _np.log(2.0)
+    return log(x) / _LN2
 
 
 def log10(x) -> Tensor:
-    return log(x) / _np.log(10.0)
+    return log(x) / _LN10
 
 
 def cbrt(x) -> Tensor:
@@ -327,7 +332,7 @@ def logaddexp(x, y) -> Tensor:
 
 
 def logaddexp2(x, y) -> Tensor:
-    return logaddexp(x * _np.log(2.0), y * _np.log(2.0)) / _np.log(2.0)
+    return logaddexp(x * _LN2, y * _LN2) / _LN2
 
 
 def sinc(x) -> Tensor:
