@@ -322,3 +322,14 @@ def test_perturbation_confusion_forward_and_vmap_variants():
     xs = knp.array([1.0, 2.0, 3.0])
     per_example = kenaz.vmap(lambda x: grad(lambda y: mul(x, y))(x))(xs)
     np.testing.assert_allclose(per_example.numpy(), xs.numpy())
+
+
+def test_keyword_and_default_arguments_are_bound_positionally():
+    @custom_vjp
+    def scaled(x, scale=2.0):
+        return x * scale
+
+    scaled.defvjp(lambda x, scale=2.0: (x * scale, scale), lambda scale, g: (g * scale, None))
+    assert float(grad(lambda x: scaled(x))(1.0)) == 2.0
+    assert float(grad(lambda x: scaled(x, scale=3.0))(1.0)) == 3.0
+    assert float(grad(lambda s: scaled(1.0, s))(3.0)) == 0.0  # bwd says so

@@ -203,10 +203,14 @@ class _CustomFunction:
             self.signature: inspect.Signature | None = inspect.signature(fun)
         except (TypeError, ValueError):  # builtins without a signature
             self.signature = None
+        # Only then are arguments bound by name (the common case skips it).
+        self.has_defaults = self.signature is not None and any(
+            p.default is not p.empty for p in self.signature.parameters.values()
+        )
         self.op = CustomCall(f"{self.kind}[{self.__name__}]", self, self.kind)
 
     def _positional(self, args: tuple, kwargs: dict) -> tuple:
-        if self.signature is None or (not kwargs and not self._has_defaults()):
+        if self.signature is None or (not kwargs and not self.has_defaults):
             return args
         bound = self.signature.bind(*args, **kwargs)
         bound.apply_defaults()
@@ -216,10 +220,6 @@ class _CustomFunction:
                 f"{sorted(bound.kwargs)}; custom functions take positional arguments only"
             )
         return bound.args
-
-    def _has_defaults(self) -> bool:
-        assert self.signature is not None
-        return any(p.default is not p.empty for p in self.signature.parameters.values())
 
     def _check_ready(self) -> None:
         raise NotImplementedError
