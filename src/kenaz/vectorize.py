@@ -49,7 +49,7 @@ class BatchedTensor(Tensor):
     :class:`BatchHandler` the view belongs to.
     """
 
-    __slots__ = ("_batched", "_batch_axis", "_level")
+    __slots__ = ("_batched", "_batch_axis", "_level", "_example_shape")
 
     @property
     def _value(self) -> Any:  # shadows Tensor's slot: every unwrap of a view raises
@@ -57,9 +57,12 @@ class BatchedTensor(Tensor):
 
     @property
     def shape(self) -> tuple[int, ...]:
-        batched_shape = self._batched.shape
-        axis = self._batch_axis
-        return batched_shape[:axis] + batched_shape[axis + 1 :]
+        example_shape = self._example_shape
+        if example_shape is None:  # computed on first use: many views are never asked
+            batched_shape = self._batched.shape
+            axis = self._batch_axis
+            example_shape = self._example_shape = batched_shape[:axis] + batched_shape[axis + 1 :]
+        return example_shape
 
     @property
     def dtype(self) -> np.dtype:
@@ -101,6 +104,7 @@ class BatchHandler(Handler):
         view._batched = batched
         view._batch_axis = batch_axis
         view._level = self
+        view._example_shape = None
         view._trace = None
         return view
 
@@ -126,6 +130,7 @@ class BatchHandler(Handler):
         view._batched = out
         view._batch_axis = out_axis
         view._level = self
+        view._example_shape = None
         view._trace = None
         return view
 
