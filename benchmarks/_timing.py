@@ -3,7 +3,9 @@
 Each round times every contender once (a sample is as many calls as fill
 ``sample_seconds``), so a burst of load from another process hits all of
 them alike; the reported time is the median over rounds, per call. BLAS is
-pinned to one thread before NumPy loads, so ratios compare code, not pools.
+pinned to one thread before NumPy loads, so ratios compare code, not pools,
+and time is the process's CPU time (``time.process_time``): on a shared
+machine, waiting for a core is not counted against either side.
 """
 
 from __future__ import annotations
@@ -20,9 +22,9 @@ from typing import Any  # noqa: E402
 
 
 def _calls_per_sample(run: Callable[[], Any], sample_seconds: float) -> int:
-    start = time.perf_counter()
+    start = time.process_time()
     run()
-    once = max(time.perf_counter() - start, 1e-7)
+    once = max(time.process_time() - start, 1e-7)
     return max(1, int(sample_seconds / once))
 
 
@@ -36,10 +38,10 @@ def interleaved_medians(
     samples: dict[str, list[float]] = {name: [] for name in runs}
     for _ in range(rounds):
         for name, run in runs.items():
-            start = time.perf_counter()
+            start = time.process_time()
             for _ in range(counts[name]):
                 run()
-            samples[name].append((time.perf_counter() - start) / counts[name])
+            samples[name].append((time.process_time() - start) / counts[name])
     return {name: statistics.median(values) for name, values in samples.items()}
 
 
