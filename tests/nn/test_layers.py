@@ -211,3 +211,24 @@ def test_attention_gradients():
     check_grads(lambda p, x: layer(p, x, causal=True), (layer.init(0), x), order=1)
     q, k, v = rng.normal(size=(3, 2)), rng.normal(size=(4, 2)), rng.normal(size=(4, 2))
     check_grads(lambda q, k, v: nn.dot_product_attention(q, k, v, causal=True), (q, k, v), order=2)
+
+
+def test_sequential_cnn_with_pooling_and_flatten():
+    model = nn.Sequential(
+        [
+            nn.Conv2d(1, 3, 3, padding=1),
+            nn.relu,
+            nn.MaxPool2d(2),
+            nn.AvgPool2d(2),
+            nn.Flatten(),
+            nn.Linear(3 * 2 * 2, 5),
+        ]
+    )
+    params = model.init(0)
+    x = np.random.default_rng(0).normal(size=(2, 1, 8, 8))
+    conv, linear = params[0], params[5]
+    h = nn.relu(nn.conv2d(x, conv["weight"], conv["bias"], padding=1))
+    h = nn.avg_pool2d(nn.max_pool2d(h, 2), 2).numpy().reshape(2, -1)
+    expected = h @ linear["weight"].numpy() + linear["bias"].numpy()
+    np.testing.assert_allclose(model(params, x).numpy(), expected, rtol=1e-12)
+    assert params[2] is None and params[4] is None

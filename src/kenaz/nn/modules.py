@@ -18,7 +18,7 @@ from .. import numpy as knp
 from ..tensor import Tensor
 from .activations import relu
 from .attention import multi_head_attention
-from .conv import IntPair, Padding, _pair, conv2d
+from .conv import IntPair, Padding, _pair, avg_pool2d, conv2d, max_pool2d
 from .dropout import dropout
 from .initializers import (
     Initializer,
@@ -44,6 +44,9 @@ __all__ = [
     "MLP",
     "Sequential",
     "Conv2d",
+    "MaxPool2d",
+    "AvgPool2d",
+    "Flatten",
     "Embedding",
     "LayerNorm",
     "BatchNorm",
@@ -256,6 +259,62 @@ class Conv2d(Module):
         return conv2d(
             x, params["weight"], params.get("bias"), self.stride, self.padding, self.dilation
         )
+
+
+class _Stateless(Module):
+    """A module without parameters: ``init`` gives None, a call ignores ``params``."""
+
+    def init(self, key: Key) -> None:
+        return None
+
+
+class MaxPool2d(_Stateless):
+    """:func:`kenaz.nn.max_pool2d` as a module, for :class:`Sequential`.
+
+    Examples
+    --------
+    >>> MaxPool2d(2)(None, knp.ones((1, 3, 8, 8))).shape
+    (1, 3, 4, 4)
+    """
+
+    def __init__(
+        self, kernel_size: IntPair, stride: IntPair | None = None, padding: Padding = 0
+    ) -> None:
+        self.kernel_size = kernel_size
+        self.stride = stride
+        self.padding = padding
+
+    def __call__(self, params: None, x: Any) -> Tensor:
+        return max_pool2d(x, self.kernel_size, self.stride, self.padding)
+
+
+class AvgPool2d(MaxPool2d):
+    """:func:`kenaz.nn.avg_pool2d` as a module, for :class:`Sequential`.
+
+    Examples
+    --------
+    >>> AvgPool2d(2)(None, knp.ones((1, 3, 8, 8))).shape
+    (1, 3, 4, 4)
+    """
+
+    def __call__(self, params: None, x: Any) -> Tensor:
+        return avg_pool2d(x, self.kernel_size, self.stride, self.padding)
+
+
+class Flatten(_Stateless):
+    """Flatten every axis after the first (the batch axis) into one.
+
+    Examples
+    --------
+    >>> model = Sequential([Conv2d(1, 4, 3, padding=1), relu, MaxPool2d(2), Flatten(),
+    ...                     Linear(4 * 4 * 4, 10)])
+    >>> model(model.init(0), knp.ones((2, 1, 8, 8))).shape
+    (2, 10)
+    """
+
+    def __call__(self, params: None, x: Any) -> Tensor:
+        x = knp.asarray(x)
+        return knp.reshape(x, (x.shape[0], -1))
 
 
 class Embedding(Module):
