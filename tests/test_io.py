@@ -117,6 +117,28 @@ def test_npz_that_is_not_a_checkpoint(tmp_path):
         io.load(tmp_path / "zip.npz")
 
 
+def test_flipped_bytes_and_single_arrays(tmp_path):
+    path = io.save(tmp_path / "p.npz", {"w": np.arange(1000.0)})
+    content = bytearray(path.read_bytes())
+    content[len(content) // 3] ^= 0xFF  # inside the stored array: the zip CRC catches it
+    flipped = tmp_path / "flipped.npz"
+    flipped.write_bytes(bytes(content))
+    with pytest.raises(io.CheckpointError, match="truncated or corrupt"):
+        io.load(flipped)
+    single = tmp_path / "single.npz"
+    with open(single, "wb") as file:
+        np.save(file, np.ones(3))
+    with pytest.raises(io.CheckpointError, match="single array"):
+        io.load(single)
+
+
+def test_pickled_npz_is_refused(tmp_path):
+    path = tmp_path / "pickled.npz"
+    np.savez(path, a=np.array([{"x": 1}], dtype=object))
+    with pytest.raises(io.CheckpointError, match="never unpickles"):
+        io.load(path)
+
+
 def test_paths_and_formats(tmp_path):
     with pytest.raises(ValueError, match=".npz or .safetensors"):
         io.save(tmp_path / "params.pkl", {"w": np.ones(2)})

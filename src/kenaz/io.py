@@ -158,17 +158,30 @@ def save(path: str | Path, params: Any) -> Path:
 
 # -- load -----------------------------------------------------------------------------------
 def _read_npz(path: Path) -> tuple[dict[str, np.ndarray], str]:
-    try:
-        # Open the file here: np.load leaks its own handle when the zip is corrupt.
-        with open(path, "rb") as file, np.load(file, allow_pickle=False) as archive:
-            arrays = {name: archive[name] for name in archive.files}
-    except FileNotFoundError:
-        raise
-    except (zipfile.BadZipFile, EOFError, OSError, ValueError, KeyError) as error:
-        raise CheckpointError(
+    def corrupt(error: Exception) -> CheckpointError:
+        return CheckpointError(
             f"kenaz.io.load: {path} is not a readable .npz checkpoint (truncated or corrupt?): "
             f"{error}"
-        ) from None
+        )
+
+    try:
+        archive = np.load(path, allow_pickle=False)
+    except (zipfile.BadZipFile, EOFError, OSError, ValueError) as error:
+        raise corrupt(error) from None
+    if not isinstance(archive, np.lib.npyio.NpzFile):
+        raise CheckpointError(f"kenaz.io.load: {path} holds a single array, not a kenaz checkpoint")
+    try:
+        with archive:
+            arrays = {name: archive[name] for name in archive.files}
+    except ValueError as error:
+        if "allow_pickle" in str(error):
+            raise CheckpointError(
+                f"kenaz.io.load: {path} holds pickled Python objects; kenaz never unpickles "
+                "(it could run arbitrary code)"
+            ) from None
+        raise corrupt(error) from None
+    except (zipfile.BadZipFile, EOFError, OSError, KeyError) as error:
+        raise corrupt(error) from None
     if _STRUCTURE_KEY not in arrays:
         raise CheckpointError(f"kenaz.io.load: {path} is an .npz file but not a kenaz checkpoint")
     structure = arrays.pop(_STRUCTURE_KEY).tobytes().decode("utf-8", errors="replace")
