@@ -155,3 +155,13 @@ def test_checkpoint_under_vmap():
         grad(lambda p: batch_loss(p, checkpoint))(params),
         grad(lambda p: batch_loss(p, lambda f: f))(params),
     )
+
+
+def test_jacobians_of_checkpointed_functions():
+    f = lambda x: knp.sum(knp.sin(x) * x)  # noqa: E731
+    x = knp.array([0.1, 0.5, 1.0])
+    expected = kenaz.hessian(f)(x).numpy()
+    np.testing.assert_allclose(kenaz.hessian(checkpoint(f))(x).numpy(), expected, atol=1e-12)
+    np.testing.assert_allclose(kenaz.jacfwd(grad(checkpoint(f)))(x).numpy(), expected, atol=1e-12)
+    _, f_jvp = kenaz.linearize(checkpoint(f), x)
+    assert float(f_jvp(knp.ones(3))) == pytest.approx(float(jvp(f, (x,), (knp.ones(3),))[1]))
