@@ -73,12 +73,14 @@ def test_out_is_rejected():
 
 def test_unimplemented_function_names_itself():
     t = knp.ones(3)
-    with pytest.raises(TypeError, match="numpy.gradient"):
-        np.gradient(t)
+    with pytest.raises(TypeError, match="numpy.histogram"):
+        np.histogram(t)
     with pytest.raises(TypeError, match="initial"):
         np.sum(t, initial=1.0)
-    with pytest.raises(TypeError, match="ldexp"):
-        np.ldexp(t, 2)
+    with pytest.raises(TypeError, match="bitwise_count"):
+        np.bitwise_count(knp.arange(3))
+    with pytest.raises(TypeError, match="linalg.eig"):
+        np.linalg.eigvals(t.reshape(1, 3) * t.reshape(3, 1))
 
 
 def test_dispatch_under_jvp_and_nested_grad():

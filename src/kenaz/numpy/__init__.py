@@ -464,7 +464,7 @@ def take_along_axis(a, indices, axis: int) -> Tensor:
     """Pick values along ``axis`` at ``indices`` of the same rank as ``a``."""
     a = asarray(a)
     ax = axis % a.ndim
-    idx = _np.asarray(indices)
+    idx = indices if isinstance(indices, Tensor) else _np.asarray(indices)
     index = []
     for d in range(a.ndim):
         if d == ax:
@@ -543,15 +543,25 @@ def nonzero(a) -> tuple[Tensor, ...]:
     return tuple(Tensor(i) for i in _np.nonzero(_np.asarray(a)))
 
 
-def argsort(a, axis: int = -1) -> Tensor:
-    return Tensor(_np.argsort(_np.asarray(a), axis=axis, kind="stable"))
+def argsort(a, axis: int | None = -1, kind: Any = None, order: Any = None, *,
+            stable: Any = None, descending: bool = False) -> Tensor:  # fmt: skip
+    """Indices that sort ``a`` along ``axis`` (always stable; flattened when ``axis`` is None)."""
+    from ..ops.sorting import argsort as _argsort
+
+    a = asarray(a)
+    if axis is None:
+        a, axis = ravel(a), 0
+    axis = _reduction.normalize_axes(axis, a.ndim, "argsort")[0]
+    return _argsort(a, axis=axis, descending=descending)
 
 
-def sort(a, axis: int | None = -1) -> Tensor:
+def sort(a, axis: int | None = -1, kind: Any = None, order: Any = None, *,
+         stable: Any = None, descending: bool = False) -> Tensor:  # fmt: skip
     """Sorted copy; differentiable (the derivative follows the permutation, stable on ties)."""
+    a = asarray(a)
     if axis is None:
         a, axis = ravel(a), -1
-    return take_along_axis(a, argsort(a, axis=axis).numpy(), axis)
+    return take_along_axis(a, argsort(a, axis=axis, descending=descending), axis)
 
 
 def sum_to(x, shape: Sequence[int]) -> Tensor:

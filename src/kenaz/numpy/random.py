@@ -1,0 +1,62 @@
+"""``kenaz.numpy.random``: NumPy's random functions, returning constant Tensors.
+
+Every function of ``numpy.random`` is available under its name; array results
+come back as Tensors (constants: nothing is differentiated through sampling),
+and Tensor arguments are read as their values. ``shuffle`` works in place in
+NumPy, which Tensors do not allow: use ``permutation``.
+
+Examples
+--------
+>>> import kenaz.numpy as knp
+>>> knp.random.seed(0)
+>>> knp.random.normal(size=2).shape
+(2,)
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+import numpy as _np
+
+from ..tensor import Tensor
+
+
+def _plain(x: Any) -> Any:
+    return _np.asarray(x) if isinstance(x, Tensor) else x
+
+
+def _constant(result: Any) -> Any:
+    if isinstance(result, _np.ndarray):
+        return Tensor(result)
+    if isinstance(result, tuple):
+        return tuple(_constant(r) for r in result)
+    return result
+
+
+def _wrap(function: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(function)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        args = tuple(_plain(a) for a in args)
+        kwargs = {k: _plain(v) for k, v in kwargs.items()}
+        return _constant(function(*args, **kwargs))
+
+    return call
+
+
+def shuffle(x: Any) -> None:
+    """Not supported on Tensors (they are immutable); use ``permutation``."""
+    if isinstance(x, Tensor):
+        raise TypeError(
+            "kenaz.numpy.random.shuffle: Tensors are immutable; use `x = permutation(x)`"
+        )
+    _np.random.shuffle(x)
+
+
+def __getattr__(name: str) -> Any:
+    found = getattr(_np.random, name)
+    if isinstance(found, type) or not callable(found):
+        return found  # Generator, RandomState, BitGenerator classes, ...
+    return _wrap(found)

@@ -1,0 +1,29 @@
+"""Sorting: ``argsort`` as a primitive (integer output, no derivative).
+
+``sort`` and the quantiles are composed from it and a gather
+(``take_along_axis``), so their derivatives follow the permutation; having
+``argsort`` as an op (rather than a NumPy call on values) lets ``vmap`` batch it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..effects import Op
+from . import batching
+
+
+def _argsort_batch(op, args, batch_axes, *, axis: int, descending: bool):
+    (x,), (b,) = args, batch_axes
+    return op(x, axis=batching.shift_axis(axis, b), descending=descending), b
+
+
+def _argsort_impl(x, axis: int, descending: bool):
+    if descending:  # stable among equal values, like NumPy's stable ascending sort
+        return np.flip(np.argsort(np.flip(x, axis), axis=axis, kind="stable"), axis) * -1 + (
+            x.shape[axis] - 1
+        )
+    return np.argsort(x, axis=axis, kind="stable")
+
+
+argsort = Op("argsort", _argsort_impl, batch=_argsort_batch, differentiable=False)
