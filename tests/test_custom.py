@@ -333,3 +333,40 @@ def test_keyword_and_default_arguments_are_bound_positionally():
     assert float(grad(lambda x: scaled(x))(1.0)) == 2.0
     assert float(grad(lambda x: scaled(x, scale=3.0))(1.0)) == 3.0
     assert float(grad(lambda s: scaled(1.0, s))(3.0)) == 0.0  # bwd says so
+
+
+# -- the rules agree with finite differences, to second order ------------------------------
+@pytest.mark.parametrize("f", [log1pexp, sin_vjp, lambda x: clip_gradient(x, 1e6)])
+def test_check_grads_to_second_order(f):
+    from kenaz.testing import check_grads
+
+    check_grads(f, [knp.array([-1.5, 0.2, 2.0])], order=2)
+
+
+def test_check_grads_several_arguments_and_checkpoint():
+    from kenaz.testing import check_grads
+
+    @custom_vjp
+    def mul_sin(x, y):
+        return x * knp.sin(y)
+
+    mul_sin.defvjp(
+        lambda x, y: (x * knp.sin(y), (x, y)),
+        lambda res, g: (g * knp.sin(res[1]), g * res[0] * knp.cos(res[1])),
+    )
+    args = [knp.array([0.3, -1.0]), knp.array([0.7, 2.0])]
+    check_grads(mul_sin, args, order=2)
+    check_grads(kenaz.checkpoint(lambda x, y: knp.tanh(x * y) ** 2), args, order=2)
+
+
+def test_defjvps_per_argument_rules():
+    f = custom_jvp(lambda x, y: knp.sin(x) * y)
+    f.defjvps(lambda tx, out, x, y: knp.cos(x) * y * tx, None)  # y's derivative left out
+    gx, gy = grad(f, argnums=(0, 1))(0.5, 2.0)
+    assert float(gx) == pytest.approx(2 * np.cos(0.5)) and float(gy) == 0.0
+    assert float(jvp(f, (0.5, 2.0), (1.0, 1.0))[1]) == pytest.approx(2 * np.cos(0.5))
+    assert float(grad(grad(f))(0.5, 2.0)) == pytest.approx(-2 * np.sin(0.5))
+    g = custom_jvp(lambda x: x)
+    g.defjvps(None, None)
+    with pytest.raises(TypeError, match="2 rules for 1"):
+        grad(g)(1.0)

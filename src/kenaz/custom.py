@@ -300,6 +300,45 @@ class custom_jvp(_CustomFunction):  # noqa: N801 - a decorator, named like JAX's
         self.jvp_rule = rule
         return rule
 
+    def defjvps(self, *rules: Callable | None) -> None:
+        """Set the rule from one rule per differentiable argument (JAX's ``defjvps``).
+
+        ``rules[i](tangent_i, out, *primals)`` is argument ``i``'s contribution
+        to the output tangent (``None``: the output does not depend on it);
+        the contributions are summed.
+
+        Examples
+        --------
+        >>> import kenaz
+        >>> import kenaz.numpy as knp
+        >>> f = kenaz.custom_jvp(lambda x, y: knp.sin(x) * y)
+        >>> f.defjvps(lambda tx, out, x, y: knp.cos(x) * y * tx,
+        ...           lambda ty, out, x, y: knp.sin(x) * ty)
+        >>> kenaz.grad(f, argnums=(0, 1))(0.0, 2.0)
+        (Tensor(2.), Tensor(0.))
+        """
+
+        def rule(*arguments: Any) -> tuple[Any, Any]:
+            *nondiff, primals, tangents = arguments
+            if len(rules) != len(primals):
+                raise TypeError(
+                    f"kenaz.custom_jvp: defjvps got {len(rules)} rules for "
+                    f"{len(primals)} differentiable arguments of {self.__name__!r}"
+                )
+            values, diff = iter(nondiff), iter(primals)
+            positions = range(len(nondiff) + len(primals))
+            out = self(
+                *[next(values) if i in self.nondiff_argnums else next(diff) for i in positions]
+            )
+            total = None
+            for arg_rule, t in zip(rules, tangents):
+                if arg_rule is not None:
+                    term = arg_rule(t, out, *primals)
+                    total = term if total is None else tree.map(lambda a, b: a + b, total, term)
+            return out, total
+
+        self.jvp_rule = rule
+
     def _check_ready(self) -> None:
         if self.jvp_rule is None:
             raise TypeError(
