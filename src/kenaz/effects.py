@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
+from .errors import explain_backend_error
 from .tensor import Tensor, _make
 
 __all__ = [
@@ -168,16 +169,19 @@ def perform(op: Op, *args: Any, **params: Any) -> Tensor:
     # large part of NumPy's own time on small arrays. Unwrapping a batched view
     # that escaped its vmap raises here, through its `_value` property: no wrong
     # number can come out.
-    if not params and len(args) == 1:
-        x = args[0]
-        value = op.impl(x._value if isinstance(x, Tensor) else x)
-    elif not params and len(args) == 2:
-        x, y = args
-        value = op.impl(
-            x._value if isinstance(x, Tensor) else x, y._value if isinstance(y, Tensor) else y
-        )
-    else:
-        value = op.impl(*[a._value if isinstance(a, Tensor) else a for a in args], **params)
+    try:  # free until it raises
+        if not params and len(args) == 1:
+            x = args[0]
+            value = op.impl(x._value if isinstance(x, Tensor) else x)
+        elif not params and len(args) == 2:
+            x, y = args
+            value = op.impl(
+                x._value if isinstance(x, Tensor) else x, y._value if isinstance(y, Tensor) else y
+            )
+        else:
+            value = op.impl(*[a._value if isinstance(a, Tensor) else a for a in args], **params)
+    except ValueError as error:
+        raise explain_backend_error(op.name, args, error) from None
     if op.multiple_results:
         return tuple(_make(v) for v in value)
     out = _new_object(Tensor)  # `_make`, inlined: a call costs as much as the allocation

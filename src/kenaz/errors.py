@@ -6,6 +6,10 @@ code can catch them all at once; the subclasses say what went wrong.
 
 from __future__ import annotations
 
+from typing import Any
+
+import numpy as np
+
 __all__ = ["KenazError", "ConcretizationError", "EscapedTracerError", "ShapeError"]
 
 
@@ -36,3 +40,20 @@ class ShapeError(KenazError, ValueError):
 
     The message names the kenaz op and every operand's shape.
     """
+
+
+def explain_backend_error(op_name: str, operands: tuple[Any, ...], error: ValueError) -> Exception:
+    """NumPy's ``error`` from an op's implementation, restated when it is a failure
+    to broadcast the operands: NumPy's own message names neither the op nor the call."""
+    if isinstance(error, KenazError) or "broadcast" not in str(error):
+        return error
+    shapes = [np.shape(operand) for operand in operands]
+    try:
+        np.broadcast_shapes(*shapes)
+    except ValueError:
+        listed = " and ".join(str(s) for s in shapes)
+        return ShapeError(
+            f"kenaz.{op_name}: operands of shapes {listed} do not broadcast together "
+            "(aligned from the right, each pair of axes must be equal or contain a 1)"
+        )
+    return error

@@ -16,7 +16,6 @@ from collections.abc import Callable
 import numpy as np
 
 from ..effects import Op
-from ..errors import ShapeError
 from ..tensor import Tensor
 from . import batching, reduction, shape
 
@@ -195,41 +194,8 @@ imag = Op(
 
 
 # -- binary, broadcasting ------------------------------------------------------------------
-def broadcasting(name: str, impl: Callable) -> Callable:
-    """``impl`` whose broadcasting failure names the kenaz op and every operand's shape.
-
-    NumPy's own message names neither the op nor the call. The wrapper costs one
-    Python call per eager op (about 50 ns); ``try`` itself is free until it raises.
-    """
-
-    def impl_naming_shapes(*operands):
-        try:
-            return impl(*operands)
-        except ValueError:
-            error = _incompatible_shapes(name, operands)
-            if error is None:
-                raise
-            raise error from None
-
-    impl_naming_shapes.__name__ = getattr(impl, "__name__", name)
-    return impl_naming_shapes
-
-
-def _incompatible_shapes(name: str, operands) -> ShapeError | None:
-    shapes = [np.shape(operand) for operand in operands]
-    try:
-        np.broadcast_shapes(*shapes)
-    except ValueError:
-        listed = " and ".join(str(s) for s in shapes)
-        return ShapeError(
-            f"kenaz.{name}: operands of shapes {listed} do not broadcast together "
-            "(aligned from the right, each pair of axes must be equal or contain a 1)"
-        )
-    return None
-
-
 def binary(name: str, impl: Callable, jvp, vjp) -> Op:
-    return Op(name, broadcasting(name, impl), jvp=jvp, vjp=vjp, batch=batching.elementwise)
+    return Op(name, impl, jvp=jvp, vjp=vjp, batch=batching.elementwise)
 
 
 add = binary(
@@ -341,7 +307,7 @@ arctan2 = binary(
 )
 floor_divide = Op(
     "floor_divide",
-    broadcasting("floor_divide", np.floor_divide),
+    np.floor_divide,
     batch=batching.elementwise,
     differentiable=False,
 )
@@ -362,7 +328,7 @@ remainder = binary(
 
 # -- comparisons and logic: boolean results, no derivative -----------------------------------
 def _comparison(name: str, impl: Callable) -> Op:
-    return Op(name, broadcasting(name, impl), batch=batching.elementwise, differentiable=False)
+    return Op(name, impl, batch=batching.elementwise, differentiable=False)
 
 
 equal = _comparison("eq", np.equal)
@@ -386,7 +352,7 @@ def _where_impl(condition, x, y):
 
 where = Op(
     "where",
-    broadcasting("where", _where_impl),
+    _where_impl,
     jvp=[
         None,
         lambda t, ans, c, x, y: _fit(where(c, t, 0), ans),
