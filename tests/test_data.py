@@ -46,6 +46,8 @@ def test_minibatches_and_pytrees():
 def test_mismatched_lengths_and_bad_sizes():
     with pytest.raises(ValueError, match="same number of examples"):
         data.Batches((np.zeros(3), np.zeros(4)), batch_size=2)
+    with pytest.raises(ValueError, match="wrap it in numpy.array"):
+        data.Batches([1.0, 2.0, 3.0], batch_size=2)
     with pytest.raises(ValueError, match="batch_size"):
         data.Batches(np.zeros(3), batch_size=0)
     with pytest.raises(ValueError, match="test_fraction"):

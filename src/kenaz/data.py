@@ -26,13 +26,20 @@ def num_examples(data: Any) -> int:
     >>> num_examples((np.zeros((5, 2)), np.zeros(5)))
     5
     """
-    lengths = {int(np.shape(leaf)[0]) if np.ndim(leaf) else -1 for leaf in tree.leaves(data)}
-    if not lengths:
+    leaves = tree.leaves(data)
+    if not leaves:
         raise ValueError("kenaz.data: the dataset has no arrays")
-    if len(lengths) != 1 or -1 in lengths:
+    if any(np.ndim(leaf) == 0 for leaf in leaves):
+        raise ValueError(
+            "kenaz.data: every leaf of a dataset must be an array whose first axis indexes the "
+            "examples, but one is a scalar (a Python list of numbers is a pytree of scalars: "
+            "wrap it in numpy.array)"
+        )
+    lengths = {int(np.shape(leaf)[0]) for leaf in leaves}
+    if len(lengths) != 1:
         raise ValueError(
             "kenaz.data: every array of a dataset needs the same number of examples along "
-            f"its first axis, got lengths {sorted(lengths)} (-1: a scalar)"
+            f"its first axis, got lengths {sorted(lengths)}"
         )
     return lengths.pop()
 

@@ -30,7 +30,20 @@ _FORMAT_VERSION = 1
 
 
 class CheckpointError(ValueError):
-    """A checkpoint file that cannot be read, or that does not match the template."""
+    """A checkpoint file that cannot be read, or that does not match the template.
+
+    A subclass of ``ValueError``.
+
+    Examples
+    --------
+    >>> from pathlib import Path
+    >>> _ = Path("/tmp/broken.npz").write_bytes(b"not a checkpoint")
+    >>> try:
+    ...     load("/tmp/broken.npz")
+    ... except CheckpointError as error:
+    ...     print("refused:", str(error)[:60])
+    refused: kenaz.io.load: /tmp/broken.npz is not a readable .npz checkp
+    """
 
 
 # -- structure as JSON --------------------------------------------------------------------

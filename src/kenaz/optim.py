@@ -70,7 +70,20 @@ ScalarOrSchedule = float | Schedule
 
 
 class GradientTransformation(NamedTuple):
-    """An optimizer or one stage of one: ``init(params)`` and ``update(grads, state, params)``."""
+    """An optimizer or one stage of one: ``init(params)`` and ``update(grads, state, params)``.
+
+    Write your own stage the same way:
+
+    Examples
+    --------
+    >>> def scale_by_sign():
+    ...     def update(grads, state, params=None):
+    ...         return tree.map(knp.sign, grads), state
+    ...     return GradientTransformation(lambda params: (), update)
+    >>> signsgd = chain(scale_by_sign(), scale_by_learning_rate(0.1))
+    >>> signsgd.update(knp.array([-3.0, 2.0]), signsgd.init(knp.zeros(2)))[0]
+    Tensor([ 0.1, -0.1])
+    """
 
     init: Callable[[Any], Any]
     update: Callable[..., tuple[Any, Any]]

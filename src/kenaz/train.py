@@ -25,7 +25,18 @@ History = dict[str, list[float]]
 
 
 class FitResult(NamedTuple):
-    """What ``fit`` returns: the trained parameters, optimizer state, history and model state."""
+    """What ``fit`` returns: the trained parameters, optimizer state, history and model state.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kenaz import optim
+    >>> params, opt_state, history, state = fit(
+    ...     lambda p, x: (p - x).mean() ** 2, 0.0, optim.sgd(0.5), np.array([1.0, 3.0]),
+    ...     progress=False)
+    >>> sorted(history)
+    ['epoch_time', 'loss', 'step_loss']
+    """
 
     params: Any
     opt_state: Any

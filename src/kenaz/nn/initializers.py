@@ -158,18 +158,46 @@ def _truncated_normal(rng: np.random.Generator, shape: tuple[int, ...]) -> np.nd
     return values
 
 
-glorot_uniform = variance_scaling(1.0, "fan_avg", "uniform")
-glorot_uniform.__doc__ = "Glorot (Xavier) uniform: variance ``1 / fan_avg``. ``init(key, shape)``."
-glorot_normal = variance_scaling(1.0, "fan_avg", "truncated_normal")
-glorot_normal.__doc__ = "Glorot (Xavier) normal: variance ``1 / fan_avg``. ``init(key, shape)``."
-he_uniform = variance_scaling(2.0, "fan_in", "uniform")
-he_uniform.__doc__ = "He (Kaiming) uniform: variance ``2 / fan_in``, for ReLU layers."
-he_normal = variance_scaling(2.0, "fan_in", "truncated_normal")
-he_normal.__doc__ = "He (Kaiming) normal: variance ``2 / fan_in``, for ReLU layers."
-lecun_uniform = variance_scaling(1.0, "fan_in", "uniform")
-lecun_uniform.__doc__ = "LeCun uniform: variance ``1 / fan_in``."
-lecun_normal = variance_scaling(1.0, "fan_in", "truncated_normal")
-lecun_normal.__doc__ = "LeCun normal: variance ``1 / fan_in``."
+def _named(init: Initializer, name: str, summary: str) -> Initializer:
+    """Give a ready-made initializer its name and a docstring with an example."""
+    init.__name__ = init.__qualname__ = name
+    init.__doc__ = (
+        f"{summary}\n\n``{name}(key, shape, dtype=numpy.float64) -> Tensor``.\n\n"
+        f"Examples\n--------\n>>> {name}(0, (64, 32)).shape\n(64, 32)\n"
+    )
+    return init
+
+
+glorot_uniform = _named(
+    variance_scaling(1.0, "fan_avg", "uniform"),
+    "glorot_uniform",
+    "Glorot (Xavier) uniform: variance ``1 / fan_avg``; suits tanh and linear layers.",
+)
+glorot_normal = _named(
+    variance_scaling(1.0, "fan_avg", "truncated_normal"),
+    "glorot_normal",
+    "Glorot (Xavier) truncated normal: variance ``1 / fan_avg``.",
+)
+he_uniform = _named(
+    variance_scaling(2.0, "fan_in", "uniform"),
+    "he_uniform",
+    "He (Kaiming) uniform: variance ``2 / fan_in``; suits ReLU layers.",
+)
+he_normal = _named(
+    variance_scaling(2.0, "fan_in", "truncated_normal"),
+    "he_normal",
+    "He (Kaiming) truncated normal: variance ``2 / fan_in``; suits ReLU layers.",
+)
+lecun_uniform = _named(
+    variance_scaling(1.0, "fan_in", "uniform"),
+    "lecun_uniform",
+    "LeCun uniform: variance ``1 / fan_in``.",
+)
+lecun_normal = _named(
+    variance_scaling(1.0, "fan_in", "truncated_normal"),
+    "lecun_normal",
+    "LeCun truncated normal: variance ``1 / fan_in``; suits SELU layers.",
+)
 
 
 def normal(stddev: float = 1e-2, mean: float = 0.0) -> Initializer:
@@ -217,7 +245,5 @@ def constant(value: float) -> Initializer:
     return init
 
 
-zeros = constant(0.0)
-zeros.__doc__ = "Initializer filling with 0 (the key is ignored)."
-ones = constant(1.0)
-ones.__doc__ = "Initializer filling with 1 (the key is ignored)."
+zeros = _named(constant(0.0), "zeros", "Initializer filling with 0 (the key is ignored).")
+ones = _named(constant(1.0), "ones", "Initializer filling with 1 (the key is ignored).")
