@@ -122,6 +122,8 @@ def as_tensor(x: Any, where: str) -> Tensor:
 # (handler class, CustomCall.kind) -> rule(handler, op, leaves, call) -> output leaves.
 # Filled by `kenaz.custom_rules` for the built-in transformations.
 RULES: dict[tuple[type, str], Callable[..., list[Tensor]]] = {}
+# The same, resolved through subclassing, for each handler class met so far.
+_resolved: dict[tuple[type, str], Callable[..., list[Tensor]] | None] = {}
 
 
 def register_rule(handler_type: type, kind: str):
@@ -129,17 +131,25 @@ def register_rule(handler_type: type, kind: str):
 
     def register(rule: Callable[..., list[Tensor]]) -> Callable[..., list[Tensor]]:
         RULES[handler_type, kind] = rule
+        _resolved.clear()
         return rule
 
     return register
 
 
 def _rule_for(handler: Handler, kind: str) -> Callable[..., list[Tensor]] | None:
+    key = (type(handler), kind)
+    try:
+        return _resolved[key]
+    except KeyError:
+        pass
+    rule = None
     for cls in type(handler).__mro__:
         rule = RULES.get((cls, kind))
         if rule is not None:
-            return rule
-    return None
+            break
+    _resolved[key] = rule
+    return rule
 
 
 def dispatch(op: CustomCall, leaves: Sequence[Any], call: CallInfo) -> list[Tensor]:
