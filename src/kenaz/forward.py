@@ -15,7 +15,7 @@ from typing import Any
 from . import tree
 from .effects import Handler, Op, fresh_level, handler, perform, scope
 from .ops.elementwise import alias
-from .reverse import _as_tensor, _split_aux, _zeros_like, forget_level
+from .reverse import _as_tensor, _split_aux, _zeros_like, check_tangent, forget_level
 from .tensor import Tensor, level_records
 
 __all__ = ["jvp", "linearize"]
@@ -93,19 +93,6 @@ def _set_record(x: Tensor, level: int, record: Any) -> None:
         x._trace[level] = record
 
 
-def _check_tangent(primal: Tensor, tangent: Tensor, where: str) -> Tensor:
-    if tangent.shape != primal.shape:
-        raise ValueError(
-            f"kenaz.{where}: a tangent of shape {tangent.shape} was given for a primal of shape "
-            f"{primal.shape}; they must match"
-        )
-    if primal.dtype.kind in "fc" and tangent.dtype != primal.dtype:
-        if tangent.dtype.kind not in "fciub":
-            raise TypeError(f"kenaz.{where}: tangent dtype {tangent.dtype} is not numeric")
-        tangent = tangent.astype(primal.dtype)
-    return tangent
-
-
 def _flatten_pair(primals: Any, tangents: Any, where: str):
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
         raise TypeError(
@@ -120,7 +107,7 @@ def _flatten_pair(primals: Any, tangents: Any, where: str):
             f"kenaz.{where}: the tangents' structure {t_tree} differs from the primals' {p_tree}"
         )
     p_flat = [_as_tensor(p, where) for p in p_flat]
-    t_flat = [_check_tangent(p, _as_tensor(t, where), where) for p, t in zip(p_flat, t_flat)]
+    t_flat = [check_tangent(p, _as_tensor(t, where), where) for p, t in zip(p_flat, t_flat)]
     return p_flat, t_flat, p_tree
 
 

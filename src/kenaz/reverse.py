@@ -134,6 +134,29 @@ def _as_tensor(x: Any, where: str) -> Tensor:
         ) from None
 
 
+def check_tangent(
+    primal: Tensor, tangent: Tensor, where: str, what: str = "tangent", of: str = "a primal"
+) -> Tensor:
+    """``tangent`` checked against ``primal`` (same shape; a complex one only for a
+    complex primal) and cast to the primal's dtype."""
+    if tangent.shape != primal.shape:
+        raise ValueError(
+            f"kenaz.{where}: a {what} of shape {tangent.shape} was given for {of} of shape "
+            f"{primal.shape}; they must match"
+        )
+    if tangent.dtype != primal.dtype:
+        if tangent.dtype.kind not in "fciub":
+            raise TypeError(f"kenaz.{where}: {what} dtype {tangent.dtype} is not numeric")
+        if tangent.dtype.kind == "c" and primal.dtype.kind != "c":
+            raise TypeError(
+                f"kenaz.{where}: a complex {what} ({tangent.dtype}) was given for {of} of real "
+                f"dtype {primal.dtype}; pass a real {what}, or make the primal complex"
+            )
+        if primal.dtype.kind in "fc":
+            tangent = tangent.astype(primal.dtype)
+    return tangent
+
+
 def _zeros_like(x: Tensor) -> Tensor:
     return Tensor(np.zeros(x.shape, dtype=x.dtype))
 
@@ -191,12 +214,7 @@ def vjp(f: Callable, *primals: Any, has_aux: bool = False):
             )
         seeds: dict[int, Tensor] = {}
         for node, o, ct in zip(out_nodes, out_flat, ct_flat):
-            ct = _as_tensor(ct, "vjp")
-            if ct.shape != o.shape:
-                raise ValueError(
-                    f"kenaz.vjp: a cotangent of shape {ct.shape} was given for an output of "
-                    f"shape {o.shape}; they must match"
-                )
+            ct = check_tangent(o, _as_tensor(ct, "vjp"), "vjp", "cotangent", "an output")
             if node is not None:
                 seeds[node] = ct if node not in seeds else seeds[node] + ct
         with scope("vjp: backward"):
@@ -217,8 +235,14 @@ def _split_aux(result: Any, where: str) -> tuple[Any, Any]:
 
 
 def _normalize_argnums(argnums: int | Sequence[int], nargs: int, where: str) -> tuple[int, ...]:
-    single = isinstance(argnums, (int, np.integer))
-    nums = (argnums,) if single else tuple(argnums)
+    if isinstance(argnums, (int, np.integer)):
+        nums: tuple[Any, ...] = (argnums,)
+    elif isinstance(argnums, (tuple, list)):
+        nums = tuple(argnums)
+    else:
+        raise TypeError(
+            f"kenaz.{where}: argnums must be an int or a tuple of ints, got {argnums!r}"
+        )
     if not nums:
         raise ValueError(f"kenaz.{where}: argnums is empty; name at least one argument")
     for n in nums:

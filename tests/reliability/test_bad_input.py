@@ -65,10 +65,8 @@ CASES: list[Any] = [
      ValueError, r"argnums is empty"),
     ("duplicate argnums", lambda t: grad(lambda x, y: x * y, argnums=(0, 0))(1.0, 2.0),
      ValueError, r"names the same argument twice"),
-    pytest.param(
-        "float argnums", lambda t: grad(lambda x: x, argnums=0.5)(1.0),
-        TypeError, r"argnums", marks=_core_fix("reverse._normalize_argnums: 'float' object "
-                                               "is not iterable")),
+    ("float argnums", lambda t: grad(lambda x: x, argnums=0.5)(1.0),
+     TypeError, r"argnums must be an int or a tuple of ints"),
     ("no positional argument", lambda t: grad(lambda: 1.0)(),
      ValueError, r"0 positional arguments"),
     # -- grad: the output -----------------------------------------------------------------
@@ -107,20 +105,16 @@ CASES: list[Any] = [
      ValueError, r"tangent of shape \(2,\) was given for a primal of shape \(3,\)"),
     ("primals not a tuple", lambda t: jvp(lambda a: a * 2, ONES3, ONES3),
      TypeError, r"must be tuples or lists.*jvp\(f, \(x,\), \(t,\)\)"),
-    pytest.param(
-        "complex tangent for a real primal", lambda t: jvp(lambda a: a * 2, (1.0,), (1j,)),
-        TypeError, r"complex", marks=_core_fix("forward._check_tangent casts it to float and "
-                                               "drops the imaginary part (ComplexWarning)")),
+    ("complex tangent for a real primal", lambda t: jvp(lambda a: a * 2, (1.0,), (1j,)),
+     TypeError, r"complex tangent \(complex128\) was given for a primal of real dtype"),
     ("linearized tangent shape", lambda t: linearize(lambda a: a * 2, ONES3)[1](np.ones(2)),
      ValueError, r"tangent of shape \(2,\)"),
     ("cotangent shape differs", lambda t: vjp(lambda a: a * 2, ONES3)[1](np.ones(2)),
      ValueError, r"cotangent of shape \(2,\) was given for an output of shape \(3,\)"),
     ("cotangent structure differs", lambda t: vjp(lambda a: (a, a), ONES3)[1](ONES3),
      ValueError, r"cotangent's structure .* differs from the output's"),
-    pytest.param(
-        "complex cotangent for a real output", lambda t: vjp(lambda a: a * 2, 1.0)[1](1j),
-        TypeError, r"complex", marks=_core_fix("vjp's pullback returns a complex gradient "
-                                               "for a real input")),
+    ("complex cotangent for a real output", lambda t: vjp(lambda a: a * 2, 1.0)[1](1j),
+     TypeError, r"complex cotangent \(complex128\) was given for an output of real dtype"),
     # -- shapes that do not fit, one or more per op family --------------------------------------
     ("elementwise: no broadcast", lambda t: knp.ones(3) + knp.ones(4),
      ShapeError, r"kenaz.add: operands of shapes \(3,\) and \(4,\) do not broadcast"),
