@@ -100,3 +100,15 @@ def test_rendering_without_graphviz_names_the_fix(monkeypatch):
     with pytest.raises(RuntimeError, match="dot"):
         g.pipe("svg")
     assert g._repr_svg_() is None
+
+
+def test_a_raising_function_leaves_no_records():
+    constant = knp.array(3.0)
+
+    def broken(x):
+        y = x * constant
+        raise RuntimeError(f"boom {y.shape}")
+
+    with pytest.raises(RuntimeError, match="boom"):
+        kenaz.graph(broken)(1.0)
+    assert not constant._trace

@@ -256,12 +256,16 @@ class GraphRecorder(Handler):
             node = self._new_node("output", f"output {index}", detail=_describe(leaf))
             self.graph.edges.append((source, node, "" if which is None else f"[{which}]"))
             self.marked.append(leaf)
+        self.forget()
+        self.graph.result = result
+        return self.graph
+
+    def forget(self) -> None:
+        """Drop this recorder's records from tensors that outlive the call (constants, outputs)."""
         for x in self.marked:
             if x._trace is not None:
                 x._trace.pop(self.level, None)
         self.marked.clear()
-        self.graph.result = result
-        return self.graph
 
 
 # Ops whose argument order matters enough to label the edges.
@@ -334,8 +338,12 @@ def graph(
                 for leaf, label in zip(leaves, labels)
             ]
             inputs.append(tree.unflatten(structure, watched))
-        with handler(recorder):
-            result = f(*inputs, **kwargs)
+        try:
+            with handler(recorder):
+                result = f(*inputs, **kwargs)
+        except BaseException:
+            recorder.forget()
+            raise
         return recorder.finish(result)
 
     return recorded
