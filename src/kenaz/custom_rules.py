@@ -94,8 +94,9 @@ class ClosureGuard(Handler):
                 if not self.capture:
                     raise ValueError(
                         f"kenaz: {self.what} uses a tensor that is being differentiated but is "
-                        "not one of its arguments (a closed-over variable?); its derivative "
-                        "would be lost. Pass it to the custom function as an argument."
+                        "not one of its differentiable arguments (a closed-over variable, or "
+                        "an argument in nondiff_argnums?); its derivative would be lost. Pass "
+                        "it to the custom function as a differentiable argument."
                     )
                 self.allowed.add(id(a))
                 self.captured.append(a)
