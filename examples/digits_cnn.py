@@ -1,8 +1,8 @@
 """A small convolutional network on scikit-learn's 8x8 digits, trained with kenaz.
 
 Run: ``python examples/digits_cnn.py`` (needs ``pip install 'kenaz[examples]'``).
-Two 3x3 convolutions with max pooling, then a dense layer; float32 and
-SGD with Nesterov momentum. About 98% test accuracy in well under a minute.
+Two 3x3 convolutions with max pooling, dropout, then a dense layer; float32
+and SGD with Nesterov momentum. About 99% test accuracy in well under a minute.
 """
 
 from __future__ import annotations
@@ -23,7 +23,13 @@ from kenaz import data, nn, optim, train
 
 
 class DigitsCNN(nn.Module):
-    """conv(1->16) -> relu -> pool -> conv(16->32) -> relu -> pool -> dense(128->10)."""
+    """conv(1->16) -> relu -> pool -> conv(16->32) -> relu -> pool -> dropout -> dense(128->10).
+
+    Written as a module of its own, to show how: hyperparameters and sub-modules
+    in ``__init__``, a parameter pytree from ``init(key)``, a pure ``__call__``.
+    ``nn.Sequential`` with ``nn.MaxPool2d`` and ``nn.Flatten`` builds the same
+    network without a class.
+    """
 
     def __init__(self, dtype: Any = np.float32) -> None:
         self.conv1 = nn.Conv2d(1, 16, kernel_size=3, padding=1, dtype=dtype)
@@ -38,10 +44,13 @@ class DigitsCNN(nn.Module):
             "head": self.head.init(keys[2]),
         }
 
-    def __call__(self, params: dict[str, Any], images: Any) -> kenaz.Tensor:
+    def __call__(
+        self, params: dict[str, Any], images: Any, key: Any = None, training: bool = False
+    ) -> kenaz.Tensor:
         x = nn.max_pool2d(nn.relu(self.conv1(params["conv1"], images)), 2)  # (n, 16, 4, 4)
         x = nn.max_pool2d(nn.relu(self.conv2(params["conv2"], x)), 2)  # (n, 32, 2, 2)
-        return self.head(params["head"], knp.reshape(x, (x.shape[0], -1)))
+        features = nn.dropout(knp.reshape(x, (x.shape[0], -1)), 0.2, key, training)
+        return self.head(params["head"], features)
 
 
 def train_digits_cnn(epochs: int = 12, seed: int = 0, progress: bool | None = None):
@@ -52,8 +61,9 @@ def train_digits_cnn(epochs: int = 12, seed: int = 0, progress: bool | None = No
     model = DigitsCNN()
     params = model.init(seed)
 
-    def loss(params: Any, images: Any, labels: Any) -> kenaz.Tensor:
-        return nn.softmax_cross_entropy(model(params, images), labels)
+    def loss(params: Any, images: Any, labels: Any, key: Any) -> kenaz.Tensor:
+        logits = model(params, images, key=key, training=True)  # dropout: a fresh key per step
+        return nn.softmax_cross_entropy(logits, labels)
 
     def evaluate(params: Any) -> dict[str, float]:
         logits = model(params, x_test)
@@ -73,6 +83,7 @@ def train_digits_cnn(epochs: int = 12, seed: int = 0, progress: bool | None = No
         batch_size=32,
         seed=seed,
         evaluate=evaluate,
+        key=seed,
         progress=progress,
         description="digits CNN",
     )
