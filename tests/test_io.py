@@ -151,3 +151,20 @@ def test_safetensors_missing_gives_install_hint(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "safetensors.numpy", None)
     with pytest.raises(ImportError, match=r"kenaz\[io\]"):
         io.save(tmp_path / "p.safetensors", {"w": np.ones(2)})
+
+
+def test_resuming_an_optimizer_from_a_checkpoint_keeps_float32(tmp_path):
+    params = {"w": knp.ones(3, dtype=np.float32)}
+    optimizer = optim.chain(optim.adam(optim.cosine_decay_schedule(0.1, 10)))
+    state = optimizer.init(params)
+    grads = {"w": knp.ones(3, dtype=np.float32)}
+    _, state = optimizer.update(grads, state, params)
+    path = io.save(tmp_path / "opt.npz", state)
+    restored = io.load(path, template=state)
+    updates, new_state = optimizer.update(grads, restored, params)
+    assert updates["w"].dtype == np.float32
+    assert all(
+        leaf.dtype != np.float64 for leaf in kenaz.tree.leaves(new_state) if hasattr(leaf, "dtype")
+    )
+    expected, _ = optimizer.update(grads, state, params)
+    np.testing.assert_array_equal(updates["w"].numpy(), expected["w"].numpy())

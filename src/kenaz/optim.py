@@ -208,8 +208,9 @@ def scale_by_schedule(schedule: Schedule) -> GradientTransformation:
     """
 
     def update(grads: Any, state: ScheduleState, params: Any = None) -> tuple[Any, ScheduleState]:
-        factor = float(schedule(state.count))
-        return tree.map(lambda g: factor * g, grads), ScheduleState(state.count + 1)
+        count = int(state.count)  # a plain int, also after a checkpoint made it an array
+        factor = float(schedule(count))
+        return tree.map(lambda g: factor * g, grads), ScheduleState(count + 1)
 
     return GradientTransformation(lambda params: ScheduleState(0), update)
 
@@ -319,7 +320,7 @@ def scale_by_adam(b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8) -> Grad
         return AdamState(0, _zeros_like_tree(params), _zeros_like_tree(params))
 
     def update(grads: Any, state: AdamState, params: Any = None) -> tuple[Any, AdamState]:
-        count = state.count + 1
+        count = int(state.count) + 1  # a plain int: Python scalars keep float32 float32
         mu = tree.map(lambda g, m: b1 * m + (1 - b1) * g, grads, state.mu)
         nu = tree.map(lambda g, v: b2 * v + (1 - b2) * (g * g), grads, state.nu)
         mu_correction, nu_correction = 1 - b1**count, 1 - b2**count
