@@ -203,6 +203,19 @@ def test_closing_over_a_differentiated_tensor_is_an_error():
     with pytest.raises(ValueError, match="closed-over"):
         grad(loss)(3.0)
 
+    def loss_constant_argument(w):  # no argument is differentiated: the closure is inspected
+        @custom_vjp
+        def f(x):
+            return x * w
+
+        f.defvjp(lambda x: (x * w, None), lambda res, g: (g,))
+        return f(knp.array(2.0))
+
+    with pytest.raises(ValueError, match="closes over"):
+        grad(loss_constant_argument)(3.0)
+    # forward mode differentiates the original function, closure included
+    assert float(jvp(loss_constant_argument, (3.0,), (1.0,))[1]) == 2.0
+
 
 def test_missing_rule_and_bad_rules_give_clear_errors():
     f = custom_jvp(lambda x: x)

@@ -109,6 +109,33 @@ def guarded(fn: Callable[[], Any], level: int, allowed: Sequence[Any], what: str
         return fn()
 
 
+def check_closures(call: CallInfo, level: int) -> None:
+    """Raise if the custom function or its rules close over a tensor tracked at ``level``.
+
+    When no argument is tracked, the rules are not run at this level, so the
+    guard above never sees their ops; a look at the functions' closures (one
+    level deep: tensors, and tensors in lists, tuples and dicts) catches the
+    common mistake, ``custom_vjp(lambda x: x * w)`` with ``w`` differentiated.
+    """
+    function = call.function
+    rules = [function.fun, getattr(function, "jvp_rule", None), getattr(function, "fwd", None)]
+    for rule in rules:
+        for cell in getattr(rule, "__closure__", None) or ():
+            try:
+                contents = cell.cell_contents
+            except ValueError:  # an empty cell
+                continue
+            nested = isinstance(contents, (list, tuple, dict))
+            values = tree.leaves(contents) if nested else [contents]
+            for value in values:
+                if isinstance(value, Tensor) and value._trace is not None and level in value._trace:
+                    raise ValueError(
+                        f"kenaz: {function.kind} function {function.__name__!r} closes over a "
+                        "tensor that is being differentiated; its derivative would be lost. "
+                        "Pass it to the custom function as a differentiable argument."
+                    )
+
+
 class SharedPullback:
     """One call of a joint backward function, shared by the per-input pullbacks of a tape entry.
 
@@ -244,6 +271,7 @@ def inline(transformation: Handler, op: CustomCall, leaves: list, call: CallInfo
 def _reverse_custom_vjp(rev: ReverseHandler, op: CustomCall, leaves: list, call: CallInfo):
     parents = nodes_at(leaves, rev.level)
     if all(p is None for p in parents):
+        check_closures(call, rev.level)
         return dispatch(op, leaves, call)
     function = call.function
     name = function.__name__
@@ -267,6 +295,7 @@ def _reverse_custom_vjp(rev: ReverseHandler, op: CustomCall, leaves: list, call:
 def _reverse_custom_jvp(rev: ReverseHandler, op: CustomCall, leaves: list, call: CallInfo):
     parents = nodes_at(leaves, rev.level)
     if all(p is None for p in parents):
+        check_closures(call, rev.level)
         return dispatch(op, leaves, call)
     outs = fresh_outputs(dispatch(op, leaves, call), rev.level, leaves)
     out_metas = [(o.shape, o.dtype) for o in outs]
@@ -292,6 +321,7 @@ def _forward_custom_jvp(fwd: ForwardHandler, op: CustomCall, leaves: list, call:
     level = fwd.level
     tangents = nodes_at(leaves, level)
     if all(t is None for t in tangents):
+        check_closures(call, level)
         return dispatch(op, leaves, call)
     tangents = [zeros_for(x) if t is None else t for x, t in zip(leaves, tangents)]
     out, t_out = _call_jvp_rule(call, leaves, tangents, level, leaves)
