@@ -169,9 +169,15 @@ conjugate = Op(
 )
 
 
+def _real_part(x: Tensor) -> Tensor:
+    return real(x) if x.dtype.kind == "c" else x
+
+
 def _complex_part_vjp(project: Callable[[Tensor], Tensor]):
     def maker(ans, x):
         x_dtype = x.dtype
+        if x_dtype.kind != "c":  # a real input: only the real part of the projection reaches it
+            return lambda g: astype(_real_part(project(g)), x_dtype)
         return lambda g: astype(project(g), x_dtype)
 
     return maker
