@@ -39,11 +39,11 @@ def show_grad() -> None:
         return knp.sin(x) * x**2
 
     x = 1.5
-    print("f(x) = sin(x) * x**2, at x = 1.5")
-    print(f"  kenaz.grad(f)(x)       = {float(kenaz.grad(f)(x)):.10f}")
     exact = math.cos(x) * x**2 + 2 * x * math.sin(x)
-    print(f"  by hand: cos x x^2 + 2x sin x = {exact:.10f}")
-    print(f"  second derivative, grad(grad(f))(x) = {float(kenaz.grad(kenaz.grad(f))(x)):.10f}")
+    print("f(x) = sin(x) * x**2 at x = 1.5")
+    print(f"  kenaz.grad(f)(x)                = {float(kenaz.grad(f)(x)):.10f}")
+    print(f"  by hand: cos(x) x^2 + 2x sin(x) = {exact:.10f}")
+    print(f"  kenaz.grad(kenaz.grad(f))(x)    = {float(kenaz.grad(kenaz.grad(f))(x)):.10f}")
 
     def relu_or_square(x):
         return x * 2 if x > 0 else x**2  # Python control flow just works
@@ -74,7 +74,9 @@ def show_jvp() -> None:
         f"  J(v) @ (1, 0) = {np.round(tangent.numpy(), 6).tolist()}   (by hand: [v1, cos v0] = "
         f"[2.0, {math.cos(1.0):.6f}])"
     )
-    print(f"  the whole Jacobian, jacfwd(g)(v):\n{np.round(kenaz.jacfwd(g)(point).numpy(), 6)}")
+    jacobian = np.round(kenaz.jacfwd(g)(point).numpy(), 6)
+    print("  the whole Jacobian, jacfwd(g)(v):")
+    print("    " + str(jacobian).replace("\n", "\n    "))
 
 
 def show_vmap() -> None:
@@ -93,7 +95,8 @@ def show_vmap() -> None:
 
     per_example = kenaz.vmap(kenaz.grad(loss), in_axes=(None, 0, 0))(w, batch, knp.ones(4))
     print(f"  per-example gradients, vmap(grad(loss)): shape {per_example.shape}")
-    print(f"{np.round(per_example.numpy(), 4) + 0.0}")  # + 0.0 turns -0.0 into 0.0
+    rows = str(np.round(per_example.numpy(), 4) + 0.0)  # + 0.0 turns -0.0 into 0.0
+    print("    " + rows.replace("\n", "\n    "))
     hessian = kenaz.hessian(lambda v: knp.sum(v**3))(knp.array([1.0, 2.0]))
     print(f"  hessian(sum(v**3)) at (1, 2) = {hessian.numpy().tolist()}  (diag(6 v))")
 
