@@ -48,14 +48,8 @@ _ON_VALUES = {
     "savez",
     "savez_compressed",
     "savetxt",
-    "searchsorted",
-    "argwhere",
-    "flatnonzero",
     "digitize",
-    "bincount",
-    "histogram_bin_edges",
     "isin",
-    "unique",
 }
 
 # ufunc methods that are reductions or scans of a kenaz function.
