@@ -1,0 +1,404 @@
+"""Property tests: random programs drawn from the primitives (shapes, broadcasting,
+axes) must satisfy
+
+1. forward/reverse agreement: ``<v, J u>`` from jvp equals ``<J^T v, u>`` from vjp;
+2. agreement with central finite differences (for programs of smooth ops);
+3. vmap agreement with a Python loop over the examples, for the function and for
+   its vjp, with the batch axis at the front, at the back, or absent.
+
+The runs are derandomized (a fixed sequence of examples) so CI is reproducible.
+``KENAZ_HYPOTHESIS_EXAMPLES`` (default 200) sets the number of programs per property;
+``KENAZ_HYPOTHESIS_RANDOM=1`` draws fresh random programs instead.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import kenaz
+import kenaz.numpy as knp
+from kenaz import Tensor
+
+from ._support import env_int
+
+EXAMPLES = env_int("KENAZ_HYPOTHESIS_EXAMPLES", 200)
+PROPERTY_SETTINGS = settings(
+    max_examples=EXAMPLES,
+    derandomize=os.environ.get("KENAZ_HYPOTHESIS_RANDOM") != "1",
+    database=None,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+MAX_STEPS = 6
+BATCH = 3
+
+
+# -- the instruction set ---------------------------------------------------------------------
+@dataclass(frozen=True)
+class Step:
+    """One instruction: ``regs.append(fn(regs[src], *(regs[i] for i in others), *consts))``."""
+
+    name: str
+    src: int
+    fn: Callable[..., Any] = field(repr=False)
+    others: tuple[int, ...] = ()
+    consts: tuple[Any, ...] = field(default=(), repr=False)
+    detail: str = ""
+    smooth: bool = True
+
+    def describe(self, out: int) -> str:
+        args = ", ".join([f"r{self.src}", *(f"r{i}" for i in self.others)])
+        return f"r{out} = {self.name}({args}{', ' + self.detail if self.detail else ''})"
+
+
+@dataclass
+class Program:
+    """A straight-line program over registers r0..r{n_inputs-1} (the inputs)."""
+
+    input_shapes: list[tuple[int, ...]]
+    steps: list[Step]
+
+    def __call__(self, *inputs: Any) -> Any:
+        regs = list(inputs)
+        for step in self.steps:
+            regs.append(step.fn(regs[step.src], *(regs[i] for i in step.others), *step.consts))
+        return regs[-1]
+
+    @property
+    def smooth(self) -> bool:
+        return all(step.smooth for step in self.steps)
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        printer.text(repr(self))  # hypothesis prints failing programs with this
+
+    def __repr__(self) -> str:
+        n = len(self.input_shapes)
+        lines = [f"inputs {', '.join(f'r{i}{s}' for i, s in enumerate(self.input_shapes))}"]
+        lines += [step.describe(n + k) for k, step in enumerate(self.steps)]
+        return "Program(\n  " + "\n  ".join(lines) + "\n)"
+
+
+# Elementwise maps that are smooth and keep values bounded over the reals.
+UNARY: dict[str, Callable[[Any], Any]] = {
+    "sin": knp.sin,
+    "cos": knp.cos,
+    "tanh": knp.tanh,
+    "arctan": knp.arctan,
+    "expit": knp.expit,
+    "erf": knp.erf,
+    "exp(tanh)": lambda x: knp.exp(knp.tanh(x)),
+    "log1p(x^2)": lambda x: knp.log1p(x * x),
+    "sqrt(x^2+1)": lambda x: knp.sqrt(x * x + 1.0),
+    "neg": lambda x: -x,
+    "x*tanh(x)": lambda x: x * knp.tanh(x),
+}
+KINKED: dict[str, Callable[[Any], Any]] = {
+    "abs": knp.abs,
+    "relu": lambda x: knp.maximum(x, 0.0),
+    "clip": lambda x: knp.clip(x, -0.5, 0.5),
+}
+BINARY: dict[str, Callable[[Any, Any], Any]] = {
+    "add": lambda x, y: x + y,
+    "sub": lambda x, y: x - y,
+    "mul": lambda x, y: x * y,
+    "div": lambda x, y: x / (1.0 + y * y),
+    "atan2": lambda x, y: knp.arctan2(x, y * y + 1.0),
+    "pow": lambda x, y: knp.power(x * x + 1.0, knp.tanh(y)),
+}
+REDUCTIONS: dict[str, Callable[..., Any]] = {
+    "sum": knp.sum,
+    "mean": knp.mean,
+    "prod": knp.prod,
+    "logsumexp": knp.logsumexp,
+    "var": knp.var,
+}
+KINKED_REDUCTIONS: dict[str, Callable[..., Any]] = {"max": knp.max, "min": knp.min}
+
+
+def _floats(shape: tuple[int, ...]) -> st.SearchStrategy[np.ndarray]:
+    return hnp.arrays(np.float64, shape, elements=st.floats(-1.5, 1.5, width=64))
+
+
+def _broadcastable_shape(draw: st.DrawFn, shape: tuple[int, ...]) -> tuple[int, ...]:
+    """A shape that broadcasts against ``shape``: a suffix of it, with some axes set to 1."""
+    keep = draw(st.integers(0, len(shape)))
+    suffix = shape[len(shape) - keep :]
+    return tuple(1 if draw(st.booleans()) else n for n in suffix)
+
+
+def _axis_subset(draw: st.DrawFn, ndim: int) -> tuple[int, ...] | None:
+    if ndim == 0 or draw(st.booleans()):
+        return None
+    axes = draw(st.lists(st.integers(0, ndim - 1), min_size=1, max_size=ndim, unique=True))
+    return tuple(a - ndim if draw(st.booleans()) else a for a in axes)  # negative axes too
+
+
+def _draw_step(draw: st.DrawFn, shapes: list[tuple[int, ...]], smooth_only: bool) -> Step:
+    src = draw(st.integers(0, len(shapes) - 1))
+    shape = shapes[src]
+    ndim = len(shape)
+    kinds = ["unary", "unary", "binary", "binary", "reduce", "shape", "shape", "matmul"]
+    kind = draw(st.sampled_from(kinds))
+    if kind == "unary":
+        table = UNARY if smooth_only or draw(st.integers(0, 3)) else KINKED
+        name = draw(st.sampled_from(sorted(table)))
+        return Step(name, src, table[name], smooth=table is UNARY)
+    if kind == "binary":
+        name = draw(st.sampled_from(sorted(BINARY)))
+        partners = [i for i, s in enumerate(shapes) if _broadcasts(s, shape)]
+        if draw(st.booleans()):
+            return Step(name, src, BINARY[name], others=(draw(st.sampled_from(partners)),))
+        const_shape = _broadcastable_shape(draw, shape)
+        const = draw(_floats(const_shape))
+        detail = f"const{const_shape}"
+        if draw(st.booleans()):  # the constant on the left
+            return Step(name, src, lambda x, c, f=BINARY[name]: f(c, x), consts=(const,),
+                        detail=detail + " on the left")
+        return Step(name, src, BINARY[name], consts=(const,), detail=detail)
+    if kind == "reduce":
+        kinked = not smooth_only and draw(st.integers(0, 3)) == 0
+        table = KINKED_REDUCTIONS if kinked else REDUCTIONS
+        name = draw(st.sampled_from(sorted(table)))
+        axis = _axis_subset(draw, ndim)
+        keepdims = draw(st.booleans())
+        reduce = table[name]
+        return Step(name, src, lambda x, a=axis, k=keepdims: reduce(x, axis=a, keepdims=k),
+                    detail=f"axis={axis}, keepdims={keepdims}", smooth=not kinked)
+    if kind == "matmul" and ndim >= 1:
+        k = draw(st.integers(1, 3))
+        matrix = draw(_floats((shape[-1], k)))
+        if draw(st.booleans()):
+            return Step("matmul", src, lambda x, m: x @ m, consts=(matrix,),
+                        detail=f"const{matrix.shape}")
+        vector = matrix[:, 0]
+        return Step("einsum('...i,i->...')", src, lambda x, v: knp.einsum("...i,i->...", x, v),
+                    consts=(vector,), detail=f"const{vector.shape}")
+    return _draw_shape_step(draw, src, shape, shapes, smooth_only)
+
+
+def _draw_shape_step(
+    draw: st.DrawFn,
+    src: int,
+    shape: tuple[int, ...],
+    shapes: list[tuple[int, ...]],
+    smooth_only: bool,
+) -> Step:
+    ndim = len(shape)
+    options = ["expand_dims", "broadcast_to", "reshape"]
+    if ndim >= 1:
+        options += ["transpose", "flip", "slice", "take", "cumsum", "concatenate", "tile"]
+        options += [] if smooth_only else ["sort"]
+    if ndim >= 2:
+        options += ["swapaxes", "moveaxis"] * 3
+    name = draw(st.sampled_from(options))
+    axis = draw(st.integers(0, ndim - 1)) if ndim else 0
+    if name == "expand_dims":
+        where = draw(st.integers(-ndim - 1, ndim))
+        return Step(name, src, lambda x, a=where: knp.expand_dims(x, a), detail=f"axis={where}")
+    if name == "broadcast_to":
+        lead = draw(st.integers(1, 3))
+        target = (lead, *shape)
+        return Step(name, src, lambda x, t=target: knp.broadcast_to(x, t), detail=f"{target}")
+    if name == "reshape":
+        target = (-1,) if draw(st.booleans()) else tuple(reversed(shape))
+        return Step(name, src, lambda x, t=target: knp.reshape(x, t), detail=f"{target}")
+    if name == "transpose":
+        perm = tuple(draw(st.permutations(range(ndim))))
+        return Step(name, src, lambda x, p=perm: knp.transpose(x, p), detail=f"{perm}")
+    if name == "flip":
+        return Step(name, src, lambda x, a=axis: knp.flip(x, a), detail=f"axis={axis}")
+    if name == "slice":
+        item = draw(st.sampled_from([slice(None, None, -1), slice(1, None), slice(None, None, 2)]))
+        index = (slice(None),) * axis + (item,)
+        if shape[axis] <= 1 and item == slice(1, None):
+            item, index = slice(None, None, -1), (slice(None),) * axis + (slice(None, None, -1),)
+        return Step("getitem", src, lambda x, i=index: x[i], detail=f"[{'...,' * axis}{item}]")
+    if name == "take":  # integer-array indexing, with repeats (a scatter-add in reverse)
+        n = shape[axis]
+        picks = np.array(draw(st.lists(st.integers(0, n - 1), min_size=1, max_size=4)))
+        return Step(name, src, lambda x, p=picks, a=axis: knp.take(x, p, axis=a),
+                    detail=f"{picks.tolist()}, axis={axis}")
+    if name == "cumsum":
+        return Step(name, src, lambda x, a=axis: knp.cumsum(x, axis=a), detail=f"axis={axis}")
+    if name == "concatenate":
+        partners = [i for i, s in enumerate(shapes) if s == shape]
+        other = draw(st.sampled_from(partners))
+        return Step(name, src, lambda x, y, a=axis: knp.concatenate([x, y], axis=a),
+                    others=(other,), detail=f"axis={axis}")
+    if name == "sort":
+        return Step(name, src, lambda x, a=axis: knp.sort(x, axis=a), detail=f"axis={axis}",
+                    smooth=False)
+    if name == "tile":
+        reps = draw(st.integers(1, 2))
+        return Step(name, src, lambda x, r=reps: knp.tile(x, r), detail=f"{reps}")
+    if name == "swapaxes":
+        other_axis = draw(st.integers(0, ndim - 1))
+        return Step(name, src, lambda x, a=axis, b=other_axis: knp.swapaxes(x, a, b),
+                    detail=f"{axis}, {other_axis}")
+    destination = draw(st.integers(-ndim, ndim - 1))
+    return Step("moveaxis", src, lambda x, a=axis, d=destination: knp.moveaxis(x, a, d),
+                detail=f"{axis} -> {destination}")
+
+
+def _broadcasts(a: tuple[int, ...], b: tuple[int, ...]) -> bool:
+    try:
+        np.broadcast_shapes(a, b)
+    except ValueError:
+        return False
+    return True
+
+
+@st.composite
+def programs(draw: st.DrawFn, smooth_only: bool = False) -> tuple[Program, list[np.ndarray]]:
+    """A random program and inputs for it. Shapes are tracked by running each new step on
+    ones (so every drawn step is valid for the shapes it meets)."""
+    n_inputs = draw(st.integers(1, 2))
+    input_shapes = [
+        tuple(draw(st.lists(st.integers(1, 3), min_size=0, max_size=3))) for _ in range(n_inputs)
+    ]
+    shapes = list(input_shapes)
+    values: list[Any] = [np.ones(s) for s in input_shapes]
+    steps: list[Step] = []
+    for _ in range(draw(st.integers(1, MAX_STEPS))):
+        step = _draw_step(draw, shapes, smooth_only)
+        out = step.fn(values[step.src], *(values[i] for i in step.others), *step.consts)
+        if out.size > 512:  # keep programs small
+            continue
+        steps.append(step)
+        values.append(out)
+        shapes.append(tuple(out.shape))
+    if not steps:
+        steps.append(Step("sin", 0, knp.sin))
+    inputs = [draw(_floats(s)) for s in input_shapes]
+    return Program(input_shapes, steps), inputs
+
+
+# -- helpers -------------------------------------------------------------------------------
+def _vdot(a: Any, b: Any) -> float:
+    return float(np.sum(np.asarray(a) * np.asarray(b)))
+
+
+def _directions(inputs: Sequence[np.ndarray], out_shape: tuple[int, ...], seed: int):
+    rng = np.random.default_rng(seed)
+    tangents = [rng.normal(size=x.shape) for x in inputs]
+    cotangent = rng.normal(size=out_shape)
+    return tangents, cotangent
+
+
+# -- the properties ------------------------------------------------------------------------
+@PROPERTY_SETTINGS
+@given(programs(), st.integers(0, 2**16))
+def test_forward_and_reverse_mode_agree(case: tuple[Program, list[np.ndarray]], seed: int) -> None:
+    """<v, J u> by jvp equals <J^T v, u> by vjp, for random u and v (also at kinks and ties,
+    where both modes follow the same convention)."""
+    program, inputs = case
+    out = program(*inputs)
+    tangents, cotangent = _directions(inputs, out.shape, seed)
+    out_jvp, tangent_out = kenaz.jvp(program, tuple(inputs), tuple(tangents))
+    out_vjp, pullback = kenaz.vjp(program, *inputs)
+    cotangents_in = pullback(cotangent)
+    np.testing.assert_array_equal(np.asarray(out_jvp), np.asarray(out))
+    np.testing.assert_array_equal(np.asarray(out_vjp), np.asarray(out))
+    assert tangent_out.shape == out.shape
+    for x, ct in zip(inputs, cotangents_in, strict=True):
+        assert ct.shape == x.shape and ct.dtype == x.dtype
+    forward = _vdot(cotangent, tangent_out)
+    reverse = sum(_vdot(ct, t) for ct, t in zip(cotangents_in, tangents, strict=True))
+    scale = np.sum(np.abs(cotangent) * np.abs(np.asarray(tangent_out))) + 1.0
+    assert abs(forward - reverse) <= 1e-9 * scale, (program, forward, reverse)
+
+
+@PROPERTY_SETTINGS
+@given(programs(smooth_only=True), st.integers(0, 2**16))
+def test_derivatives_agree_with_finite_differences(
+    case: tuple[Program, list[np.ndarray]], seed: int
+) -> None:
+    """The jvp along a random direction matches the central difference
+    (f(x + h u) - f(x - h u)) / 2h, and so does the vjp (through the dot-product identity)."""
+    program, inputs = case
+    out = program(*inputs)
+    tangents, cotangent = _directions(inputs, out.shape, seed)
+    h = 1e-6
+    plus = program(*[x + h * t for x, t in zip(inputs, tangents, strict=True)])
+    minus = program(*[x - h * t for x, t in zip(inputs, tangents, strict=True)])
+    numeric = (np.asarray(plus) - np.asarray(minus)) / (2 * h)
+    _, tangent_out = kenaz.jvp(program, tuple(inputs), tuple(tangents))
+    scale = np.abs(np.asarray(out)) + np.abs(numeric) + 1.0
+    np.testing.assert_allclose(np.asarray(tangent_out) / scale, numeric / scale, atol=2e-6,
+                               err_msg=repr(program))
+    cotangents_in = kenaz.vjp(program, *inputs)[1](cotangent)
+    reverse = sum(_vdot(ct, t) for ct, t in zip(cotangents_in, tangents, strict=True))
+    assert abs(reverse - _vdot(cotangent, numeric)) <= 2e-6 * _vdot(np.abs(cotangent), scale), (
+        program
+    )
+
+
+@PROPERTY_SETTINGS
+@given(programs(), st.data())
+def test_vmap_agrees_with_a_loop(
+    case: tuple[Program, list[np.ndarray]], data: st.DataObject
+) -> None:
+    """vmap(f, in_axes) equals stacking f over the examples, with each input batched at the
+    front, at the back, or not at all; and vmap of the pullback equals a loop of pullbacks."""
+    program, inputs = case
+    in_axes = [data.draw(st.sampled_from([0, -1, None])) for _ in inputs]
+    if all(a is None for a in in_axes):
+        in_axes[0] = 0
+    examples = [
+        [x * (1.0 + 0.25 * b) - 0.1 * b if a is not None else x for x, a in zip(inputs, in_axes)]
+        for b in range(BATCH)
+    ]
+    batched = [
+        np.stack([ex[i] for ex in examples], axis=a) if a is not None else inputs[i]
+        for i, a in enumerate(in_axes)
+    ]
+    expected = np.stack([np.asarray(program(*ex)) for ex in examples])
+    result = kenaz.vmap(program, in_axes=tuple(in_axes))(*batched)
+    assert isinstance(result, Tensor) and result.shape == expected.shape, program
+    np.testing.assert_allclose(np.asarray(result), expected, rtol=1e-10, atol=1e-12,
+                               err_msg=repr(program))
+
+    cotangent = np.random.default_rng(len(program.steps)).normal(size=expected.shape[1:])
+
+    def per_example_pullback(*xs: Any) -> Any:
+        return kenaz.vjp(program, *xs)[1](cotangent)
+
+    batched_grads = kenaz.vmap(per_example_pullback, in_axes=tuple(in_axes))(*batched)
+    for i, a in enumerate(in_axes):
+        looped = np.stack([np.asarray(per_example_pullback(*ex)[i]) for ex in examples])
+        np.testing.assert_allclose(np.asarray(batched_grads[i]), looped, rtol=1e-10, atol=1e-12,
+                                   err_msg=f"input {i} (in_axes {a}) of {program!r}")
+
+
+def test_the_program_generator_covers_the_instruction_set() -> None:
+    """A fixed sample of 500 programs uses every kind of step: so the properties really
+    range over unary, kinked, binary (with broadcasting constants), reductions (over axis
+    subsets, keepdims), shape ops, indexing and matmul/einsum."""
+    seen: set[str] = set()
+    seen_broadcast_const = False
+
+    @settings(max_examples=500, derandomize=True, database=None, deadline=None,
+              suppress_health_check=list(HealthCheck))
+    @given(programs())
+    def collect(case: tuple[Program, list[np.ndarray]]) -> None:
+        nonlocal seen_broadcast_const
+        for step in case[0].steps:
+            seen.add(step.name)
+            if "const" in step.detail and step.name in BINARY:
+                seen_broadcast_const = True
+
+    collect()
+    expected = set(UNARY) | set(KINKED) | set(BINARY) | set(REDUCTIONS) | set(KINKED_REDUCTIONS)
+    expected |= {"expand_dims", "broadcast_to", "reshape", "transpose", "flip", "getitem",
+                 "take", "cumsum", "concatenate", "sort", "tile", "swapaxes", "moveaxis",
+                 "matmul", "einsum('...i,i->...')"}
+    assert expected - seen == set(), f"never drawn: {sorted(expected - seen)}"
+    assert seen_broadcast_const
