@@ -11,7 +11,10 @@ that is how higher-order derivatives work.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
+import gc
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -122,6 +125,37 @@ def forget_level(outputs: Sequence[Tensor], level: int) -> None:
             o._trace.pop(level, None)
 
 
+_gc_lock = threading.Lock()
+_gc_pauses = 0  # how many reverse passes are running, in all threads
+_gc_was_enabled = False
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector while a reverse pass runs.
+
+    A tape keeps many small objects alive (tensors, closures, entries), so the
+    collector's passes traverse an ever larger heap and find nothing: kenaz's
+    tapes hold no reference cycles, reference counting frees them. Measured
+    (benchmarks/breakdown.py): 12% of grad's time at 3,000 ops, about 45% at
+    100,000. The pause is process-wide, hence counted across threads; the
+    collector's previous state comes back when the last pass ends.
+    """
+    global _gc_pauses, _gc_was_enabled
+    with _gc_lock:
+        if _gc_pauses == 0:
+            _gc_was_enabled = gc.isenabled()
+            gc.disable()
+        _gc_pauses += 1
+    try:
+        yield
+    finally:
+        with _gc_lock:
+            _gc_pauses -= 1
+            if _gc_pauses == 0 and _gc_was_enabled:
+                gc.enable()
+
+
 def _as_tensor(x: Any, where: str) -> Tensor:
     if isinstance(x, Tensor):
         return x
@@ -193,7 +227,7 @@ def vjp(f: Callable, *primals: Any, has_aux: bool = False):
     flat, in_tree = tree.flatten(primals)
     flat = [_as_tensor(x, "vjp") for x in flat]
     watched = [rev.watch(x) if x.dtype.kind in "fc" else x for x in flat]
-    with scope("vjp"), handler(rev):
+    with scope("vjp"), gc_paused(), handler(rev):
         result = f(*tree.unflatten(in_tree, watched))
     if has_aux:
         result, aux = _split_aux(result, "vjp")
@@ -217,7 +251,7 @@ def vjp(f: Callable, *primals: Any, has_aux: bool = False):
             ct = check_tangent(o, _as_tensor(ct, "vjp"), "vjp", "cotangent", "an output")
             if node is not None:
                 seeds[node] = ct if node not in seeds else seeds[node] + ct
-        with scope("vjp: backward"):
+        with scope("vjp: backward"), gc_paused():
             grads = rev.backward(seeds, in_nodes)
         grads = [_zeros_like(x) if g is None else g for g, x in zip(grads, flat)]
         return tree.unflatten(in_tree, grads)
