@@ -338,3 +338,21 @@ def test_multiple_results_op_batches_with_and_without_rule():
             first, second = vmap(op)(x)
         close(first, x[..., 0])
         close(second, x[..., 1])
+
+
+def test_numpy_predicates_and_sorting_batch():
+    x = RNG.uniform(size=(4, 5))
+    cases = {
+        "any": (lambda v: knp.any(v > 0.5), lambda v: np.any(v > 0.5, axis=1)),
+        "all": (lambda v: knp.all(v > 0.1), lambda v: np.all(v > 0.1, axis=1)),
+        "count_nonzero": (lambda v: knp.count_nonzero(v > 0.5), lambda v: (v > 0.5).sum(1)),
+        "isclose": (
+            lambda v: knp.isclose(v, 0.5, atol=0.2),
+            lambda v: np.isclose(v, 0.5, atol=0.2),
+        ),
+        "sort": (knp.sort, lambda v: np.sort(v, axis=1)),
+        "argsort": (knp.argsort, lambda v: np.argsort(v, axis=1, kind="stable")),
+        "median": (knp.median, lambda v: np.median(v, axis=1)),
+    }
+    for name, (ours, reference) in cases.items():
+        np.testing.assert_allclose(np.asarray(vmap(ours)(x)), reference(x), err_msg=name)

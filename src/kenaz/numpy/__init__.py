@@ -524,19 +524,28 @@ def allclose(a, b, rtol: float = 1e-5, atol: float = 1e-8, equal_nan: bool = Fal
 
 
 def isclose(a, b, rtol: float = 1e-5, atol: float = 1e-8, equal_nan: bool = False) -> Tensor:
-    return Tensor(_np.isclose(_np.asarray(a), _np.asarray(b), rtol, atol, equal_nan))
+    """``|a - b| <= atol + rtol * |b|`` elementwise; composed of primitives, so it batches."""
+    a, b = asarray(a), asarray(b)
+    finite = logical_and(isfinite(a), isfinite(b))
+    finite_a, finite_b = where(finite, a, 0), where(finite, b, 0)  # no inf - inf
+    within = less_equal(absolute(finite_a - finite_b), atol + rtol * absolute(finite_b))
+    close = where(finite, within, equal(a, b))
+    return logical_or(close, logical_and(isnan(a), isnan(b))) if equal_nan else close
 
 
 def all(a, axis=None, keepdims: bool = False) -> Tensor:  # noqa: A001
-    return Tensor(_np.all(_np.asarray(a), axis=axis, keepdims=keepdims))
+    """Whether every element along ``axis`` is nonzero (a count of zeros: ``vmap`` batches it)."""
+    return equal(sum(equal(a, 0), axis=axis, keepdims=keepdims), 0)
 
 
 def any(a, axis=None, keepdims: bool = False) -> Tensor:  # noqa: A001
-    return Tensor(_np.any(_np.asarray(a), axis=axis, keepdims=keepdims))
+    """Whether some element along ``axis`` is nonzero."""
+    return greater(sum(not_equal(a, 0), axis=axis, keepdims=keepdims), 0)
 
 
 def count_nonzero(a, axis=None) -> Tensor:
-    return Tensor(_np.count_nonzero(_np.asarray(a), axis=axis))
+    """The number of nonzero elements along ``axis``."""
+    return sum(not_equal(a, 0), axis=axis)
 
 
 def nonzero(a) -> tuple[Tensor, ...]:
