@@ -304,6 +304,11 @@ def check_grads(
         )
     if order < 1:
         raise ValueError(f"kenaz.testing.check_grads: order must be at least 1, got {order}")
+    if not isinstance(args, (tuple, list)):
+        raise TypeError(
+            "kenaz.testing.check_grads: args must be a tuple or list of the function's "
+            f"arguments, got {type(args).__name__}; write check_grads(f, (x,))"
+        )
     args = _as_tensors(tuple(args))
     tol = _tolerance(args, f(*args), eps, atol, rtol)
     _check_recursively(f, args, modes, order, tol, np.random.default_rng(seed), path=())
