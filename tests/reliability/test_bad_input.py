@@ -23,6 +23,7 @@ import kenaz.numpy as knp
 from kenaz import Tensor, grad, io, jvp, linearize, vjp, vmap
 from kenaz.errors import ConcretizationError, EscapedTracerError, ShapeError
 from kenaz.io import CheckpointError
+from kenaz.testing import check_grads
 
 ONES3 = np.ones(3)
 
@@ -48,6 +49,28 @@ def _corrupt(tmp: Path, how: str) -> Path:
     elif how == "foreign":
         np.savez(path, weights=np.ones(3))
     return path
+
+
+def _custom_vjp(bwd: Callable[..., Any]) -> Any:
+    """x * y with a hand-written (possibly wrong) backward rule ``bwd(residuals, g)``."""
+
+    @kenaz.custom_vjp
+    def product(x: Any, y: Any) -> Any:
+        return x * y
+
+    product.defvjp(lambda x, y: (x * y, (x, y)), bwd)
+    return product
+
+
+def _custom_jvp(rule: Callable[..., Any]) -> Any:
+    """sin with a hand-written (possibly wrong) jvp rule ``rule(primals, tangents)``."""
+
+    @kenaz.custom_jvp
+    def sine(x: Any) -> Any:
+        return knp.sin(x)
+
+    sine.defjvp(rule)
+    return sine
 
 
 def _core_fix(reason: str) -> Any:
@@ -230,6 +253,35 @@ CASES: list[Any] = [
      ValueError, r"zero-size array to reduction operation maximum"),
     ("float() of a vector", lambda t: float(knp.ones(3)),
      TypeError, r"only 0-dimensional arrays can be converted"),
+    # -- custom rules and the checking tools ---------------------------------------------------
+    ("custom_vjp: bwd returns too few cotangents",
+     lambda t: grad(lambda x: _custom_vjp(lambda r, g: (g,))(x, 2.0))(1.0),
+     TypeError, r"bwd rule of 'product' must return a tuple with one cotangent per "
+                r"differentiable argument \(2\), got tuple of length 1"),
+    ("custom_vjp: bwd returns a wrong shape",
+     lambda t: grad(lambda x: knp.sum(_custom_vjp(lambda r, g: (knp.ones(4), g))(x, 2.0)))(ONES3),
+     ValueError, r"cotangent returned by the bwd rule of 'product' has shape \(4,\), "
+                 r"expected \(3,\)"),
+    ("custom_vjp: no rule defined", lambda t: grad(kenaz.custom_vjp(lambda x: x * 2.0))(1.0),
+     TypeError, r"has no rule yet; define one with .*defvjp\(fwd, bwd\)"),
+    ("custom_jvp: rule returns a wrong shape",
+     lambda t: jvp(_custom_jvp(lambda p, tg: (knp.sin(p[0]), knp.ones(4))), (ONES3,), (ONES3,)),
+     ValueError, r"tangent returned by the jvp rule of 'sine' has shape \(4,\), expected \(3,\)"),
+    ("custom_jvp: rule does not return a pair",
+     lambda t: jvp(_custom_jvp(lambda p, tg: knp.sin(p[0])), (ONES3,), (ONES3,)),
+     TypeError, r"must return a pair \(out, tangent_out\)"),
+    ("check_grads: a wrong rule is caught",
+     lambda t: check_grads(_custom_jvp(lambda p, tg: (knp.sin(p[0]), 2 * tg[0])), (ONES3,)),
+     AssertionError, r"jvp differs from finite differences"),
+    ("check_grads: unknown mode", lambda t: check_grads(knp.sin, (ONES3,), modes=("sideways",)),
+     ValueError, r"modes must be 'fwd' and/or 'rev'"),
+    ("check_grads: args not a tuple", lambda t: check_grads(knp.sin, ONES3),
+     TypeError, r"args must be a tuple or list .* check_grads\(f, \(x,\)\)"),
+    ("hvp: tangent shape differs",
+     lambda t: kenaz.hvp(lambda x: knp.sum(x**3), (ONES3,), (np.ones(2),)),
+     ValueError, r"tangent of shape \(2,\) was given for a primal of shape \(3,\)"),
+    ("jacrev: argnums out of range", lambda t: kenaz.jacrev(lambda x: x, argnums=2)(ONES3),
+     ValueError, r"kenaz.jacrev: argnums=2 is out of range"),
     # -- saving and loading ----------------------------------------------------------------------
     ("save under a file (unwritable path)", lambda t: io.save(_corrupt(t, "garbage") / "w.npz", {}),
      NotADirectoryError, r"Not a directory"),
