@@ -141,6 +141,7 @@ def test_threads_equal_single_threaded() -> None:
         sys.setswitchinterval(old_interval)
     assert not failures, failures[:10]
     assert min(rounds) >= 1, f"some thread never finished a round: {rounds}"
+    print(f"\n{THREADS} threads x {len(JOBS)} jobs: rounds per thread {rounds}")
 
 
 def test_handler_in_one_thread_does_not_see_another_threads_ops() -> None:

@@ -173,3 +173,33 @@ def test_exception_inside_a_pullback_call_keeps_the_pullback_usable() -> None:
     (g,) = pullback(np.ones(3))
     np.testing.assert_allclose(np.asarray(g), 2.0 * np.cos(X))
     assert current_handlers() == ()
+
+
+class RaiseBaseException(Handler):
+    """Raises ``error`` (a BaseException such as KeyboardInterrupt) at its ``n``-th op."""
+
+    def __init__(self, n: int, error: type[BaseException]) -> None:
+        self.n, self.error, self.seen = n, error, 0
+
+    def handle(self, op: Any, args: tuple[Any, ...], params: dict[str, Any]) -> Any:
+        if self.seen == self.n:
+            raise self.error("interrupted")
+        self.seen += 1
+        return kenaz.perform(op, *args, **params)
+
+
+@pytest.mark.parametrize("error", [KeyboardInterrupt, SystemExit])
+@pytest.mark.parametrize("at", [0, 3])
+def test_base_exceptions_also_unwind_every_handler(error: type[BaseException], at: int) -> None:
+    """Ctrl-C (KeyboardInterrupt) or SystemExit in the middle of grad(vmap(jvp(f))), at every
+    op and at both ends of the nesting, leaves the stack empty (restoration is in
+    ``finally``, not ``except Exception``)."""
+    nesting = ("grad", "vmap", "jvp")
+    counter = CountOps()
+    build(nesting, at, lambda: counter)(X)
+    reference = float(build(nesting, 0, None)(X))
+    for n in range(0, counter.total, max(counter.total // 25, 1)):
+        with pytest.raises(error):
+            build(nesting, at, lambda n=n: RaiseBaseException(n, error))(X)
+        assert current_handlers() == () and current_scopes() == ()
+    assert float(build(nesting, 0, None)(X)) == reference
