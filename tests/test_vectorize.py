@@ -356,3 +356,13 @@ def test_numpy_predicates_and_sorting_batch():
     }
     for name, (ours, reference) in cases.items():
         np.testing.assert_allclose(np.asarray(vmap(ours)(x)), reference(x), err_msg=name)
+
+
+def test_an_exception_inside_leaves_no_handler_behind():
+    def fails(x):
+        raise RuntimeError("boom")
+
+    with pytest.raises(RuntimeError, match="boom"):
+        vmap(fails)(XS)
+    assert kenaz.effects.current_handlers() == ()
+    close(vmap(knp.sin)(XS), np.sin(XS))
