@@ -13,6 +13,16 @@ an ``axes`` parameter, hence ``batch_axes`` here).
 Most primitives get their rule from one of the family helpers below:
 ``elementwise``, ``reduction``, ``scan``, ``axis_permuting`` ... A new
 primitive usually needs one line: ``Op(..., batch=batching.elementwise)``.
+
+Examples
+--------
+>>> import numpy as np
+>>> import kenaz
+>>> from kenaz.ops import batching
+>>> cube = kenaz.Op("cube", lambda x: x**3, batch=batching.elementwise)
+>>> kenaz.vmap(cube, in_axes=1)(np.array([[1.0, 2.0], [3.0, 4.0]]))
+Tensor([[ 1., 27.],
+        [ 8., 64.]])
 """
 
 from __future__ import annotations
