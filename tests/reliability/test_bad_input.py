@@ -3,9 +3,8 @@ the problem; inputs that are unusual but valid (NaN, empty, 0-d) give the right
 answer instead of an error.
 
 The first table is the contract: (case, call, exception type, message fragment).
-Rows marked ``xfail(strict=True)`` are known defects whose fix belongs in a core
-file; they turn into failures (XPASS) as soon as the fix lands, so that the mark
-gets removed.
+Known defects, when there are any, are rows marked ``xfail(strict=True)``, so
+that a fix turns them into failures (XPASS) and the mark gets removed.
 """
 
 from __future__ import annotations
@@ -71,10 +70,6 @@ def _custom_jvp(rule: Callable[..., Any]) -> Any:
 
     sine.defjvp(rule)
     return sine
-
-
-def _core_fix(reason: str) -> Any:
-    return pytest.mark.xfail(strict=True, reason=f"needs a fix in a core file: {reason}")
 
 
 # (id, call(tmp_path), exception type, message fragment: a regex searched in str(exception))
