@@ -55,6 +55,7 @@ def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
         "--clock", choices=("cpu", "wall"), default="cpu", help="process CPU time or wall time"
     )
     parser.add_argument("--json", type=Path, default=DEFAULT_JSON, help="where to write results")
+    parser.add_argument("--slow", action="store_true", help="also run contenders marked slow")
     parser.add_argument("--strict", action="store_true", help="exit 1 if any result disagrees")
     return parser.parse_args(argv)
 
@@ -100,11 +101,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {name}: {reason}")
     print(
         f"median {args.clock} time of interleaved samples, one thread per library; "
-        "'x numpy': time / NumPy's time\n"
+        "'x numpy': time / NumPy's time;\n'runs': samples in the median (w: the warm-up call only, "
+        "too slow to repeat); peak MiB: tracemalloc, NumPy-based libraries only\n"
     )
     print(HEADER)
     print("-" * len(HEADER))
-    budget = Budget(seconds=args.budget, clock=args.clock)
+    budget = Budget(seconds=args.budget, clock=args.clock, include_slow=args.slow)
     results: list[WorkloadResult] = []
     for workload in selected_workloads(args.only):
         result = run_workload(workload, peers, args.size, budget)

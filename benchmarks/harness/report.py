@@ -11,7 +11,7 @@ from .runner import WorkloadResult
 from .workload import RowResult
 
 HEADER = (
-    f"{'workload / library':<36} {'median':>10} {'x numpy':>9} {'per op':>10} "
+    f"{'workload / library':<36} {'median':>10} {'runs':>4} {'x numpy':>9} {'per op':>10} "
     f"{'peak MiB':>9}  {'check':<6} targets (kenaz rows)"
 )
 
@@ -44,8 +44,9 @@ def _format_row(row: RowResult) -> str:
     peak = f"{row.peak_bytes / 2**20:.2f}" if row.peak_bytes is not None else "-"
     check = row.check if row.check == "ok" else f"!!! {row.check} !!!"
     targets = "; ".join(str(t) for t in row.targets)
+    runs = f"{row.samples}{'w' if row.sample_is_warmup else ''}"
     return (
-        f"{library:<36} {format_seconds(row.seconds):>10} {ratio:>9} "
+        f"{library:<36} {format_seconds(row.seconds):>10} {runs:>4} {ratio:>9} "
         f"{format_seconds(row.per_op_seconds):>10} {peak:>9}  {check:<6} {targets}".rstrip()
     )
 
@@ -95,6 +96,7 @@ def write_json(path: Path, results: list[WorkloadResult], meta: dict[str, Any]) 
                 "title": result.title,
                 "ops": result.ops,
                 "error": result.error,
+                "wall_seconds": round(result.wall_seconds, 2),
                 "rows": rows,
             }
         )

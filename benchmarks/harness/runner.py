@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import time
+from dataclasses import dataclass, field, replace
 
 from .peers import Peers
-from .timing import Budget, frozen_heap, interleaved_medians, peak_memory_bytes
+from .timing import CLOCKS, Budget, frozen_heap, interleaved_medians, peak_memory_bytes
 from .workload import Contender, RowResult, Workload, compare_outputs
 
 # Libraries whose allocations tracemalloc sees (NumPy reports its buffers; PyTorch and XLA do not).
@@ -21,6 +22,7 @@ class WorkloadResult:
     ops: int | None
     rows: list[RowResult] = field(default_factory=list)
     error: str = ""
+    wall_seconds: float = 0.0  # how long the workload took to check and measure
 
 
 def run_workload(
@@ -34,16 +36,24 @@ def run_workload(
         case = workload.build(peers, size)
     except Exception as error:  # noqa: BLE001 - a broken workload must not stop the others
         return WorkloadResult(workload.key, workload.title, None, error=_describe(error))
+    started = time.perf_counter()
     result = WorkloadResult(workload.key, workload.title, case.ops)
     reference, expected = case.contenders[0], None
     runnable: dict[str, Contender] = {}
+    warmup_seconds: dict[str, float] = {}
+    clock = CLOCKS[budget.clock if budget else "wall"]
     for contender in case.contenders:
         row = RowResult(contender.library, note=contender.note)
         result.rows.append(row)
         if contender.run is None:
             continue
+        if contender.slow and budget is not None and not budget.include_slow:
+            row.note = f"skipped: {contender.slow} (run_all.py --slow runs it)"
+            continue
         try:
+            start = clock()
             outputs = contender.outputs(contender.run())  # the warm-up call (and JIT compile)
+            warmup_seconds[contender.library] = clock() - start
         except Exception as error:  # noqa: BLE001 - reported in the row, loudly
             row.note = f"ERROR {_describe(error)}"
             continue
@@ -55,20 +65,28 @@ def run_workload(
             row.check = compare_outputs(expected, outputs, case.rtol, case.atol)
         runnable[contender.library] = contender
     if budget is not None and runnable:
-        _measure(workload, result, runnable, budget)
+        _measure(workload, result, runnable, budget, warmup_seconds)
+    result.wall_seconds = time.perf_counter() - started
     return result
 
 
 def _measure(
-    workload: Workload, result: WorkloadResult, runnable: dict[str, Contender], budget: Budget
+    workload: Workload,
+    result: WorkloadResult,
+    runnable: dict[str, Contender],
+    budget: Budget,
+    warmup_seconds: dict[str, float],
 ) -> None:
+    runs = {name: contender.run for name, contender in runnable.items()}
+    budget = replace(budget, seconds=budget.seconds * workload.budget_share)
     with frozen_heap():
-        timings = interleaved_medians({name: c.run for name, c in runnable.items()}, budget)
+        timings = interleaved_medians(runs, budget, warmup_seconds)
     rows = {row.library: row for row in result.rows}
     for name, timing in timings.items():
         row = rows[name]
         row.seconds = timing.median_seconds
         row.samples = len(timing.samples)
+        row.sample_is_warmup = timing.from_warmup
         if result.ops:
             row.per_op_seconds = timing.median_seconds / result.ops
         if workload.measure_memory and name.startswith(TRACEMALLOC_VISIBLE):

@@ -41,6 +41,7 @@ class Timing:
     median_seconds: float
     samples: list[float]
     calls_per_sample: int
+    from_warmup: bool = False  # too slow to repeat: the warm-up call is the only sample
 
 
 @dataclass
@@ -50,7 +51,9 @@ class Budget:
     The workload's ``seconds`` are shared equally among its contenders. Each
     gets at least ``min_samples`` samples (just one if a single call takes
     longer than ``slow_call_seconds``) and keeps sampling, up to
-    ``max_samples``, while it has used less than its share.
+    ``max_samples``, while it has used less than its share. A contender whose
+    warm-up call took longer than ``warmup_only_seconds`` is not called again:
+    its warm-up is its one sample (eager JAX through W6's 100,000 ops).
     """
 
     seconds: float = 4.0
@@ -58,6 +61,8 @@ class Budget:
     max_samples: int = 30
     min_sample_seconds: float = 0.02
     slow_call_seconds: float = 2.0
+    warmup_only_seconds: float = 10.0
+    include_slow: bool = False  # run contenders marked slow
     clock: str = "cpu"
 
 
@@ -73,19 +78,26 @@ def frozen_heap() -> Iterator[None]:
         gc.collect()
 
 
-def interleaved_medians(runs: dict[str, Callable[[], Any]], budget: Budget) -> dict[str, Timing]:
+def interleaved_medians(
+    runs: dict[str, Callable[[], Any]], budget: Budget, warmup_seconds: dict[str, float]
+) -> dict[str, Timing]:
     """Median seconds per call of each callable in ``runs``, sampled in interleaved rounds.
 
-    Every callable should already have been called once (the warm-up, which
-    also compiles JIT-ed code). The first timed call sizes the samples and,
-    if it is a sample on its own (one call per sample), counts as the first.
+    Every callable has already been called once, the warm-up (which also
+    compiles JIT-ed code), taking ``warmup_seconds[name]`` on the budget's
+    clock. The first timed call sizes the samples and, if it is a sample on
+    its own (one call per sample), counts as the first.
     """
     clock = CLOCKS[budget.clock]
     share = budget.seconds / max(1, len(runs))
     calls: dict[str, int] = {}
     samples: dict[str, list[float]] = {}
     spent: dict[str, float] = {}
+    warmup_only = {name for name in runs if warmup_seconds[name] > budget.warmup_only_seconds}
     for name, run in runs.items():
+        if name in warmup_only:
+            calls[name], samples[name], spent[name] = 1, [warmup_seconds[name]], 0.0
+            continue
         start = clock()
         run()
         seconds = clock() - start
@@ -94,6 +106,7 @@ def interleaved_medians(runs: dict[str, Callable[[], Any]], budget: Budget) -> d
         spent[name] = seconds
 
     slow = {name for name in runs if calls[name] == 1 and spent[name] > budget.slow_call_seconds}
+    slow |= warmup_only
 
     def wants_more(name: str) -> bool:
         taken = len(samples[name])
@@ -113,7 +126,7 @@ def interleaved_medians(runs: dict[str, Callable[[], Any]], budget: Budget) -> d
             samples[name].append(seconds / count)
             spent[name] += seconds
     return {
-        name: Timing(statistics.median(taken), taken, calls[name])
+        name: Timing(statistics.median(taken), taken, calls[name], name in warmup_only)
         for name, taken in samples.items()
     }
 

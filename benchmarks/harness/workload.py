@@ -27,13 +27,15 @@ class Contender:
     own arrays); ``outputs`` turns its result into a list of NumPy arrays, in
     the reference's order, outside the timing. A contender that cannot run
     (peer not installed, feature not written yet) has ``run=None`` and a
-    ``note`` saying why.
+    ``note`` saying why. One too slow for every ``make bench`` names why in
+    ``slow``; it runs only with ``run_all.py --slow``.
     """
 
     library: str
     run: Callable[[], Any] | None
     outputs: Callable[[Any], Sequence[Any]] = lambda result: [result]
     note: str = ""
+    slow: str = ""
 
     @property
     def is_kenaz(self) -> bool:
@@ -87,6 +89,7 @@ class RowResult:
     targets: list[TargetCheck] = field(default_factory=list)
     ratio_to_numpy: float | None = None
     samples: int = 0
+    sample_is_warmup: bool = False  # too slow to repeat: timed from its warm-up call alone
 
 
 Targets = Callable[[RowResult, dict[str, RowResult]], list[TargetCheck]]
@@ -101,6 +104,7 @@ class Workload:
     build: Callable[[Peers, str], Case]  # (peers, "full" | "smoke") -> Case
     targets: Targets = lambda kenaz_row, rows: []
     measure_memory: bool = False
+    budget_share: float = 1.0  # fraction of the per-workload sampling time it gets
 
 
 def compare_outputs(
