@@ -23,6 +23,13 @@ def _matmul_vjp_x(ans, x, y):
     x_shape, x_dtype, x_vector = x.shape, x.dtype, x.ndim == 1
 
     def pullback(g):
+        # A vector operand and no stack axes: one or two ops, instead of promoting
+        # the vectors to matrices and back.
+        if y.ndim == 1 and x.ndim <= 2:  # g[i] pairs with y: an outer product (n,) x (k,)
+            gx = g * y if x_vector else shape._expand_dims(g, axis=(1,)) * y
+            return reduction.sum_to(gx, x_shape, x_dtype)
+        if x_vector and y.ndim == 2:  # (k, m) @ (m,)
+            return reduction.sum_to(_matmul(y, g), x_shape, x_dtype)
         y_matrix = y if y.ndim > 1 else shape.expand_dims(y, 1)  # (m,) -> (m, 1)
         g = _as_matrix_cotangent(g, x_vector, y.ndim == 1)
         gx = matmul(g, shape.swapaxes(y_matrix, -1, -2))
@@ -37,6 +44,11 @@ def _matmul_vjp_y(ans, x, y):
     y_shape, y_dtype, y_vector = y.shape, y.dtype, y.ndim == 1
 
     def pullback(g):
+        if x.ndim == 1 and y.ndim <= 2:  # x pairs with g: an outer product (k,) x (m,)
+            gy = g * x if y_vector else shape._expand_dims(x, axis=(1,)) * g
+            return reduction.sum_to(gy, y_shape, y_dtype)
+        if y_vector and x.ndim == 2:  # (n,) @ (n, k)
+            return reduction.sum_to(_matmul(g, x), y_shape, y_dtype)
         x_matrix = x if x.ndim > 1 else shape.expand_dims(x, 0)  # (n,) -> (1, n)
         g = _as_matrix_cotangent(g, x.ndim == 1, y_vector)
         gy = matmul(shape.swapaxes(x_matrix, -1, -2), g)
@@ -200,7 +212,8 @@ def _einsum_batch(op, args, batch_axes, *, spec):
     letter = next(c for c in string.ascii_letters if c not in spec)
     inputs, output = _parse(spec)
     inputs = [
-        sub if b is None else sub[:b] + letter + sub[b:] for sub, b in zip(inputs, batch_axes, strict=True)
+        sub if b is None else sub[:b] + letter + sub[b:]
+        for sub, b in zip(inputs, batch_axes, strict=True)
     ]
     return op(*args, spec=",".join(inputs) + "->" + letter + output), 0
 
