@@ -245,6 +245,8 @@ divide = binary(
 def _pow_d_base(x, y):
     # y * x**(y-1), with y == 0 giving 0 rather than 0 * inf = nan at x == 0 (JAX's choice).
     if isinstance(y, (int, float)):
+        if y == 2:  # the square, the commonest power: 2 x is one op, not two
+            return 2 * x
         return y * power(x, y - 1) if y != 0 else 0.0 * x
     # Where y == 0, x**(1 - 1) stands in for x**(y - 1): the product is still 0, and
     # 0.0**-1 (inf, with a warning) is never computed.
