@@ -25,9 +25,21 @@ from .no_grad import no_grad
 from .graph import graph
 from .vectorize import vmap
 from .jacobians import hessian, hvp, jacfwd, jacrev
-from . import numpy, tree
+from . import errors, numpy, tree
 
 __version__ = "0.1.0"
+
+# Heavier layers load on first use: `kenaz.nn`, `kenaz.optim`, ...
+_SUBMODULES_ON_DEMAND = ("nn", "optim", "data", "train", "io", "scipy", "testing")
+
+
+def __getattr__(name: str):
+    if name in _SUBMODULES_ON_DEMAND:
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module 'kenaz' has no attribute {name!r}")
+
 
 __all__ = [
     "Tensor",
@@ -55,6 +67,7 @@ __all__ = [
     "hvp",
     "numpy",
     "tree",
+    "errors",
 ]
 
 del _tensor
