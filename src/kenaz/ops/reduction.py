@@ -68,6 +68,8 @@ def sum_to(x: Tensor, target_shape: tuple[int, ...], dtype: np.dtype) -> Tensor:
 # -- sum -----------------------------------------------------------------------------
 def _sum_vjp(ans, x, axis, keepdims):
     x_shape = x.shape
+    if axis == tuple(range(len(axis))):  # leading axes (a full sum): broadcasting restores them
+        return lambda g: shape.broadcast_to(g, x_shape)
     return lambda g: shape.broadcast_to(expand_reduced(g, axis, keepdims), x_shape)
 
 
