@@ -85,6 +85,27 @@ def job_vmap() -> Any:
     return per_example(PARAMS, X[:, None, :], Y[:, None])
 
 
+@kenaz.custom_vjp
+def _clipped_identity(x: Any) -> Any:
+    return x
+
+
+_clipped_identity.defvjp(lambda x: (x, None), lambda _, g: (knp.clip(g, -0.5, 0.5),))
+
+
+def job_custom_rules_and_checkpoint() -> Any:
+    """custom_vjp, checkpoint (which re-runs the function in the backward pass) and
+    no_grad, each installing handlers of their own, under grad and hessian."""
+
+    def f(x: Any) -> Any:
+        block = kenaz.checkpoint(lambda v: knp.sin(v) * knp.exp(v / 4.0))
+        with kenaz.no_grad():
+            scale = knp.sum(x * x)
+        return knp.sum(block(_clipped_identity(x) * 3.0)) * scale
+
+    return kenaz.grad(f)(np.linspace(-1.0, 1.0, 4)), kenaz.hessian(f)(np.linspace(-1.0, 1.0, 3))
+
+
 JOBS: list[Callable[[], Any]] = [
     job_grad_mlp,
     job_grad_grad,
@@ -95,6 +116,7 @@ JOBS: list[Callable[[], Any]] = [
     job_hvp,
     job_count_ops,
     job_vmap,
+    job_custom_rules_and_checkpoint,
 ]
 
 

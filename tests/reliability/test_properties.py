@@ -3,7 +3,9 @@ axes) must satisfy
 
 1. forward/reverse agreement: ``<v, J u>`` from jvp equals ``<J^T v, u>`` from vjp;
 2. agreement with central finite differences (for programs of smooth ops);
-3. vmap agreement with a Python loop over the examples, for the function and for
+3. second-order agreement: forward-over-reverse, reverse-over-forward and
+   reverse-over-reverse Hessian-vector products;
+4. vmap agreement with a Python loop over the examples, for the function and for
    its vjp, with the batch axis at the front, at the back, or absent.
 
 The runs are derandomized (a fixed sequence of examples) so CI is reproducible.
@@ -376,6 +378,38 @@ def test_vmap_agrees_with_a_loop(
         looped = np.stack([np.asarray(per_example_pullback(*ex)[i]) for ex in examples])
         np.testing.assert_allclose(np.asarray(batched_grads[i]), looped, rtol=1e-10, atol=1e-12,
                                    err_msg=f"input {i} (in_axes {a}) of {program!r}")
+
+
+@PROPERTY_SETTINGS
+@given(programs(), st.integers(0, 2**16))
+def test_second_order_modes_agree(case: tuple[Program, list[np.ndarray]], seed: int) -> None:
+    """The Hessian-vector product of <c, f(x)> three ways: forward-over-reverse
+    (jvp of grad), reverse-over-forward (grad of jvp) and reverse-over-reverse (grad of
+    <grad, u>). The rules are themselves differentiated here, so a rule written with a
+    non-differentiable shortcut shows up."""
+    program, inputs = case
+    out = program(*inputs)
+    tangents, weights = _directions(inputs, out.shape, seed)
+    argnums = tuple(range(len(inputs)))
+
+    def scalar(*xs: Any) -> Any:
+        return knp.sum(program(*xs) * weights)
+
+    def tangent_of_scalar(*xs: Any) -> Any:
+        return kenaz.jvp(scalar, xs, tuple(tangents))[1]
+
+    def gradient_along_u(*xs: Any) -> Any:
+        grads = kenaz.grad(scalar, argnums=argnums)(*xs)
+        return sum(knp.sum(g * u) for g, u in zip(grads, tangents, strict=True))
+
+    fwd_over_rev = kenaz.jvp(kenaz.grad(scalar, argnums=argnums), tuple(inputs), tuple(tangents))[1]
+    rev_over_fwd = kenaz.grad(tangent_of_scalar, argnums=argnums)(*inputs)
+    rev_over_rev = kenaz.grad(gradient_along_u, argnums=argnums)(*inputs)
+    for i, (a, b, c) in enumerate(zip(fwd_over_rev, rev_over_fwd, rev_over_rev, strict=True)):
+        a, b, c = np.asarray(a), np.asarray(b), np.asarray(c)
+        scale = np.max(np.abs(a)) + 1.0
+        np.testing.assert_allclose(b / scale, a / scale, atol=1e-9, err_msg=f"{i}: {program!r}")
+        np.testing.assert_allclose(c / scale, a / scale, atol=1e-9, err_msg=f"{i}: {program!r}")
 
 
 def test_the_program_generator_covers_the_instruction_set() -> None:
