@@ -289,14 +289,18 @@ class _Inputs:
         self.args, self.kwargs = args, kwargs
         self.leaves: list[Any] = []
         self.axes: list[int | None] = []
-        self.parts: list[tuple[Any, optree.PyTreeSpec, int, int]] = []  # (key, treedef, span)
+        # (key, treedef or None for a lone tensor, first leaf, end)
+        self.parts: list[tuple[Any, optree.PyTreeSpec | None, int, int]] = []
         for position, (arg, entry) in enumerate(zip(args, entries, strict=True)):
             self._add(position, arg, entry)
         for name, value in kwargs.items():
             self._add(name, value, 0)
 
     def _add(self, key: Any, value: Any, entry: Any) -> None:
-        leaves, treedef = optree.tree_flatten(value, none_is_leaf=True, namespace=NAMESPACE)
+        if isinstance(value, Tensor):  # the common case: a single leaf, no pytree to flatten
+            leaves, treedef = [value], None
+        else:
+            leaves, treedef = optree.tree_flatten(value, none_is_leaf=True, namespace=NAMESPACE)
         if entry is None or isinstance(entry, (int, np.integer)):
             axes = [entry] * len(leaves)
         else:
@@ -364,7 +368,10 @@ class _Inputs:
         )
 
     def rebuild(self, leaves: Sequence[Any]) -> tuple[tuple, dict]:
-        values = [optree.tree_unflatten(td, leaves[a:b]) for _, td, a, b in self.parts]
+        values = [
+            leaves[a] if td is None else optree.tree_unflatten(td, leaves[a:b])
+            for _, td, a, b in self.parts
+        ]
         count = len(self.args)
         return tuple(values[:count]), dict(zip(self.kwargs, values[count:], strict=True))
 
