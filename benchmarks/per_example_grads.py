@@ -66,9 +66,10 @@ def main() -> None:
         {
             "numpy (hand-vectorized)": lambda: numpy_per_example_grads(params, x, y),
             "kenaz vmap(grad(loss))": lambda: per_example(kparams, kx, ky),
-        }
+            "kenaz loop of grad": python_loop,
+        },
+        rounds=21,
     )
-    medians.update(_timing.interleaved_medians({"kenaz loop of grad": python_loop}, rounds=5))
     _timing.report(
         f"per-example gradients, MLP {INPUTS}->{HIDDEN}->1, batch {BATCH}, float32",
         medians,
