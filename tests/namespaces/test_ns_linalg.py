@@ -245,8 +245,8 @@ def test_numpy_linalg_dispatches():
     g = kenaz.grad(lambda x: np.linalg.det(x) + np.linalg.norm(x))(a)
     expected = np.linalg.det(a) * np.linalg.inv(a).T + a / np.linalg.norm(a)
     np.testing.assert_allclose(g.numpy(), expected)
-    with pytest.raises(TypeError, match="linalg.eig"):
-        np.linalg.eig(knp.asarray(a))
+    w = np.linalg.eigvals(knp.asarray(a))  # dispatches to kenaz: always complex
+    assert isinstance(w, kenaz.Tensor) and w.dtype == np.complex128
 
 
 # -- vmap against a loop --------------------------------------------------------------------------
@@ -302,3 +302,20 @@ def test_vmap_of_grad():
     check_vmap("linalg.det", kenaz.grad(la.det), well_conditioned(3, (4,)))
     check_vmap("linalg.eigvalsh", kenaz.grad(lambda x: la.eigvalsh(x)[-1]), spd(3, (4,)))
     check_vmap("linalg.cholesky", kenaz.grad(lambda x: la.cholesky(x).sum()), spd(3, (4,)))
+
+
+def test_general_eigendecomposition():
+    a = matrix(3, 3)
+    w, v = la.eig(a)
+    np.testing.assert_allclose(a @ v.numpy(), v.numpy() * w.numpy(), atol=1e-12)
+    np.testing.assert_allclose(np.sort_complex(la.eigvals(a).numpy()),
+                               np.sort_complex(np.linalg.eigvals(a)))  # fmt: skip
+    check("linalg.eigvals", la.eigvals, a)
+    check("linalg.eigvals", la.eigvals, matrix(3, 3, complex_=True), order=1)
+    check("linalg.eig", lambda x: (la.eig(x)[0], knp.abs(la.eig(x)[1]) ** 2), a)
+    check("linalg.eig", lambda x: knp.abs(la.eig(x)[1]) ** 2, matrix(3, 3, complex_=True),
+          order=1)  # fmt: skip
+    from _check import check_vmap
+
+    check_vmap("linalg.eigvals", la.eigvals, matrix(4, 3, 3))
+    check_vmap("linalg.eig", lambda x: knp.abs(la.eig(x)[1]) ** 2, matrix(4, 3, 3))

@@ -52,6 +52,8 @@ CASES = [
     OpCase("qr", lambda x: tuple(dec.qr_op(x)), (_matrix(4, 3),)),
     OpCase("slogdet", lambda x: dec.slogdet_op(x)[1], (_well_conditioned(3),)),
     OpCase("pinv", dec.pinv_op, (_matrix(4, 3),), {"rcond": None}),
+    OpCase("eigvals", dec.eigvals_op, (_well_conditioned(3),)),
+    OpCase("eig", lambda a: dec.eig_op(a)[0] * 1, (_well_conditioned(3),), order=1),
     OpCase("sqrtm", lambda a: dec.sqrtm_op(_positive_definite(a)), (_matrix(3, 3),)),
 ]
 

@@ -30,6 +30,8 @@ __all__ = [
     "det",
     "slogdet",
     "cholesky",
+    "eig",
+    "eigvals",
     "eigh",
     "eigvalsh",
     "svd",
@@ -58,6 +60,11 @@ __all__ = [
 ]
 
 LinAlgError = _np.linalg.LinAlgError
+
+
+class EigResult(NamedTuple):
+    eigenvalues: Tensor
+    eigenvectors: Tensor
 
 
 class EighResult(NamedTuple):
@@ -216,6 +223,22 @@ def cholesky(a: Any, /, *, upper: bool = False) -> Tensor:
     a = _square(_as_inexact(a), "cholesky")
     lower = _dec.cholesky_op(_hermitian_from(a, "L"))
     return _dec.conj_transpose(lower) if upper else lower
+
+
+def eig(a: Any) -> EigResult:
+    """Eigenvalues and right eigenvectors (unit norm) of a general square matrix.
+
+    Unlike NumPy, the results are always complex (as in JAX), so that their
+    derivatives have a fixed dtype. Eigenvector derivatives are infinite where
+    eigenvalues repeat; eigenvectors are defined up to a phase, so
+    differentiate phase-invariant functions of them (``abs(v) ** 2``, ...).
+    """
+    return EigResult(*_dec.eig_op(_square(_as_inexact(a), "eig")))
+
+
+def eigvals(a: Any) -> Tensor:
+    """Eigenvalues of a general square matrix (always complex, as in JAX)."""
+    return _dec.eigvals_op(_square(_as_inexact(a), "eigvals"))
 
 
 def eigh(a: Any, UPLO: str = "L") -> EighResult:  # noqa: N803  (NumPy's name)

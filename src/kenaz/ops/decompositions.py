@@ -377,3 +377,49 @@ sqrtm_op = Op(
     vjp=[transposed(0, _sqrtm_jvp)],
     batch=matrix_batch,
 )
+
+
+# -- general (non-symmetric) eigendecomposition -----------------------------------------------------
+def _complex_dtype(dtype: Any) -> np.dtype:
+    return np.result_type(dtype, np.complex64)
+
+
+def _eig_impl(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    w, v = np.linalg.eig(a)
+    complex_dtype = _complex_dtype(a.dtype)  # always complex, as in JAX
+    return w.astype(complex_dtype, copy=False), v.astype(complex_dtype, copy=False)
+
+
+def _eig_jvp(t, ans, a):
+    w, v = ans
+    projected = solve(v, matmul(ew.astype(t, v.dtype), v))  # V^-1 t V
+    d_w = _diagonal(projected)
+    d_v = matmul(v, _eigen_gaps(w) * projected)
+    # Keep the eigenvectors at unit norm: remove the component along v of Re(v^H dv).
+    along = ew.real(reduction.sum(ew.conjugate(v) * d_v, axis=-2, keepdims=True))
+    return d_w, d_v - v * along
+
+
+eig_op = Op(
+    "eig",
+    _eig_impl,
+    jvp=[_eig_jvp],
+    vjp=[transposed(0, _eig_jvp, multiple_results=True)],
+    batch=matrix_batch,
+    multiple_results=True,
+)
+
+
+def _eigvals_jvp(t, w, a):
+    v = eig_op(a)[1]
+    return einsum("...ij,...jk,...ki->...i", solve(v, _eye(v.shape[-1], v.dtype)),
+                  ew.astype(t, v.dtype), v)  # fmt: skip
+
+
+eigvals_op = Op(
+    "eigvals",
+    lambda a: np.linalg.eigvals(a).astype(_complex_dtype(a.dtype), copy=False),
+    jvp=[_eigvals_jvp],
+    vjp=[transposed(0, _eigvals_jvp)],
+    batch=matrix_batch,
+)
