@@ -5,8 +5,9 @@ axes) must satisfy
 2. agreement with central finite differences (for programs of smooth ops);
 3. second-order agreement: forward-over-reverse, reverse-over-forward and
    reverse-over-reverse Hessian-vector products;
-4. vmap agreement with a Python loop over the examples, for the function and for
-   its vjp, with the batch axis at the front, at the back, or absent.
+4. vmap agreement with a Python loop over the examples, for the function, its vjp
+   and its jvp, with the batch axis anywhere in each input (or absent) and at the
+   front or back of the output; nested vmap against a double loop.
 
 The runs are derandomized (a fixed sequence of examples) so CI is reproducible.
 ``KENAZ_HYPOTHESIS_EXAMPLES`` (default 200) sets the number of programs per property;
@@ -348,12 +349,17 @@ def test_derivatives_agree_with_finite_differences(
 def test_vmap_agrees_with_a_loop(
     case: tuple[Program, list[np.ndarray]], data: st.DataObject
 ) -> None:
-    """vmap(f, in_axes) equals stacking f over the examples, with each input batched at the
-    front, at the back, or not at all; and vmap of the pullback equals a loop of pullbacks."""
+    """vmap(f, in_axes, out_axes) equals stacking f over the examples, with each input
+    batched at the front, the back, a middle axis or not at all, and the batch axis of the
+    output at the front or the back; vmap of the pullback and of the jvp equal loops of
+    pullbacks and jvps."""
     program, inputs = case
-    in_axes = [data.draw(st.sampled_from([0, -1, None])) for _ in inputs]
+    in_axes: list[int | None] = [
+        data.draw(st.one_of(st.none(), st.integers(-x.ndim - 1, x.ndim))) for x in inputs
+    ]
     if all(a is None for a in in_axes):
         in_axes[0] = 0
+    out_axis = data.draw(st.sampled_from([0, -1]))
     examples = [
         [x * (1.0 + 0.25 * b) - 0.1 * b if a is not None else x for x, a in zip(inputs, in_axes)]
         for b in range(BATCH)
@@ -362,22 +368,56 @@ def test_vmap_agrees_with_a_loop(
         np.stack([ex[i] for ex in examples], axis=a) if a is not None else inputs[i]
         for i, a in enumerate(in_axes)
     ]
-    expected = np.stack([np.asarray(program(*ex)) for ex in examples])
-    result = kenaz.vmap(program, in_axes=tuple(in_axes))(*batched)
+    axes = tuple(in_axes)
+    expected = np.stack([np.asarray(program(*ex)) for ex in examples], axis=out_axis)
+    result = kenaz.vmap(program, in_axes=axes, out_axes=out_axis)(*batched)
     assert isinstance(result, Tensor) and result.shape == expected.shape, program
     np.testing.assert_allclose(np.asarray(result), expected, rtol=1e-10, atol=1e-12,
-                               err_msg=repr(program))
+                               err_msg=f"in_axes {axes}, out_axes {out_axis}: {program!r}")
 
-    cotangent = np.random.default_rng(len(program.steps)).normal(size=expected.shape[1:])
+    rng = np.random.default_rng(len(program.steps))
+    cotangent = rng.normal(size=np.asarray(program(*inputs)).shape)
+    tangents = tuple(rng.normal(size=x.shape) for x in inputs)
 
     def per_example_pullback(*xs: Any) -> Any:
         return kenaz.vjp(program, *xs)[1](cotangent)
 
-    batched_grads = kenaz.vmap(per_example_pullback, in_axes=tuple(in_axes))(*batched)
+    def per_example_jvp(*xs: Any) -> Any:
+        return kenaz.jvp(program, xs, tangents)[1]
+
+    batched_grads = kenaz.vmap(per_example_pullback, in_axes=axes)(*batched)
     for i, a in enumerate(in_axes):
         looped = np.stack([np.asarray(per_example_pullback(*ex)[i]) for ex in examples])
         np.testing.assert_allclose(np.asarray(batched_grads[i]), looped, rtol=1e-10, atol=1e-12,
-                                   err_msg=f"input {i} (in_axes {a}) of {program!r}")
+                                   err_msg=f"vjp, input {i} (in_axes {a}) of {program!r}")
+    batched_tangents = kenaz.vmap(per_example_jvp, in_axes=axes)(*batched)
+    looped = np.stack([np.asarray(per_example_jvp(*ex)) for ex in examples])
+    np.testing.assert_allclose(np.asarray(batched_tangents), looped, rtol=1e-10, atol=1e-12,
+                               err_msg=f"jvp, in_axes {axes}: {program!r}")
+
+
+@PROPERTY_SETTINGS
+@given(programs())
+def test_nested_vmap_agrees_with_a_double_loop(case: tuple[Program, list[np.ndarray]]) -> None:
+    """vmap(vmap(f)) over a (2, 3) batch of the first input (the others shared) equals the
+    double loop, and so does vmap of grad-of-sum inside vmap."""
+    program, inputs = case
+    grid = [[inputs[0] * (1.0 + 0.2 * i) + 0.1 * j for j in range(3)] for i in range(2)]
+    rest = inputs[1:]
+    stacked = np.stack([np.stack(row) for row in grid])
+    in_axes = (0,) + (None,) * len(rest)
+    nested = kenaz.vmap(kenaz.vmap(program, in_axes=in_axes), in_axes=in_axes)(stacked, *rest)
+    expected = np.stack([np.stack([np.asarray(program(x, *rest)) for x in row]) for row in grid])
+    np.testing.assert_allclose(np.asarray(nested), expected, rtol=1e-10, atol=1e-12,
+                               err_msg=repr(program))
+    grad_of_sum = kenaz.grad(lambda x, *r: knp.sum(program(x, *r)))
+    nested_grads = kenaz.vmap(kenaz.vmap(grad_of_sum, in_axes=in_axes), in_axes=in_axes)(
+        stacked, *rest
+    )
+    expected_grads = np.stack([np.stack([np.asarray(grad_of_sum(x, *rest)) for x in row])
+                               for row in grid])
+    np.testing.assert_allclose(np.asarray(nested_grads), expected_grads, rtol=1e-10, atol=1e-12,
+                               err_msg=repr(program))
 
 
 @PROPERTY_SETTINGS
