@@ -379,7 +379,7 @@ sqrtm_op = Op(
 )
 
 
-# -- general (non-symmetric) eigendecomposition -----------------------------------------------------
+# -- general (non-symmetric) eigendecomposition ----------------------------------------------
 def _complex_dtype(dtype: Any) -> np.dtype:
     return np.result_type(dtype, np.complex64)
 
