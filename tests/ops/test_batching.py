@@ -186,3 +186,19 @@ def test_composites_batch_without_fallback() -> None:
     x = uniform((3, 5), -1, 1, seed=4)
     for fn in (knp.logsumexp, knp.var, knp.std, knp.diff, knp.cumsum, lambda v: knp.roll(v, 2)):
         check_batching(fn, (x,))
+
+
+def test_check_batching_catches_a_wrong_rule():
+    def forgets_to_shift(op, args, batch_axes, *, axis, keepdims):
+        return op(args[0], axis=axis, keepdims=keepdims), batch_axes[0]  # sums the batch axis
+
+    wrong_sum = Op("test_wrong_sum", lambda x, axis, keepdims: x.sum(axis, keepdims=keepdims))
+    wrong_sum.batch = forgets_to_shift
+    with pytest.raises(AssertionError, match="vmap differs from the loop"):
+        check_batching(lambda x: wrong_sum(x, axis=(0,), keepdims=False), (A,))
+
+
+def test_check_batching_reports_a_missing_rule():
+    no_rule = Op("test_op_without_rule", np.negative)
+    with pytest.warns(UserWarning), pytest.raises(AssertionError, match="no batching rule"):
+        check_batching(no_rule, (A,))
