@@ -148,10 +148,10 @@ def _draw_step(draw: st.DrawFn, shapes: list[tuple[int, ...]], smooth_only: bool
     src = draw(st.integers(0, len(shapes) - 1))
     shape = shapes[src]
     ndim = len(shape)
-    kinds = ["unary", "unary", "binary", "binary", "reduce", "shape", "shape", "matmul"]
+    kinds = ["unary", "unary", "binary", "binary", "reduce", "shape", "shape", "shape", "matmul"]
     kind = draw(st.sampled_from(kinds))
     if kind == "unary":
-        table = UNARY if smooth_only or draw(st.integers(0, 3)) else KINKED
+        table = UNARY if smooth_only or draw(st.sampled_from([1, 2, 3, 0])) else KINKED
         name = draw(st.sampled_from(sorted(table)))
         return Step(name, src, table[name], smooth=table is UNARY)
     if kind == "binary":
@@ -167,7 +167,7 @@ def _draw_step(draw: st.DrawFn, shapes: list[tuple[int, ...]], smooth_only: bool
                         detail=detail + " on the left")
         return Step(name, src, BINARY[name], consts=(const,), detail=detail)
     if kind == "reduce":
-        kinked = not smooth_only and draw(st.integers(0, 3)) == 0
+        kinked = not smooth_only and draw(st.sampled_from([1, 2, 3, 0])) == 0
         table = KINKED_REDUCTIONS if kinked else REDUCTIONS
         name = draw(st.sampled_from(sorted(table)))
         axis = _axis_subset(draw, ndim)
@@ -198,9 +198,10 @@ def _draw_shape_step(
     options = ["expand_dims", "broadcast_to", "reshape"]
     if ndim >= 1:
         options += ["transpose", "flip", "slice", "take", "cumsum", "concatenate", "tile"]
-        options += [] if smooth_only else ["sort"]
+        options += ["cumprod", "pad", "repeat", "roll", "stack", "split", "at_set", "at_add"]
+        options += [] if smooth_only else ["sort", "where"]
     if ndim >= 2:
-        options += ["swapaxes", "moveaxis"] * 3
+        options += ["swapaxes", "moveaxis", "triu", "diagonal"] * 2
     name = draw(st.sampled_from(options))
     axis = draw(st.integers(0, ndim - 1)) if ndim else 0
     if name == "expand_dims":
@@ -242,6 +243,47 @@ def _draw_shape_step(
     if name == "tile":
         reps = draw(st.integers(1, 2))
         return Step(name, src, lambda x, r=reps: knp.tile(x, r), detail=f"{reps}")
+    if name == "cumprod":
+        return Step(name, src, lambda x, a=axis: knp.cumprod(x, axis=a), detail=f"axis={axis}")
+    if name == "pad":
+        width = draw(st.integers(0, 2))
+        return Step(name, src, lambda x, w=width: knp.pad(x, w), detail=f"{width}")
+    if name == "repeat":
+        return Step(name, src, lambda x, a=axis: knp.repeat(x, 2, axis=a), detail=f"2, axis={axis}")
+    if name == "roll":
+        shift = draw(st.integers(-2, 2))
+        return Step(name, src, lambda x, k=shift, a=axis: knp.roll(x, k, axis=a),
+                    detail=f"{shift}, axis={axis}")
+    if name == "stack":
+        partners = [i for i, s in enumerate(shapes) if s == shape]
+        other = draw(st.sampled_from(partners))
+        where = draw(st.integers(-ndim - 1, ndim))
+        return Step(name, src, lambda x, y, a=where: knp.stack([x, y], axis=a), others=(other,),
+                    detail=f"axis={where}")
+    if name == "split":
+        n = shape[axis]
+        cut = draw(st.integers(1, n - 1)) if n >= 2 else 1  # n == 1: part 0 is everything
+        part = 0 if n == 1 else draw(st.integers(0, 1))
+        return Step(name, src, lambda x, c=cut, a=axis, k=part: knp.split(x, [c], axis=a)[k],
+                    detail=f"[{cut}], axis={axis}, part {part}")
+    if name in ("at_set", "at_add"):  # functional updates of rows along axis 0
+        n = shape[0]
+        rows = draw(st.lists(st.integers(0, n - 1), min_size=1, max_size=3,
+                             unique=name == "at_set"))  # duplicate rows accumulate in add only
+        picks = np.array(rows)
+        if name == "at_set":
+            update = lambda x, p=picks: knp.asarray(x).at[p].set(knp.sin(x[p[::-1]]) * 2.0)  # noqa: E731
+        else:
+            update = lambda x, p=picks: knp.asarray(x).at[p].add(x[p] * x[p])  # noqa: E731
+        return Step(name, src, update, detail=f"rows {rows}")
+    if name == "where":
+        return Step(name, src, lambda x: knp.where(x > 0.1, knp.sin(x), x * x), smooth=False)
+    if name == "triu":
+        k = draw(st.integers(-1, 1))
+        return Step(name, src, lambda x, k=k: knp.triu(x, k), detail=f"k={k}")
+    if name == "diagonal":
+        offset = draw(st.integers(-1, 1))
+        return Step(name, src, lambda x, o=offset: knp.diagonal(x, o), detail=f"offset={offset}")
     if name == "swapaxes":
         other_axis = draw(st.integers(0, ndim - 1))
         return Step(name, src, lambda x, a=axis, b=other_axis: knp.swapaxes(x, a, b),
@@ -264,16 +306,15 @@ def programs(draw: st.DrawFn, smooth_only: bool = False) -> tuple[Program, list[
     """A random program and inputs for it. Shapes are tracked by running each new step on
     ones (so every drawn step is valid for the shapes it meets)."""
     n_inputs = draw(st.integers(1, 2))
-    input_shapes = [
-        tuple(draw(st.lists(st.integers(1, 3), min_size=0, max_size=3))) for _ in range(n_inputs)
-    ]
+    ranks = [draw(st.sampled_from([2, 1, 3, 0])) for _ in range(n_inputs)]  # 0-d: 1 in 4
+    input_shapes = [tuple(draw(st.integers(1, 3)) for _ in range(r)) for r in ranks]
     shapes = list(input_shapes)
     values: list[Any] = [np.ones(s) for s in input_shapes]
     steps: list[Step] = []
     for _ in range(draw(st.integers(1, MAX_STEPS))):
         step = _draw_step(draw, shapes, smooth_only)
         out = step.fn(values[step.src], *(values[i] for i in step.others), *step.consts)
-        if out.size > 512:  # keep programs small
+        if out.size > 512 or out.size == 0:  # keep programs small (empty inputs: elsewhere)
             continue
         steps.append(step)
         values.append(out)
@@ -453,13 +494,13 @@ def test_second_order_modes_agree(case: tuple[Program, list[np.ndarray]], seed: 
 
 
 def test_the_program_generator_covers_the_instruction_set() -> None:
-    """A fixed sample of 500 programs uses every kind of step: so the properties really
+    """A fixed sample of 1000 programs uses every kind of step: so the properties really
     range over unary, kinked, binary (with broadcasting constants), reductions (over axis
     subsets, keepdims), shape ops, indexing and matmul/einsum."""
     seen: set[str] = set()
     seen_broadcast_const = False
 
-    @settings(max_examples=500, derandomize=True, database=None, deadline=None,
+    @settings(max_examples=1000, derandomize=True, database=None, deadline=None,
               suppress_health_check=list(HealthCheck))
     @given(programs())
     def collect(case: tuple[Program, list[np.ndarray]]) -> None:
@@ -473,6 +514,7 @@ def test_the_program_generator_covers_the_instruction_set() -> None:
     expected = set(UNARY) | set(KINKED) | set(BINARY) | set(REDUCTIONS) | set(KINKED_REDUCTIONS)
     expected |= {"expand_dims", "broadcast_to", "reshape", "transpose", "flip", "getitem",
                  "take", "cumsum", "concatenate", "sort", "tile", "swapaxes", "moveaxis",
-                 "matmul", "einsum('...i,i->...')"}
+                 "matmul", "einsum('...i,i->...')", "cumprod", "pad", "repeat", "roll", "stack",
+                 "split", "at_set", "at_add", "where", "triu", "diagonal"}
     assert expected - seen == set(), f"never drawn: {sorted(expected - seen)}"
     assert seen_broadcast_const
