@@ -366,3 +366,12 @@ def test_an_exception_inside_leaves_no_handler_behind():
         vmap(fails)(XS)
     assert kenaz.effects.current_handlers() == ()
     close(vmap(knp.sin)(XS), np.sin(XS))
+
+
+def test_shape_errors_name_per_example_shapes():
+    from kenaz.errors import ShapeError
+
+    with pytest.raises(ShapeError, match=r"per-example shapes \(3,\) and \(4,\)"):
+        vmap(lambda a: a + knp.ones(4))(XS)
+    with pytest.raises(ShapeError, match=r"per-example shapes \(3,\) and \(4,\)"):
+        vmap(vmap(lambda a: a * knp.ones(4), in_axes=1))(np.ones((2, 3, 5)))

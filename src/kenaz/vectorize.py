@@ -28,7 +28,7 @@ import numpy as np
 import optree
 
 from .effects import Handler, Op, handler, perform, scope
-from .errors import ConcretizationError, EscapedTracerError
+from .errors import ConcretizationError, EscapedTracerError, ShapeError
 from .ops import batching, indexing
 from .ops import shape as shape_ops
 from .ops.elementwise import alias
@@ -121,7 +121,10 @@ class BatchHandler(Handler):
         if batch_axes is None:  # nothing here is batched at this level
             return perform(op, *args, **params)
         rule = op.batch or _per_example_loop
-        out, out_axis = rule(op, values, batch_axes, **params)
+        try:
+            out, out_axis = rule(op, values, batch_axes, **params)
+        except ShapeError as error:  # NumPy saw batched shapes; the user wrote per-example ones
+            raise _per_example_shape_error(op, args, error) from None
         if op.multiple_results:
             return tuple(self.view(o, a) for o, a in zip(out, out_axis, strict=True))
         if out_axis is None:
@@ -150,6 +153,21 @@ class BatchHandler(Handler):
             'Python control flow cannot depend on it. Use vmap(f, method="loop") to run f '
             "once per example, or express the choice with kenaz.numpy.where."
         )
+
+
+def _per_example_shape_error(op: Op, args: tuple, error: ShapeError) -> ShapeError:
+    """``error`` restated with the per-example shapes the user's code works with."""
+    shapes = [a.shape if isinstance(a, Tensor) else np.shape(a) for a in args]
+    try:
+        np.broadcast_shapes(*shapes)
+    except ValueError:
+        listed = " and ".join(str(s) for s in shapes)
+        return ShapeError(
+            f"kenaz.{op.name} inside vmap: operands of per-example shapes {listed} do not "
+            "broadcast together (aligned from the right, each pair of axes must be equal or "
+            "contain a 1)"
+        )
+    return error
 
 
 # -- the fallback for ops without a batching rule ----------------------------------------
