@@ -587,3 +587,4 @@ def scatter(x, index, values, mode: str = "add") -> Tensor:
 # -- submodules ------------------------------------------------------------------------------
 from . import fft, linalg, random  # noqa: E402,F401
 from ._extra import *  # noqa: E402,F401,F403  (more of NumPy's namespace, composed)
+from ._signatures import *  # noqa: E402,F401,F403  (NumPy's signatures: out=, initial, where)

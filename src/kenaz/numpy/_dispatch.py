@@ -63,6 +63,9 @@ _UFUNC_REDUCE = {
 }
 _UFUNC_ACCUMULATE = {"add": "cumsum", "multiply": "cumprod"}
 
+# How many leading parameters may be matched by position when their names differ.
+_LEADING_ARRAYS = 2
+
 
 def _plain(x: Any) -> Any:
     """Tensors (also inside lists and tuples) as NumPy arrays."""
@@ -146,18 +149,16 @@ def _rebind(
             continue
         if param_name == "out" or _is_default(value, param):
             continue
-        if param_name in kenaz_names or accepts_any_keyword:
+        if param_name in kenaz_names:
             keywords[param_name] = value
-        elif index < len(kenaz_params) and kenaz_params[index].kind in (
+        elif index < _LEADING_ARRAYS and index < len(kenaz_params) and kenaz_params[index].kind in (
             inspect.Parameter.POSITIONAL_ONLY,
             inspect.Parameter.POSITIONAL_OR_KEYWORD,
-        ) and kenaz_params[index].name not in bound.arguments:
-            keywords[kenaz_params[index].name] = value
-        elif (
-            index < len(kenaz_params)
-            and kenaz_params[index].kind is inspect.Parameter.VAR_POSITIONAL
         ):
-            positional.append(value)
+            # The leading array arguments are named differently (a/x, b/y): match by position.
+            keywords[kenaz_params[index].name] = value
+        elif accepts_any_keyword:
+            keywords[param_name] = value
         else:
             raise _unsupported(name, f" with the argument {param_name}={value!r}")
     # Positional-only kenaz parameters cannot be passed by keyword.
