@@ -296,7 +296,11 @@ def _category(
         return "backward rule: pullback code (closures, sum_to)"
     if function.startswith("Tensor.") or "kenaz/tensor.py" in filename:
         return "operator method / Tensor attribute"
-    if function.endswith(("grad_f", "value_and_grad_f")) or function == "grad_loop":
+    if function == "gc_paused":
+        return "garbage collection as the collector's pause ends (the live tape is all young)"
+    if function in ("grad_loop", "frozen_heap"):
+        return "the benchmark loop (calling grad, dropping its result)"
+    if function.endswith(("grad_f", "value_and_grad_f")):
         return "grad's entry and exit, freeing the tape"
     if "kenaz/" in filename:
         return f"kenaz, other ({function})"
