@@ -276,3 +276,15 @@ def test_integer_inputs_with_allow_int_get_integer_zeros() -> None:
     g_x, g_n = grad(lambda x, n: x * n, argnums=(0, 1), allow_int=True)(2.0, np.int32(3))
     assert float(g_x) == 3.0
     assert g_n.dtype == np.int32 and int(g_n) == 0
+
+
+def test_power_second_derivatives_at_a_zero_exponent() -> None:
+    """Regression (found by the second-order property test): the Hessian of x**y at y == 0
+    is exact, [[0, 1/x], [1/x, log(x)**2]]; the rule used to substitute x**0 for x**(y-1)
+    at every y == 0, which made the mixed derivative 1 instead of 1/x. At x == y == 0 the
+    first derivatives stay finite (0) with no warning."""
+    h = kenaz.hessian(lambda v: knp.power(v[0], v[1]))(np.array([2.0, 0.0]))
+    np.testing.assert_allclose(np.asarray(h), [[0.0, 0.5], [0.5, np.log(2.0) ** 2]], rtol=1e-14)
+    with np.errstate(all="raise"):
+        g = grad(lambda v: knp.power(v[0], v[1]))(np.array([0.0, 0.0]))
+    np.testing.assert_array_equal(np.asarray(g), [0.0, 0.0])

@@ -248,9 +248,11 @@ def _pow_d_base(x, y):
         if y == 2:  # the square, the commonest power: 2 x is one op, not two
             return 2 * x
         return y * power(x, y - 1) if y != 0 else 0.0 * x
-    # Where y == 0, x**(1 - 1) stands in for x**(y - 1): the product is still 0, and
-    # 0.0**-1 (inf, with a warning) is never computed.
-    return y * power(x, where(equal(y, 0), 1.0, y) - 1)
+    # Where x == 0 and y == 0, x**(1 - 1) stands in for x**(y - 1): the product is still 0,
+    # and 0.0**-1 (inf, with a warning) is never computed. Only there: elsewhere the formula
+    # stays exact, so that its own derivative in y (x**(y-1) * (1 + y log x), the mixed
+    # second derivative) is right also at y == 0 (substituting for every y == 0 gave 1, not 1/x).
+    return y * power(x, where(logical_and(equal(y, 0), equal(x, 0)), 1.0, y) - 1)
 
 
 def _pow_d_exponent(ans, x):
