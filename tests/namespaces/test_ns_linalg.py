@@ -319,3 +319,8 @@ def test_general_eigendecomposition():
 
     check_vmap("linalg.eigvals", la.eigvals, matrix(4, 3, 3))
     check_vmap("linalg.eig", lambda x: knp.abs(la.eig(x)[1]) ** 2, matrix(4, 3, 3))
+
+
+def test_eigenvalues_through_eigh_at_repeated_eigenvalues():
+    g = kenaz.grad(lambda x: la.eigh(x)[0].sum())(np.eye(3))
+    np.testing.assert_allclose(g.numpy(), np.eye(3))

@@ -205,26 +205,64 @@ def _eigh_jvp(t, ans, a):
     return d_w, d_v
 
 
+def _eigh_vjp(ans, a):
+    w, v = ans
+
+    def pullback(cotangents):
+        g_w, g_v = cotangents
+        # The transpose of the jvp: conj(V) (diag(g_w) + F * (V^T g_v)) V^T. When only the
+        # eigenvalues are used, g_v is the zeros filled in for it: skip F, which is infinite
+        # at repeated eigenvalues (JAX skips it too, with its symbolic zeros).
+        middle = _as_diagonal(g_w, v.dtype)
+        if not _unused(g_v):
+            middle = middle + _eigen_gaps(w) * matmul(matrix_transpose(v), g_v)
+        return matmul(_conj(v), matmul(middle, matrix_transpose(v)))
+
+    return pullback
+
+
+def _unused(cotangent: Tensor) -> bool:
+    """Whether ``cotangent`` is the constant zeros filled in for an unused output."""
+    return type(cotangent) is Tensor and cotangent._trace is None and not np.any(cotangent._value)
+
+
+def _as_diagonal(d: Tensor, dtype: Any) -> Tensor:
+    """Diagonal matrices with ``d`` (``(..., n)``) on their diagonals."""
+    n = d.shape[-1]
+    d = d if d.dtype == dtype else ew.astype(d, dtype)
+    return shape.expand_dims(d, -1) * _eye(n, np.zeros((), dtype).real.dtype)
+
+
 eigh_op = Op(
     "eigh",
     lambda a: tuple(np.linalg.eigh(a)),
     jvp=[_eigh_jvp],
-    vjp=[transposed(0, _eigh_jvp, multiple_results=True)],
+    vjp=[_eigh_vjp],
     batch=matrix_batch,
     multiple_results=True,
 )
 
 
+def _diagonal_of_projection(left: Tensor, t: Tensor, right: Tensor) -> Tensor:
+    """``diag(left^H t right)`` without forming the product: ``sum(conj(left) * (t right))``."""
+    return reduction.sum(_conj(left) * matmul(t, right), axis=-2)
+
+
 def _eigvalsh_jvp(t, w, a):
     v = eigh_op(a)[1]
-    return _real(einsum("...ji,...jk,...ki->...i", _conj(v), t, v))
+    return _real(_diagonal_of_projection(v, t, v))
+
+
+def _eigvalsh_vjp(w, a):
+    v = eigh_op(a)[1]  # conj(V) diag(g) V^T
+    return lambda g: matmul(_conj(v) * shape.expand_dims(g, -2), matrix_transpose(v))
 
 
 eigvalsh_op = Op(
     "eigvalsh",
     lambda a: np.linalg.eigvalsh(a),
     jvp=[_eigvalsh_jvp],
-    vjp=[transposed(0, _eigvalsh_jvp)],
+    vjp=[_eigvalsh_vjp],
     batch=matrix_batch,
 )
 
@@ -274,14 +312,19 @@ svd_op = Op(
 
 def _svdvals_jvp(t, s, a):
     u, _, vh = svd_op(a)
-    return _real(einsum("...ji,...jk,...ik->...i", _conj(u), t, _conj(vh)))
+    return _real(_diagonal_of_projection(u, t, conj_transpose(vh)))
+
+
+def _svdvals_vjp(s, a):
+    u, _, vh = svd_op(a)  # conj(U) diag(g) conj(Vh)
+    return lambda g: matmul(_conj(u) * shape.expand_dims(g, -2), _conj(vh))
 
 
 svdvals_op = Op(
     "svdvals",
     lambda a: np.linalg.svd(a, compute_uv=False),
     jvp=[_svdvals_jvp],
-    vjp=[transposed(0, _svdvals_jvp)],
+    vjp=[_svdvals_vjp],
     batch=matrix_batch,
 )
 
