@@ -67,17 +67,24 @@ def selected_workloads(only: str):
     return [w for w in ALL_WORKLOADS if any(w.key == k or w.key.startswith(k + " ") for k in keys)]
 
 
+def current_commit() -> str:
+    """The repository's short commit hash, with ``+`` if the work tree has changes."""
+    try:
+        git = ["git", "-C", str(ROOT)]
+        commit = subprocess.run(
+            [*git, "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+        )
+        dirty = subprocess.run([*git, "diff", "--quiet", "HEAD", "--", "src"], capture_output=True)
+    except OSError:
+        return "unknown"
+    return commit.stdout.strip() + ("+" if dirty.returncode else "")
+
+
 def run_metadata(peers: Peers, seconds: float, clock: str) -> dict:
     """Versions, machine and commit, so a JSON file says what it measured."""
-    try:
-        commit = subprocess.run(
-            ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
-        ).stdout.strip()
-    except OSError:
-        commit = ""
     return {
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "commit": commit,
+        "commit": current_commit(),
         "python": platform.python_version(),
         "machine": f"{platform.machine()}, {os.cpu_count()} cpus",
         "numpy": np.__version__,
@@ -96,7 +103,10 @@ def main(argv: list[str] | None = None) -> int:
     requested = () if args.peers == "none" else tuple(p.strip() for p in args.peers.split(","))
     peers = load_peers(requested)
     versions = ", ".join(f"{name} {version}" for name, version in peers.versions.items())
-    print(f"kenaz {kenaz.__version__}, numpy {np.__version__}; peers: {versions or 'none'}")
+    print(
+        f"kenaz {kenaz.__version__} at {current_commit()}, numpy {np.__version__}; "
+        f"peers: {versions or 'none'}; {platform.machine()}, {os.cpu_count()} cpus"
+    )
     for name, reason in peers.missing.items():
         print(f"  {name}: {reason}")
     print(
