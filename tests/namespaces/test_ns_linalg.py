@@ -324,3 +324,8 @@ def test_general_eigendecomposition():
 def test_eigenvalues_through_eigh_at_repeated_eigenvalues():
     g = kenaz.grad(lambda x: la.eigh(x)[0].sum())(np.eye(3))
     np.testing.assert_allclose(g.numpy(), np.eye(3))
+
+
+def test_singular_values_through_svd_at_repeated_values():
+    g = kenaz.grad(lambda x: la.svd(x)[1].sum())(np.eye(3))
+    np.testing.assert_allclose(g.numpy(), np.eye(3))

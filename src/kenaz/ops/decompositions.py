@@ -300,11 +300,24 @@ def _svd_jvp(t, ans, a):
     return d_u, d_s, conj_transpose(d_v)
 
 
+def _svd_vjp(ans, a):
+    u, _, vh = ans
+    general = transposed(0, _svd_jvp, multiple_results=True)(ans, a)
+
+    def pullback(cotangents):
+        g_u, g_s, g_vh = cotangents
+        if _unused(g_u) and _unused(g_vh):  # singular values alone: finite when they repeat
+            return matmul(_conj(u) * shape.expand_dims(g_s, -2), _conj(vh))
+        return general(cotangents)
+
+    return pullback
+
+
 svd_op = Op(
     "svd",
     lambda a: tuple(np.linalg.svd(a, full_matrices=False)),
     jvp=[_svd_jvp],
-    vjp=[transposed(0, _svd_jvp, multiple_results=True)],
+    vjp=[_svd_vjp],
     batch=matrix_batch,
     multiple_results=True,
 )
