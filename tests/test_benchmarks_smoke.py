@@ -17,6 +17,7 @@ if str(ROOT) not in sys.path:
 
 from benchmarks.harness.peers import PEER_NAMES, Peers  # noqa: E402
 from benchmarks.harness.runner import run_workload  # noqa: E402
+from benchmarks.harness.timing import Budget, interleaved_medians  # noqa: E402
 from benchmarks.harness.workload import compare_outputs  # noqa: E402
 from benchmarks.workloads import ALL_WORKLOADS  # noqa: E402
 
@@ -44,3 +45,19 @@ def test_a_disagreement_is_reported_loudly():
     assert compare_outputs([[1.0, 2.0]], [[1.0, 2.0]], rtol=1e-7, atol=0) == "ok"
     assert compare_outputs([[1.0, 2.0]], [[1.0, 2.1]], rtol=1e-7, atol=0).startswith("MISMATCH")
     assert "shape" in compare_outputs([[1.0, 2.0]], [[1.0]], rtol=1e-7, atol=0)
+
+
+def test_every_contender_is_sampled_at_least_min_samples_times():
+    calls = {"fast": 0, "slow": 0}
+
+    def call(name):
+        calls[name] += 1
+        return sum(range(100 if name == "fast" else 2000))
+
+    budget = Budget(seconds=0.05, min_samples=3, min_sample_seconds=0.001)
+    timings = interleaved_medians(
+        {name: (lambda name=name: call(name)) for name in calls}, budget, {"fast": 0, "slow": 0}
+    )
+    assert set(timings) == {"fast", "slow"}
+    assert all(len(t.samples) >= 3 and t.median_seconds > 0 for t in timings.values())
+    assert timings["fast"].median_seconds < timings["slow"].median_seconds
