@@ -267,3 +267,17 @@ def test_expm_sqrtm():
         kenaz.vmap(ksl.expm)(np.stack([a, 2 * a]))
     looped = kenaz.vmap(ksl.expm, method="loop")(np.stack([a, 2 * a]))
     np.testing.assert_allclose(looped.numpy()[1], scipy.linalg.expm(2 * a), rtol=1e-11)
+
+
+def test_float32_is_preserved():
+    v = rng.uniform(0.2, 0.8, 4).astype(np.float32)
+    functions = [
+        lambda x: kst.norm.logpdf(x, 0.0, 1.0), lambda x: kst.t.cdf(x, 3.0),
+        lambda x: kst.gamma.logpdf(x, 2.0), lambda x: kst.chi2.cdf(x, 3),
+        lambda x: kst.beta.logpdf(x, 2.0, 3.0), lambda x: kst.poisson.logpmf(3, x),
+        ks.gammaln, ks.digamma, ks.erfinv, ks.logit, ks.i0, ks.j1, ks.softmax, ks.logsumexp,
+        lambda x: ksl.expm(x[:2, None] * x[None, :2]),
+    ]  # fmt: skip
+    for f in functions:
+        assert f(v).dtype == np.float32
+        assert kenaz.grad(lambda x, f=f: f(x).sum())(v).dtype == np.float32

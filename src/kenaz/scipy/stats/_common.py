@@ -10,16 +10,28 @@ from ...ops import elementwise as ew
 from ...tensor import Tensor
 
 
-def as_float(x: Any) -> Tensor:
-    """``x`` as a float (or complex) tensor; integers become float64."""
+def as_float(x: Any, like: Tensor | None = None) -> Tensor:
+    """``x`` as a float (or complex) tensor; integers become float64.
+
+    A Python number takes the real dtype of ``like`` when given, so that
+    ``logpdf(x32, df=3.0)`` stays float32 (Python numbers are weak, as in NEP 50).
+    """
+    if like is not None and isinstance(x, (int, float)) and not isinstance(x, bool):
+        return Tensor(np.asarray(x, dtype=np.zeros((), like.dtype).real.dtype))
     x = x if isinstance(x, Tensor) else Tensor(x)
     return x if x.dtype.kind in "fc" else ew.astype(x, np.float64)
 
 
 def standardize(x: Any, loc: Any, scale: Any) -> tuple[Tensor, Tensor]:
     """``(x - loc) / scale`` and ``scale`` as tensors."""
-    scale = as_float(scale)
-    return (as_float(x) - loc) / scale, scale
+    x = as_float(x)
+    scale = as_float(scale, like=x)
+    return (x - as_float(loc, like=x)) / scale, scale
+
+
+def scaled(value: Any, factor: float) -> Any:
+    """``value * factor``, keeping Python numbers weak (lists become arrays)."""
+    return value * factor if isinstance(value, (int, float, Tensor)) else np.asarray(value) * factor
 
 
 def outside(condition: Any, value: Tensor, fill: float) -> Tensor:

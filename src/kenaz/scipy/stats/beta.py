@@ -13,7 +13,7 @@ from ._common import as_float, outside, standardize
 def logpdf(x: Any, a: Any, b: Any, loc: Any = 0.0, scale: Any = 1.0) -> Tensor:
     """Log of the density (``-inf`` outside ``[0, 1]`` after standardizing)."""
     z, scale = standardize(x, loc, scale)
-    a, b = as_float(a), as_float(b)
+    a, b = as_float(a, like=z), as_float(b, like=z)
     out = ew.logical_or(ew.less(z, 0), ew.greater(z, 1))
     inside = ew.where(out, 0.5, z)
     log_beta = special.gammaln(a) + special.gammaln(b) - special.gammaln(a + b)
@@ -29,7 +29,7 @@ def pdf(x: Any, a: Any, b: Any, loc: Any = 0.0, scale: Any = 1.0) -> Tensor:
 def cdf(x: Any, a: Any, b: Any, loc: Any = 0.0, scale: Any = 1.0) -> Tensor:
     """The distribution function (differentiable in ``x``, ``loc`` and ``scale``)."""
     z, _ = standardize(x, loc, scale)
-    return special.betainc(as_float(a), as_float(b), ew.clip(z, 0.0, 1.0))
+    return special.betainc(as_float(a, like=z), as_float(b, like=z), ew.clip(z, 0.0, 1.0))
 
 
 def logcdf(x: Any, a: Any, b: Any, loc: Any = 0.0, scale: Any = 1.0) -> Tensor:

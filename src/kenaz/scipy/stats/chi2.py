@@ -1,4 +1,5 @@
-"""The chi-squared distribution with ``df`` degrees of freedom."""
+"""The chi-squared distribution with ``df`` degrees of freedom: gamma with shape ``df / 2``,
+scale ``2 * scale``."""
 
 from __future__ import annotations
 
@@ -6,24 +7,24 @@ from typing import Any
 
 from ...tensor import Tensor
 from . import gamma
-from ._common import as_float
+from ._common import scaled
 
 
 def logpdf(x: Any, df: Any, loc: Any = 0.0, scale: Any = 1.0) -> Tensor:
-    """Log of the density: a gamma distribution with shape ``df / 2`` and scale 2."""
-    return gamma.logpdf(x, as_float(df) / 2, loc, 2 * as_float(scale))
+    """Log of the density."""
+    return gamma.logpdf(x, scaled(df, 0.5), loc, scaled(scale, 2.0))
 
 
 def pdf(x: Any, df: Any, loc: Any = 0.0, scale: Any = 1.0) -> Tensor:
     """The density."""
-    return gamma.pdf(x, as_float(df) / 2, loc, 2 * as_float(scale))
+    return gamma.pdf(x, scaled(df, 0.5), loc, scaled(scale, 2.0))
 
 
 def cdf(x: Any, df: Any, loc: Any = 0.0, scale: Any = 1.0) -> Tensor:
     """The distribution function (differentiable in ``x``)."""
-    return gamma.cdf(x, as_float(df) / 2, loc, 2 * as_float(scale))
+    return gamma.cdf(x, scaled(df, 0.5), loc, scaled(scale, 2.0))
 
 
 def logcdf(x: Any, df: Any, loc: Any = 0.0, scale: Any = 1.0) -> Tensor:
     """Log of the distribution function."""
-    return gamma.logcdf(x, as_float(df) / 2, loc, 2 * as_float(scale))
+    return gamma.logcdf(x, scaled(df, 0.5), loc, scaled(scale, 2.0))

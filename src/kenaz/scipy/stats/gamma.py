@@ -13,7 +13,7 @@ from ._common import as_float, outside, standardize
 def logpdf(x: Any, a: Any, loc: Any = 0.0, scale: Any = 1.0) -> Tensor:
     """Log of the density (``-inf`` for ``x < loc``)."""
     z, scale = standardize(x, loc, scale)
-    a = as_float(a)
+    a = as_float(a, like=z)
     positive = ew.where(ew.less(z, 0), 1.0, z)
     value = special.xlogy(a - 1, positive) - positive - special.gammaln(a) - ew.log(scale)
     return outside(ew.less(z, 0), value, -float("inf"))
@@ -27,7 +27,7 @@ def pdf(x: Any, a: Any, loc: Any = 0.0, scale: Any = 1.0) -> Tensor:
 def cdf(x: Any, a: Any, loc: Any = 0.0, scale: Any = 1.0) -> Tensor:
     """The distribution function (differentiable in ``x``, ``loc`` and ``scale``)."""
     z, _ = standardize(x, loc, scale)
-    return special.gammainc(as_float(a), ew.maximum(z, 0.0))
+    return special.gammainc(as_float(a, like=z), ew.maximum(z, 0.0))
 
 
 def logcdf(x: Any, a: Any, loc: Any = 0.0, scale: Any = 1.0) -> Tensor:

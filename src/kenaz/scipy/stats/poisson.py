@@ -14,8 +14,8 @@ from ._common import as_float
 
 def logpmf(k: Any, mu: Any, loc: Any = 0) -> Tensor:
     """Log of the probability mass ``P(X = k)`` (``-inf`` off the non-negative integers)."""
-    k = as_float(k) - loc
     mu = as_float(mu)
+    k = ew.astype(as_float(k), mu.dtype) - loc  # counts take the dtype of the mean
     valid = ew.logical_and(ew.greater_equal(k, 0), ew.equal(ew.floor(k), k))
     safe_k = ew.where(valid, k, 0.0)
     value = special.xlogy(safe_k, mu) - mu - special.gammaln(safe_k + 1)
@@ -29,8 +29,9 @@ def pmf(k: Any, mu: Any, loc: Any = 0) -> Tensor:
 
 def cdf(k: Any, mu: Any, loc: Any = 0) -> Tensor:
     """``P(X <= k)``, as the regularized upper incomplete gamma ``Q(floor(k) + 1, mu)``."""
-    k = ew.floor(as_float(k) - loc)
-    value = special.gammaincc(ew.maximum(k, 0.0) + 1, as_float(mu))
+    mu = as_float(mu)
+    k = ew.floor(ew.astype(as_float(k), mu.dtype) - loc)
+    value = special.gammaincc(ew.maximum(k, 0.0) + 1, mu)
     return ew.where(ew.less(k, 0), 0.0, value)
 
 

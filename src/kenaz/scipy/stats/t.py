@@ -14,7 +14,7 @@ from ._common import as_float, standardize
 def logpdf(x: Any, df: Any, loc: Any = 0.0, scale: Any = 1.0) -> Tensor:
     """Log of the density."""
     z, scale = standardize(x, loc, scale)
-    df = as_float(df)
+    df = as_float(df, like=z)
     return (
         special.gammaln((df + 1) / 2)
         - special.gammaln(df / 2)
@@ -32,7 +32,7 @@ def pdf(x: Any, df: Any, loc: Any = 0.0, scale: Any = 1.0) -> Tensor:
 def cdf(x: Any, df: Any, loc: Any = 0.0, scale: Any = 1.0) -> Tensor:
     """The distribution function (differentiable in ``x``, ``loc`` and ``scale``)."""
     z, _ = standardize(x, loc, scale)
-    return special.stdtr(as_float(df), z)
+    return special.stdtr(as_float(df, like=z), z)
 
 
 def logcdf(x: Any, df: Any, loc: Any = 0.0, scale: Any = 1.0) -> Tensor:
