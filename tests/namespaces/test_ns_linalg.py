@@ -329,3 +329,17 @@ def test_eigenvalues_through_eigh_at_repeated_eigenvalues():
 def test_singular_values_through_svd_at_repeated_values():
     g = kenaz.grad(lambda x: la.svd(x)[1].sum())(np.eye(3))
     np.testing.assert_allclose(g.numpy(), np.eye(3))
+
+
+def test_float32_is_preserved():
+    a = well_conditioned(3).astype(np.float32)
+    functions = [
+        lambda x: la.inv(x), la.det, lambda x: la.slogdet(x)[1],
+        lambda x: la.cholesky(x @ x.T), lambda x: la.eigh(x @ x.T)[0],
+        lambda x: la.eigvalsh(x @ x.T), lambda x: la.svd(x)[1], lambda x: la.qr(x)[1],
+        la.pinv, la.norm, lambda x: la.norm(x, "nuc"), lambda x: knp.abs(la.eigvals(x)),
+        lambda x: knp.abs(knp.fft.fft(x)), lambda x: knp.fft.irfft(x), lambda x: la.lstsq(x, x)[0],
+    ]  # fmt: skip
+    for f in functions:
+        assert f(a).dtype == np.float32
+        assert kenaz.grad(lambda x, f=f: f(x).sum())(a).dtype == np.float32
