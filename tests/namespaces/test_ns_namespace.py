@@ -251,3 +251,22 @@ def test_random_returns_constants():
     with pytest.raises(TypeError, match="permutation"):
         knp.random.shuffle(knp.arange(4))
     assert isinstance(knp.random.default_rng(0), np.random.Generator)
+
+
+def test_nan_quantiles():
+    data = np.array([[0.3, np.nan, -1.0, 2.0, 0.7], [1.0, 2.0, 3.0, 4.0, 5.0]])
+    for name, args, kwargs in [("nanquantile", ([0.1, 0.45],), {"axis": 1}),
+                               ("nanmedian", (), {"axis": 1, "keepdims": True}),
+                               ("nanpercentile", (35,), {"axis": 1})]:  # fmt: skip
+        ours = getattr(knp, name)(data, *args, **kwargs)
+        np.testing.assert_allclose(ours.numpy(), getattr(np, name)(data, *args, **kwargs))
+        check_vmap(name, lambda v, n=name, a=args, k=kwargs: getattr(knp, n)(v, *a, **k),
+                   np.stack([data, data[::-1]]))  # fmt: skip
+        record(name, "values")
+    # The derivative follows the interpolated values; NaNs get none.
+    g = kenaz.grad(lambda v: knp.nanmedian(v[0]))(data)
+    np.testing.assert_allclose(g.numpy()[0], [0.5, 0, 0, 0, 0.5])
+    finite = np.array([[0.3, -0.2, -1.0, 2.0, 0.7]])
+    check("nanquantile", lambda v: knp.nanquantile(v, [0.1, 0.45], axis=1), finite)
+    check("nanmedian", lambda v: knp.nanmedian(v, axis=1), finite)
+    check("nanpercentile", lambda v: knp.nanpercentile(v, 35), finite)

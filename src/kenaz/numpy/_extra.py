@@ -33,6 +33,7 @@ __all__ = [
     "partition", "argpartition", "select", "nan_to_num", "logspace", "geomspace", "rot90",
     "ediff1d", "gradient", "nansum", "nanmean", "nanvar", "nanstd", "nanmax", "nanmin",
     "nanprod", "nancumsum", "nancumprod", "nanargmax", "nanargmin", "median", "quantile",
+    "nanquantile", "nanpercentile", "nanmedian",
     "percentile", "cov", "corrcoef", "correlate", "convolve", "polyval", "polyfit", "vander",
     "interp", "trapezoid", "append", "choose", "copy", "rint", "trunc", "fix", "isreal",
     "iscomplex", "isrealobj", "iscomplexobj", "signbit", "searchsorted", "unique",
@@ -287,13 +288,7 @@ def quantile(
         raise NotImplementedError(f"kenaz.quantile: method {method!r}; only 'linear' is supported")
     knp = _knp()
     a = _float(a)
-    if axis is None:
-        data, axes = _shape.ravel(a), (0,)
-    else:
-        axes = _reduction.normalize_axes(axis, a.ndim, "quantile")
-        kept = [i for i in range(a.ndim) if i not in axes]
-        data = _shape.transpose(a, kept + list(axes))
-        data = _shape.reshape(data, data.shape[: len(kept)] + (-1,))
+    data, axes = _grouped(a, axis)
     ordered = knp.sort(data, axis=-1)
     n = ordered.shape[-1]
     # The interpolation weights are differentiable in q; the indices are not.
@@ -308,15 +303,68 @@ def quantile(
     result = low + (high - low) * _ew.astype(weight, low.dtype)
     result = _shape.reshape(result, q_values.shape + result.shape[1:])
     if keepdims:
-        reduced = tuple(range(a.ndim)) if axis is None else axes
-        result = _shape.expand_dims(result, tuple(q_values.ndim + i for i in reduced))
+        result = _shape.expand_dims(result, tuple(q_values.ndim + i for i in axes))
     return result
+
+
+def _grouped(a: Tensor, axis: Any) -> tuple[Tensor, tuple[int, ...]]:
+    """``a`` with the reduced ``axis`` merged into one last axis, and the reduced axes."""
+    if axis is None:
+        return _shape.ravel(a), tuple(range(a.ndim))
+    axes = _reduction.normalize_axes(axis, a.ndim, "quantile")
+    kept = [i for i in range(a.ndim) if i not in axes]
+    data = _shape.transpose(a, kept + list(axes))
+    return _shape.reshape(data, data.shape[: len(kept)] + (-1,)), axes
+
+
+def nanquantile(
+    a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
+    method: str = "linear", keepdims: bool = False,
+) -> Tensor:  # fmt: skip
+    """Quantiles ignoring NaNs (each slice interpolates among its own valid values)."""
+    if out is not None:
+        raise TypeError("kenaz.nanquantile: out= is not supported; Tensors are immutable")
+    if method != "linear":
+        raise NotImplementedError("kenaz.nanquantile: only method='linear' is supported")
+    knp = _knp()
+    a = _float(a)
+    data, axes = _grouped(a, axis)
+    ordered = knp.sort(data, axis=-1)  # NaNs sort last
+    present = _ew.astype(_ew.logical_not(_ew.isnan(data)), data.dtype)
+    valid = _reduction.sum(present, axis=-1, keepdims=True)  # (kept..., 1)
+    q_tensor = _float(q)
+    q_shape = q_tensor.shape
+    q_column = _shape.reshape(q_tensor, (-1,) + (1,) * data.ndim)  # (nq, 1, ..., 1)
+    position = q_column * (valid - 1)  # differentiable in q, like the weights of quantile
+    below = _ew.maximum(_ew.astype(_ew.floor(position), _np.int64), 0)
+    above = _ew.minimum(below + 1, _ew.maximum(_ew.astype(valid, _np.int64) - 1, 0))
+    weight = position - _ew.astype(below, position.dtype)
+    expanded = _shape.broadcast_to(ordered, (q_column.shape[0],) + ordered.shape)
+    low = knp.take_along_axis(expanded, below, -1)
+    high = knp.take_along_axis(expanded, above, -1)
+    result = _shape.squeeze(low + (high - low) * weight, -1)
+    result = _shape.reshape(result, q_shape + result.shape[1:])
+    if keepdims:
+        result = _shape.expand_dims(result, tuple(len(q_shape) + i for i in axes))
+    return result
+
+
+def nanpercentile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input=False,
+                  method: str = "linear", keepdims: bool = False) -> Tensor:  # fmt: skip
+    """Percentiles ignoring NaNs."""
+    return nanquantile(a, _float(q) / 100, axis, out, overwrite_input, method, keepdims)
+
+
+def nanmedian(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
+              keepdims: bool = False) -> Tensor:  # fmt: skip
+    """Median ignoring NaNs."""
+    return nanquantile(a, 0.5, axis, out, overwrite_input, keepdims=keepdims)
 
 
 def percentile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input=False,
                method: str = "linear", keepdims: bool = False) -> Tensor:  # fmt: skip
     """``q``-th percentiles (``q`` in [0, 100])."""
-    return quantile(a, _np.asarray(q) / 100, axis, out, overwrite_input, method, keepdims)
+    return quantile(a, _float(q) / 100, axis, out, overwrite_input, method, keepdims)
 
 
 def median(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
