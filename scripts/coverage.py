@@ -54,7 +54,6 @@ def sections() -> list[tuple[str, str, list[str]]]:
         f"{dist}.{fn}"
         for dist in kst.__all__
         for fn in public_functions(getattr(kst, dist))
-        if fn not in ("as_float", "standardize", "outside")
     ]
     return [
         ("kenaz.numpy", "", public_functions(knp)),

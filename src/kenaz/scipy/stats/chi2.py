@@ -9,6 +9,8 @@ from ...tensor import Tensor
 from . import gamma
 from ._common import scaled
 
+__all__ = ["logpdf", "pdf", "cdf", "logcdf"]
+
 
 def logpdf(x: Any, df: Any, loc: Any = 0.0, scale: Any = 1.0) -> Tensor:
     """Log of the density."""

@@ -9,6 +9,8 @@ from ...ops import reduction, special
 from ...tensor import Tensor
 from ._common import as_float
 
+__all__ = ["logpdf", "pdf"]
+
 
 def logpdf(x: Any, alpha: Any) -> Tensor:
     """Log of the density at points ``x`` of the simplex (components on the last axis)."""

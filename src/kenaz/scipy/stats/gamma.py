@@ -9,6 +9,8 @@ from ...ops import special
 from ...tensor import Tensor
 from ._common import as_float, outside, standardize
 
+__all__ = ["logpdf", "pdf", "cdf", "logcdf"]
+
 
 def logpdf(x: Any, a: Any, loc: Any = 0.0, scale: Any = 1.0) -> Tensor:
     """Log of the density (``-inf`` for ``x < loc``)."""

@@ -13,6 +13,8 @@ from ._common import as_float
 
 _LOG_2PI = math.log(2 * math.pi)
 
+__all__ = ["logpdf", "pdf", "entropy"]
+
 
 def logpdf(x: Any, mean: Any = None, cov: Any = 1, allow_singular: bool = False) -> Tensor:
     """Log of the density, through the Cholesky factor of ``cov``.

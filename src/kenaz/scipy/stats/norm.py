@@ -12,6 +12,8 @@ from ._common import standardize
 
 _LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
 
+__all__ = ["logpdf", "pdf", "cdf", "logcdf", "sf", "logsf", "ppf"]
+
 
 def logpdf(x: Any, loc: Any = 0.0, scale: Any = 1.0) -> Tensor:
     """Log of the density."""

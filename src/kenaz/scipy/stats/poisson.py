@@ -11,6 +11,8 @@ from ...ops import special
 from ...tensor import Tensor
 from ._common import as_float
 
+__all__ = ["logpmf", "pmf", "cdf", "logcdf"]
+
 
 def logpmf(k: Any, mu: Any, loc: Any = 0) -> Tensor:
     """Log of the probability mass ``P(X = k)`` (``-inf`` off the non-negative integers)."""

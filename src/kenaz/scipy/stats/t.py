@@ -10,6 +10,8 @@ from ...ops import special
 from ...tensor import Tensor
 from ._common import as_float, standardize
 
+__all__ = ["logpdf", "pdf", "cdf", "logcdf"]
+
 
 def logpdf(x: Any, df: Any, loc: Any = 0.0, scale: Any = 1.0) -> Tensor:
     """Log of the density."""
