@@ -179,11 +179,24 @@ def _cholesky_jvp(t, lower_factor, a):
     return matmul(lower_factor, _phi(middle))
 
 
+def _cholesky_vjp(lower_factor, a):
+    def pullback(g):
+        # The transpose of the jvp: Q = L^-T phi(L^T g) conj(L)^-1, then its Hermitian part.
+        projected = _phi(matmul(matrix_transpose(lower_factor), g))
+        left = solve(matrix_transpose(lower_factor), projected, "upper")  # L^-T phi(L^T g)
+        q = matrix_transpose(
+            solve(conj_transpose(lower_factor), matrix_transpose(left), "upper")
+        )  # ... conj(L)^-1
+        return (q + conj_transpose(q)) * 0.5
+
+    return pullback
+
+
 cholesky_op = Op(
     "cholesky",
     lambda a: np.linalg.cholesky(a),
     jvp=[_cholesky_jvp],
-    vjp=[transposed(0, _cholesky_jvp)],
+    vjp=[_cholesky_vjp],
     batch=matrix_batch,
 )
 
