@@ -390,11 +390,25 @@ def _slogdet_jvp(t, ans, a):
     return sign * (1j * ew.imag(trace)), ew.real(trace)
 
 
+def _slogdet_vjp(ans, a):
+    sign, _ = ans
+
+    def pullback(cotangents):
+        g_sign, g_log = cotangents
+        # The transpose of the jvp: c A^-T, with c = g_log (+ i Im(g_sign sign) if complex).
+        inverse_transpose = solve(matrix_transpose(a), _eye(a.shape[-1], a.dtype))
+        if a.dtype.kind == "c":
+            g_log = g_log + 1j * ew.imag(g_sign * sign)
+        return shape.expand_dims(shape.expand_dims(g_log, -1), -1) * inverse_transpose
+
+    return pullback
+
+
 slogdet_op = Op(
     "slogdet",
     lambda a: tuple(np.linalg.slogdet(a)),
     jvp=[_slogdet_jvp],
-    vjp=[transposed(0, _slogdet_jvp, multiple_results=True)],
+    vjp=[_slogdet_vjp],
     batch=matrix_batch,
     multiple_results=True,
 )
