@@ -97,7 +97,15 @@ TRANSFORMS: list[tuple[str, Callable[[Callable[..., Any]], Any]]] = [
     ("jacrev", lambda f: kenaz.jacrev(f)(X)),
     ("jacfwd", lambda f: kenaz.jacfwd(f)(X)),
     ("hessian", lambda f: kenaz.hessian(f)(X)),
+    ("vmap(loop)", lambda f: kenaz.vmap(f, method="loop")(np.stack([X, 2 * X]))),
+    ("grad(checkpoint)", lambda f: kenaz.grad(kenaz.checkpoint(f))(X)),
+    ("grad+no_grad", lambda f: kenaz.grad(lambda x: f(x) + _no_grad_part(x))(X)),
 ]
+
+
+def _no_grad_part(x: Any) -> Any:
+    with kenaz.no_grad():
+        return knp.sum(knp.sin(x))
 
 
 @pytest.mark.parametrize("name, run", TRANSFORMS, ids=[name for name, _ in TRANSFORMS])
