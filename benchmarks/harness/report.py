@@ -39,7 +39,8 @@ def format_workload(result: WorkloadResult) -> str:
 def _format_row(row: RowResult) -> str:
     library = f"    {row.library}"
     if row.seconds is None:
-        return f"{library:<36} {row.note or 'not run'}"
+        note = f"!!! {row.note} !!!" if row.note.startswith("ERROR") else row.note or "not run"
+        return f"{library:<36} {note}"
     ratio = f"{row.ratio_to_numpy:.2f}x" if row.ratio_to_numpy is not None else "-"
     peak = f"{row.peak_bytes / 2**20:.2f}" if row.peak_bytes is not None else "-"
     check = row.check if row.check == "ok" else f"!!! {row.check} !!!"
