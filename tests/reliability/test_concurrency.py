@@ -9,6 +9,8 @@ stress test runs.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import gc
 import sys
 import threading
 import time
@@ -24,7 +26,16 @@ from kenaz import Tensor, handler
 from kenaz.effects import current_handlers
 from kenaz.reverse import ReverseHandler
 
-from ._support import CountOps, env_float, init_mlp, mlp_data, mlp_loss, trees_equal
+from ._support import (
+    Boom,
+    CountOps,
+    RaiseAtOp,
+    env_float,
+    init_mlp,
+    mlp_data,
+    mlp_loss,
+    trees_equal,
+)
 
 THREADS = 8
 STRESS_SECONDS = env_float("KENAZ_STRESS_SECONDS", 3.0)
@@ -330,3 +341,51 @@ def test_cancelled_task_mid_transformation_leaves_no_handler() -> None:
         assert float(grad_value) == pytest.approx(12 + np.cos(2.0))
     assert after == ()
     assert gradient == pytest.approx(12 + np.cos(2.0))
+
+
+def test_threads_failing_mid_transformation_do_not_disturb_the_others() -> None:
+    """8 threads run grad(vmap(grad)) for a second; the odd threads make every second call
+    fail at a random op (inside the user's function or in a backward pass). The even
+    threads always get the reference result, every thread ends with an empty stack, and
+    the cyclic GC (paused process-wide during reverse passes) is enabled again at the end."""
+    import random
+
+    def f(x: Any) -> Any:
+        return knp.sum(kenaz.vmap(kenaz.grad(lambda v: knp.sum(knp.tanh(v) * v)))(x) ** 2)
+
+    x = np.linspace(-1.0, 1.0, 6).reshape(2, 3)
+    reference = np.asarray(kenaz.grad(f)(x))
+    counter = CountOps()
+    with handler(counter):
+        kenaz.grad(f)(x)
+    deadline = time.monotonic() + min(STRESS_SECONDS, 1.0)
+    failures: list[str] = []
+    raised = [0] * THREADS
+
+    def worker(index: int) -> None:
+        rng = random.Random(index)
+        call = 0
+        while time.monotonic() < deadline:
+            call += 1
+            if index % 2 and call % 2:
+                with contextlib.suppress(Boom):
+                    with handler(RaiseAtOp(rng.randrange(counter.total))):
+                        kenaz.grad(f)(x)
+                    failures.append(f"thread {index}: no exception")
+                raised[index] += 1
+            else:
+                result = np.asarray(kenaz.grad(f)(x))
+                if not np.array_equal(result, reference):
+                    failures.append(f"thread {index}: wrong result")
+            if current_handlers():
+                failures.append(f"thread {index}: handlers left {current_handlers()}")
+
+    gc_enabled = gc.isenabled()
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(THREADS)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not failures, failures[:10]
+    assert all(raised[i] > 0 for i in range(1, THREADS, 2)), raised
+    assert gc.isenabled() == gc_enabled
