@@ -118,9 +118,8 @@ def _hermitian_from(a: Tensor, uplo: str) -> Tensor:
         a = _dec.conj_transpose(a)
     strictly_lower = _np.tri(n, k=-1, dtype=bool)
     lower = _ew.where(strictly_lower, a, 0)
-    diagonal = _ew.where(_np.eye(n, dtype=bool), _dec._real(a), 0) if a.dtype.kind == "c" else (
-        _ew.where(_np.eye(n, dtype=bool), a, 0)
-    )
+    # NumPy ignores the imaginary part of the diagonal of a Hermitian matrix.
+    diagonal = _ew.where(_np.eye(n, dtype=bool), _dec._real(a), 0)
     return lower + _dec.conj_transpose(lower) + diagonal
 
 

@@ -19,11 +19,12 @@ def _argsort_batch(op, args, batch_axes, *, axis: int, descending: bool):
 
 
 def _argsort_impl(x, axis: int, descending: bool):
-    if descending:  # stable among equal values, like NumPy's stable ascending sort
-        return np.flip(np.argsort(np.flip(x, axis), axis=axis, kind="stable"), axis) * -1 + (
-            x.shape[axis] - 1
-        )
-    return np.argsort(x, axis=axis, kind="stable")
+    if not descending:
+        return np.argsort(x, axis=axis, kind="stable")
+    # Stable descending: sort the reversed array ascending, read it backwards, and map the
+    # positions back (equal values keep their input order).
+    reversed_order = np.argsort(np.flip(x, axis), axis=axis, kind="stable")
+    return x.shape[axis] - 1 - np.flip(reversed_order, axis)
 
 
 argsort = Op("argsort", _argsort_impl, batch=_argsort_batch, differentiable=False)
