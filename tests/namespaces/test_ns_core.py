@@ -178,3 +178,13 @@ def test_stop_gradient_blocks_derivatives():
     g = kenaz.grad(lambda v: (knp.stop_gradient(v) * v).sum())(x)
     np.testing.assert_allclose(g.numpy(), x)
     record("stop_gradient", "values")
+
+
+def test_sort_and_argsort_options():
+    v = np.array([3.0, 1.0, 3.0, 2.0])
+    np.testing.assert_array_equal(knp.sort(v, descending=True).numpy(), [3, 3, 2, 1])
+    np.testing.assert_array_equal(knp.argsort(v, descending=True).numpy(), [0, 2, 3, 1])
+    np.testing.assert_array_equal(knp.argsort(x, axis=None).numpy(), np.argsort(x, axis=None))
+    np.testing.assert_array_equal(np.sort(knp.asarray(x), kind="quicksort").numpy(), np.sort(x))
+    check("sort", lambda m: knp.sort(m, axis=0, descending=True), x)
+    check_vmap("argsort", lambda m: knp.argsort(m, axis=0), np.stack([x, x[::-1]]))
