@@ -81,7 +81,9 @@ def _jax(peers: Peers, x0: np.ndarray, steps: int) -> Contender:
     jnp = jax.numpy
     x = jnp.asarray(x0)
     gradient = jax.grad(lambda x: jnp.sum(chain(jnp.sin, x, steps)))
-    return Contender("jax", lambda: gradient(x).block_until_ready(), lambda g: [np.asarray(g)])
+    return Contender(
+        "jax (no jit)", lambda: gradient(x).block_until_ready(), lambda g: [np.asarray(g)]
+    )
 
 
 def _autograd(peers: Peers, x0: np.ndarray, steps: int) -> Contender:

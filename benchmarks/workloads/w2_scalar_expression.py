@@ -83,7 +83,7 @@ def _jax(peers: Peers, a0: np.ndarray, b0: np.ndarray, steps: int) -> Contender:
     a, b = jnp.asarray(a0), jnp.asarray(b0)
     gradient = jax.grad(lambda a, b: expression(jnp.sin, jnp.cos, a, b, steps), argnums=(0, 1))
     return Contender(
-        "jax",
+        "jax (no jit)",
         lambda: jax.block_until_ready(gradient(a, b)),
         lambda gs: [np.asarray(g) for g in gs],
     )

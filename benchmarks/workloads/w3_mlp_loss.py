@@ -116,7 +116,7 @@ def _jax(peers: Peers, params, x, one_hot) -> list[Contender]:
     eager = jax.value_and_grad(loss)
     jitted = jax.jit(eager)
     return [
-        Contender("jax", lambda: jax.block_until_ready(eager(*args)), _flat),
+        Contender("jax (no jit)", lambda: jax.block_until_ready(eager(*args)), _flat),
         Contender("jax (jit)", lambda: jax.block_until_ready(jitted(*args)), _flat),
     ]
 

@@ -88,7 +88,7 @@ def _jax(peers: Peers, a, x, v) -> list[Contender]:
     args = (jnp.asarray(x), jnp.asarray(v))
     to_numpy = lambda h: [np.asarray(h)]
     return [
-        Contender("jax", lambda: eager(*args).block_until_ready(), to_numpy),
+        Contender("jax (no jit)", lambda: eager(*args).block_until_ready(), to_numpy),
         Contender("jax (jit)", lambda: jitted(*args).block_until_ready(), to_numpy),
     ]
 

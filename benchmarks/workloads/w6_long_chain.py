@@ -83,7 +83,7 @@ def _jax(peers: Peers, x0: np.ndarray, steps: int) -> Contender:
     x = jnp.asarray(x0)
     gradient = jax.grad(lambda x: long_chain(jnp.sin, x, steps))
     return Contender(
-        "jax",
+        "jax (no jit)",
         lambda: gradient(x).block_until_ready(),
         lambda g: [np.asarray(g)],
         slow="eager jax.grad costs ~250 µs/op (W1, W2): about 25 s for one call",

@@ -104,7 +104,7 @@ def _jax(peers: Peers, params, x) -> list[Contender]:
     j_x = jnp.asarray(x)
     to_numpy = lambda j: [np.asarray(j)]
     return [
-        Contender("jax", lambda: eager(j_x).block_until_ready(), to_numpy),
+        Contender("jax (no jit)", lambda: eager(j_x).block_until_ready(), to_numpy),
         Contender("jax (jit)", lambda: jitted(j_x).block_until_ready(), to_numpy),
     ]
 
