@@ -226,7 +226,7 @@ def _eigh_vjp(ans, a):
         # The transpose of the jvp: conj(V) (diag(g_w) + F * (V^T g_v)) V^T. When only the
         # eigenvalues are used, g_v is the zeros filled in for it: skip F, which is infinite
         # at repeated eigenvalues (JAX skips it too, with its symbolic zeros).
-        middle = _as_diagonal(g_w, v.dtype)
+        middle = _as_diagonal(_zeros(w) if g_w is None else g_w, v.dtype)
         if not _unused(g_v):
             middle = middle + _eigen_gaps(w) * matmul(matrix_transpose(v), g_v)
         return matmul(_conj(v), matmul(middle, matrix_transpose(v)))
@@ -234,8 +234,10 @@ def _eigh_vjp(ans, a):
     return pullback
 
 
-def _unused(cotangent: Tensor) -> bool:
-    """Whether ``cotangent`` is the constant zeros filled in for an unused output."""
+def _unused(cotangent: Tensor | None) -> bool:
+    """Whether ``cotangent`` is the constant zeros filled in for an unused output (or None)."""
+    if cotangent is None:
+        return True
     return type(cotangent) is Tensor and cotangent._trace is None and not np.any(cotangent._value)
 
 
