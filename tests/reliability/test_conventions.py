@@ -288,3 +288,21 @@ def test_power_second_derivatives_at_a_zero_exponent() -> None:
     with np.errstate(all="raise"):
         g = grad(lambda v: knp.power(v[0], v[1]))(np.array([0.0, 0.0]))
     np.testing.assert_array_equal(np.asarray(g), [0.0, 0.0])
+
+
+def test_scatter_set_with_duplicate_indices_credits_only_the_update_that_landed() -> None:
+    """Regression (fwd and rev disagreed): x.at[[1, 1, 2]].set(v) writes v[1] (the last
+    update for position 1) and v[2]; only those get a derivative, in both modes, and a
+    scalar set at [1, 1, 2] has derivative 2 (two positions hold it), not 3."""
+    index = np.array([1, 1, 2])
+    weights = np.arange(5.0)
+
+    def f(v: Any) -> Any:
+        return knp.sum(knp.zeros(5).at[index].set(v) * weights)
+
+    v = np.array([10.0, 20.0, 30.0])
+    np.testing.assert_array_equal(np.asarray(grad(f)(v)), [0.0, 1.0, 2.0])
+    np.testing.assert_array_equal(np.asarray(kenaz.jacfwd(f)(v)), [0.0, 1.0, 2.0])
+    assert derivative(lambda s: knp.sum(knp.zeros(5).at[index].set(s)), 1.0) == (2.0, 2.0)
+    batched = kenaz.vmap(grad(f))(np.stack([v, 2 * v]))
+    np.testing.assert_array_equal(np.asarray(batched), [[0.0, 1.0, 2.0]] * 2)

@@ -268,8 +268,7 @@ def _draw_shape_step(
                     detail=f"[{cut}], axis={axis}, part {part}")
     if name in ("at_set", "at_add"):  # functional updates of rows along axis 0
         n = shape[0]
-        rows = draw(st.lists(st.integers(0, n - 1), min_size=1, max_size=3,
-                             unique=name == "at_set"))  # duplicate rows accumulate in add only
+        rows = draw(st.lists(st.integers(0, n - 1), min_size=1, max_size=3))  # duplicates too
         picks = np.array(rows)
         if name == "at_set":
             update = lambda x, p=picks: knp.asarray(x).at[p].set(knp.sin(x[p[::-1]]) * 2.0)  # noqa: E731

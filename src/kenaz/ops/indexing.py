@@ -29,8 +29,16 @@ class _ArraySlot:
 ARRAY = _ArraySlot()
 
 
+_BASIC_INDEX_TYPES = frozenset({int, slice, type(None), type(Ellipsis)})
+
+
 def split_index(index: Any) -> tuple[tuple[Any, ...], list[Any]]:
     """Split a NumPy-style index into ``(spec, arrays)``."""
+    # Fast path for basic indexing (`x[3]`, `x[2:10]`, `x[:, None]`): the spec is the index.
+    if type(index) in _BASIC_INDEX_TYPES:
+        return (index,), []
+    if type(index) is tuple and all(type(item) in _BASIC_INDEX_TYPES for item in index):
+        return index, []
     if not isinstance(index, tuple):
         index = (index,)
     spec: list[Any] = []
@@ -79,7 +87,7 @@ def _zeros_like(x: Tensor) -> Tensor:
 
 # -- gather ----------------------------------------------------------------------------
 def _gather_impl(x, *arrays, spec):
-    return x[join_index(spec, arrays)]
+    return x[join_index(spec, arrays) if arrays else spec]
 
 
 def _gather_vjp(ans, x, *arrays, spec):
@@ -214,6 +222,28 @@ def _gathered_cotangent(values: Any, pick):
     return pullback
 
 
+def _set_values_vjp(ans, x, v, *arrays, spec):
+    """Pullback for the values of ``x.at[index].set(values)``.
+
+    With duplicate positions in an index array only the update written last lands (the
+    jvp rule, a scatter of the tangents, agrees), so only that one gets the cotangent:
+    scattering each update's position number and reading it back tells which landed.
+    """
+    if not arrays:  # basic indexing names each position once
+        return _gathered_cotangent(v, lambda g: gather(g, spec=spec))
+    from .elementwise import equal, where
+
+    out_shape = ans.shape
+
+    def landed_cotangent(g):
+        picked = gather(g, *arrays, spec=spec)
+        ids = Tensor(np.arange(picked.size, dtype=np.float64).reshape(picked.shape))
+        written = _scatter["set"](Tensor(np.full(out_shape, -1.0)), ids, *arrays, spec=spec)
+        return where(equal(gather(written, *arrays, spec=spec), ids), picked, 0)
+
+    return _gathered_cotangent(v, landed_cotangent)
+
+
 def _rules_set():
     jvp = [
         lambda t, ans, x, v, *a, spec: _scatter["set"](t, 0, *a, spec=spec),
@@ -221,7 +251,7 @@ def _rules_set():
     ]
     vjp = [
         lambda ans, x, v, *a, spec: lambda g: _scatter["set"](g, 0, *a, spec=spec),
-        lambda ans, x, v, *a, spec: _gathered_cotangent(v, lambda g: gather(g, *a, spec=spec)),
+        _set_values_vjp,
     ]
     return jvp, vjp
 
