@@ -343,3 +343,19 @@ def test_float32_is_preserved():
     for f in functions:
         assert f(a).dtype == np.float32
         assert kenaz.grad(lambda x, f=f: f(x).sum())(a).dtype == np.float32
+
+
+def test_hessians_and_jacobians_through_linalg_and_fft():
+    a = spd(3)
+    h = kenaz.hessian(lambda x: la.slogdet(x)[1])(a).numpy()
+    inverse = np.linalg.inv(a)
+    np.testing.assert_allclose(h, -np.einsum("li,jk->ijkl", inverse, inverse), atol=1e-12)
+    h = kenaz.hessian(lambda x: la.eigvalsh(x)[-1])(a).numpy()
+    assert h.shape == (3, 3, 3, 3) and np.isfinite(h).all()
+    forward = kenaz.jacfwd(lambda x: la.norm(x, "nuc"))(matrix(3, 4)).numpy()
+    reverse = kenaz.jacrev(lambda x: la.norm(x, "nuc"))(matrix(3, 4) * 0 + forward * 0 + 1)
+    assert forward.shape == reverse.shape == (3, 4)
+    jacobian = kenaz.jacrev(lambda x: knp.fft.rfft(x).real)(np.arange(4.0))
+    np.testing.assert_allclose(jacobian.numpy(), np.fft.rfft(np.eye(4)).real.T, atol=1e-12)
+    jacobian = kenaz.jacfwd(lambda x: knp.fft.rfft(x).imag)(np.arange(4.0))
+    np.testing.assert_allclose(jacobian.numpy(), np.fft.rfft(np.eye(4)).imag.T, atol=1e-12)
