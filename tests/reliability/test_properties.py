@@ -4,7 +4,7 @@ axes) must satisfy
 1. forward/reverse agreement: ``<v, J u>`` from jvp equals ``<J^T v, u>`` from vjp;
 2. agreement with central finite differences (for programs of smooth ops);
 3. second-order agreement: forward-over-reverse, reverse-over-forward and
-   reverse-over-reverse Hessian-vector products;
+   reverse-over-reverse Hessian-vector products; jacfwd equals jacrev;
 4. vmap agreement with a Python loop over the examples, for the function, its vjp
    and its jvp, with the batch axis anywhere in each input (or absent) and at the
    front or back of the output; nested vmap against a double loop.
@@ -490,6 +490,22 @@ def test_second_order_modes_agree(case: tuple[Program, list[np.ndarray]], seed: 
         scale = np.max(np.abs(a)) + 1.0
         np.testing.assert_allclose(b / scale, a / scale, atol=1e-9, err_msg=f"{i}: {program!r}")
         np.testing.assert_allclose(c / scale, a / scale, atol=1e-9, err_msg=f"{i}: {program!r}")
+
+
+@PROPERTY_SETTINGS
+@given(programs())
+def test_jacfwd_equals_jacrev(case: tuple[Program, list[np.ndarray]]) -> None:
+    """The full Jacobian by forward mode (vmap of jvp over the basis) equals the one by
+    reverse mode (vmap of vjp), for every input, and its shape is out.shape + in.shape."""
+    program, inputs = case
+    out_shape = np.asarray(program(*inputs)).shape
+    argnums = tuple(range(len(inputs)))
+    by_fwd = kenaz.jacfwd(program, argnums=argnums)(*inputs)
+    by_rev = kenaz.jacrev(program, argnums=argnums)(*inputs)
+    for x, a, b in zip(inputs, by_fwd, by_rev, strict=True):
+        assert a.shape == b.shape == out_shape + x.shape, program
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-10, atol=1e-12,
+                                   err_msg=repr(program))
 
 
 def test_the_program_generator_covers_the_instruction_set() -> None:
