@@ -5,6 +5,7 @@ axes) must satisfy
 2. agreement with central finite differences (for programs of smooth ops);
 3. second-order agreement: forward-over-reverse, reverse-over-forward and
    reverse-over-reverse Hessian-vector products; jacfwd equals jacrev;
+   float32 programs keep float32 derivatives, close to the float64 ones;
 4. vmap agreement with a Python loop over the examples, for the function, its vjp
    and its jvp, with the batch axis anywhere in each input (or absent) and at the
    front or back of the output; nested vmap against a double loop.
@@ -505,6 +506,30 @@ def test_jacfwd_equals_jacrev(case: tuple[Program, list[np.ndarray]]) -> None:
     for x, a, b in zip(inputs, by_fwd, by_rev, strict=True):
         assert a.shape == b.shape == out_shape + x.shape, program
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-10, atol=1e-12,
+                                   err_msg=repr(program))
+
+
+@PROPERTY_SETTINGS
+@given(programs(smooth_only=True), st.integers(0, 2**16))
+def test_float32_programs_keep_their_dtypes(
+    case: tuple[Program, list[np.ndarray]], seed: int
+) -> None:
+    """With float32 inputs, every cotangent is float32 (whatever the program promotes
+    inside, e.g. through its float64 constants), every tangent has its output's dtype, and
+    both agree with the float64 derivatives to float32 precision."""
+    program, inputs = case
+    inputs32 = [x.astype(np.float32) for x in inputs]
+    out32 = program(*inputs32)
+    tangents, cotangent = _directions(inputs, out32.shape, seed)
+    tangents32 = tuple(t.astype(np.float32) for t in tangents)
+    _, tangent_out = kenaz.jvp(program, tuple(inputs32), tangents32)
+    assert tangent_out.dtype == out32.dtype, program
+    cotangents32 = kenaz.vjp(program, *inputs32)[1](cotangent.astype(out32.dtype))
+    assert all(ct.dtype == np.float32 for ct in cotangents32), program
+    cotangents64 = kenaz.vjp(program, *inputs)[1](cotangent)
+    for a, b in zip(cotangents32, cotangents64, strict=True):
+        scale = np.max(np.abs(np.asarray(b))) + 1.0
+        np.testing.assert_allclose(np.asarray(a) / scale, np.asarray(b) / scale, atol=1e-4,
                                    err_msg=repr(program))
 
 
