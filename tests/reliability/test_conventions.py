@@ -306,3 +306,28 @@ def test_scatter_set_with_duplicate_indices_credits_only_the_update_that_landed(
     assert derivative(lambda s: knp.sum(knp.zeros(5).at[index].set(s)), 1.0) == (2.0, 2.0)
     batched = kenaz.vmap(grad(f))(np.stack([v, 2 * v]))
     np.testing.assert_array_equal(np.asarray(batched), [[0.0, 1.0, 2.0]] * 2)
+
+
+@pytest.mark.parametrize(
+    "name, convert",
+    [
+        ("float", float),
+        ("item", lambda x: x.item()),
+        ("numpy", lambda x: x.numpy()),
+        ("np.asarray", np.asarray),
+    ],
+)
+def test_converting_to_a_plain_value_makes_a_constant(name: str, convert: Callable) -> None:
+    """float(x), x.item(), x.numpy() and np.asarray(x) under grad/jvp are constants: the
+    derivative of x * float(x) at 3 is 3 (documented; JAX would refuse the conversion)."""
+    assert derivative(lambda x: x * convert(x), 3.0) == (3.0, 3.0), name
+
+
+def test_python_control_flow_and_numpy_functions_are_differentiated() -> None:
+    """``if`` on a tensor takes the branch of its value; NumPy ufuncs and functions on
+    tensors dispatch to kenaz and are differentiated."""
+    f = lambda x: x * x if x > 0 else -x  # noqa: E731
+    assert derivative(f, 3.0) == (6.0, 6.0)
+    assert derivative(f, -3.0) == (-1.0, -1.0)
+    g = lambda x: np.sin(x) * np.sum(x * x)  # noqa: E731
+    assert derivative(g, 3.0)[0] == pytest.approx(np.cos(3.0) * 9 + np.sin(3.0) * 6, rel=1e-12)
