@@ -77,8 +77,13 @@ class ReverseHandler(Handler):
                 pullbacks.append(maker(out, *args, **params))
         if op.multiple_results:  # zeros stand in for the cotangents of unused outputs
             node: Any = (tuple(self._record(o) for o in out), [(o.shape, o.dtype) for o in out])
-        else:
-            node = self._record(out)
+        else:  # `_record(out)`, inlined: this runs for every op
+            node = self.node_count
+            self.node_count = node + 1
+            if out._trace is None:
+                out._trace = {self.level: node}
+            else:
+                out._trace[self.level] = node
         self.tape.append((node, parents, pullbacks))
         return out
 
@@ -359,13 +364,16 @@ def value_and_grad(
             result = f(*full, **kwargs)
             return result if has_aux else (result, None)
 
-        with scope("grad"):
+        with scope("grad"), gc_paused():
             out, pullback, aux = vjp(f_of_selected, *[args[n] for n in nums], has_aux=True)
             if not isinstance(out, Tensor) or out.shape != () or out.dtype.kind not in "fc":
                 raise TypeError(_grad_output_error(out))
             if (out.dtype.kind == "c") != holomorphic:
                 raise TypeError(_grad_complex_error(out, holomorphic))
             grads = pullback(Tensor(np.ones((), dtype=out.dtype)))
+            # Free the tape while the collector is still paused: its objects then
+            # leave no debt that would make the collector traverse them on resuming.
+            del pullback
         gradient = grads[0] if isinstance(argnums, (int, np.integer)) else grads
         return ((out, aux) if has_aux else out), gradient
 

@@ -120,47 +120,49 @@ class Tensor:
     __hash__ = object.__hash__
 
     # -- operators (bound below, once the primitives exist) ----------------------
+    # Elementwise operators perform their op directly: calling an `Op` object
+    # costs a little more than calling `perform`, and every op pays for it.
     def __add__(self, other):
-        return add(self, other)
+        return perform(add, self, other)
 
     def __radd__(self, other):
-        return add(other, self)
+        return perform(add, other, self)
 
     def __sub__(self, other):
-        return subtract(self, other)
+        return perform(subtract, self, other)
 
     def __rsub__(self, other):
-        return subtract(other, self)
+        return perform(subtract, other, self)
 
     def __mul__(self, other):
-        return multiply(self, other)
+        return perform(multiply, self, other)
 
     def __rmul__(self, other):
-        return multiply(other, self)
+        return perform(multiply, other, self)
 
     def __truediv__(self, other):
-        return divide(self, other)
+        return perform(divide, self, other)
 
     def __rtruediv__(self, other):
-        return divide(other, self)
+        return perform(divide, other, self)
 
     def __floordiv__(self, other):
-        return floor_divide(self, other)
+        return perform(floor_divide, self, other)
 
     def __rfloordiv__(self, other):
-        return floor_divide(other, self)
+        return perform(floor_divide, other, self)
 
     def __mod__(self, other):
-        return remainder(self, other)
+        return perform(remainder, self, other)
 
     def __rmod__(self, other):
-        return remainder(other, self)
+        return perform(remainder, other, self)
 
     def __pow__(self, other):
-        return power(self, other)
+        return perform(power, self, other)
 
     def __rpow__(self, other):
-        return power(other, self)
+        return perform(power, other, self)
 
     def __matmul__(self, other):
         return matmul(self, other)
@@ -169,52 +171,52 @@ class Tensor:
         return matmul(other, self)
 
     def __neg__(self):
-        return negative(self)
+        return perform(negative, self)
 
     def __pos__(self):
         return self
 
     def __abs__(self):
-        return absolute(self)
+        return perform(absolute, self)
 
     def __invert__(self):
-        return invert(self)
+        return perform(invert, self)
 
     def __and__(self, other):
-        return bitwise_and(self, other)
+        return perform(bitwise_and, self, other)
 
     def __rand__(self, other):
-        return bitwise_and(other, self)
+        return perform(bitwise_and, other, self)
 
     def __or__(self, other):
-        return bitwise_or(self, other)
+        return perform(bitwise_or, self, other)
 
     def __ror__(self, other):
-        return bitwise_or(other, self)
+        return perform(bitwise_or, other, self)
 
     def __xor__(self, other):
-        return bitwise_xor(self, other)
+        return perform(bitwise_xor, self, other)
 
     def __rxor__(self, other):
-        return bitwise_xor(other, self)
+        return perform(bitwise_xor, other, self)
 
     def __eq__(self, other):  # type: ignore[override]
-        return equal(self, other)
+        return perform(equal, self, other)
 
     def __ne__(self, other):  # type: ignore[override]
-        return not_equal(self, other)
+        return perform(not_equal, self, other)
 
     def __lt__(self, other):
-        return less(self, other)
+        return perform(less, self, other)
 
     def __le__(self, other):
-        return less_equal(self, other)
+        return perform(less_equal, self, other)
 
     def __gt__(self, other):
-        return greater(self, other)
+        return perform(greater, self, other)
 
     def __ge__(self, other):
-        return greater_equal(self, other)
+        return perform(greater_equal, self, other)
 
     def __getitem__(self, index):
         return getitem(self, index)
@@ -419,6 +421,7 @@ def asarray_value(value: Any, dtype: Any = None) -> np.ndarray:
 
 # The operators above call these module-level names; they are bound here, once
 # `Tensor` exists, because the primitives themselves import `Tensor`.
+from .effects import perform  # noqa: E402
 from .ops.elementwise import (  # noqa: E402
     absolute,
     add,
