@@ -342,7 +342,7 @@ def _directions(inputs: Sequence[np.ndarray], out_shape: tuple[int, ...], seed: 
 @given(programs(), st.integers(0, 2**16))
 def test_forward_and_reverse_mode_agree(case: tuple[Program, list[np.ndarray]], seed: int) -> None:
     """<v, J u> by jvp equals <J^T v, u> by vjp, for random u and v (also at kinks and ties,
-    where both modes follow the same convention)."""
+    where both modes follow the same convention); linearize gives jvp's tangent."""
     program, inputs = case
     out = program(*inputs)
     tangents, cotangent = _directions(inputs, out.shape, seed)
@@ -358,6 +358,10 @@ def test_forward_and_reverse_mode_agree(case: tuple[Program, list[np.ndarray]], 
     reverse = sum(_vdot(ct, t) for ct, t in zip(cotangents_in, tangents, strict=True))
     scale = np.sum(np.abs(cotangent) * np.abs(np.asarray(tangent_out))) + 1.0
     assert abs(forward - reverse) <= 1e-9 * scale, (program, forward, reverse)
+    out_lin, f_jvp = kenaz.linearize(program, *inputs)
+    np.testing.assert_array_equal(np.asarray(out_lin), np.asarray(out))
+    np.testing.assert_allclose(np.asarray(f_jvp(*tangents)), np.asarray(tangent_out),
+                               rtol=1e-12, atol=1e-12, err_msg=f"linearize: {program!r}")
 
 
 @PROPERTY_SETTINGS
