@@ -100,6 +100,7 @@ TRANSFORMS: list[tuple[str, Callable[[Callable[..., Any]], Any]]] = [
     ("vmap(loop)", lambda f: kenaz.vmap(f, method="loop")(np.stack([X, 2 * X]))),
     ("grad(checkpoint)", lambda f: kenaz.grad(kenaz.checkpoint(f))(X)),
     ("grad+no_grad", lambda f: kenaz.grad(lambda x: f(x) + _no_grad_part(x))(X)),
+    ("graph(grad)", lambda f: kenaz.graph(kenaz.grad(f))(X)),
 ]
 
 
