@@ -88,11 +88,15 @@ class ReverseHandler(Handler):
         return out
 
     def backward(
-        self, seeds: dict[int, Tensor], nodes: Sequence[int | None]
+        self, seeds: dict[int, Tensor], nodes: Sequence[int | None], consume: bool = False
     ) -> list[Tensor | None]:
-        """Propagate cotangents from ``seeds`` (node -> cotangent) back to ``nodes``."""
+        """Propagate cotangents from ``seeds`` (node -> cotangent) back to ``nodes``.
+
+        With ``consume``, each entry is dropped from the tape once used, so its
+        residuals are freed during the pass (for a pullback called only once).
+        """
         cotangents = dict(seeds)
-        for node, parents, pullbacks in reversed(self.tape):
+        for node, parents, pullbacks in _drain(self.tape) if consume else reversed(self.tape):
             if type(node) is tuple:
                 g = _pop_cotangents(cotangents, *node)
             else:
@@ -107,6 +111,12 @@ class ReverseHandler(Handler):
                         contribution = previous + contribution
                     cotangents[parent] = contribution
         return [None if n is None else cotangents.get(n) for n in nodes]
+
+
+def _drain(tape: list) -> Iterator[Any]:
+    """The entries of ``tape``, last first, each removed as it is handed out."""
+    while tape:
+        yield tape.pop()
 
 
 def _pop_cotangents(cotangents: dict, nodes: tuple[int, ...], metas: list) -> tuple | None:
@@ -228,6 +238,11 @@ def vjp(f: Callable, *primals: Any, has_aux: bool = False):
     >>> pullback(1.0)
     (Tensor(1.),)
     """
+    return _vjp(f, primals, has_aux, reusable=True)
+
+
+def _vjp(f: Callable, primals: tuple[Any, ...], has_aux: bool, reusable: bool):
+    """``vjp``; a pullback that is not ``reusable`` frees the tape as it goes (for ``grad``)."""
     rev = ReverseHandler()
     flat, in_tree = tree.flatten(primals)
     flat = [_as_tensor(x, "vjp") for x in flat]
@@ -256,8 +271,10 @@ def vjp(f: Callable, *primals: Any, has_aux: bool = False):
             ct = check_tangent(o, _as_tensor(ct, "vjp"), "vjp", "cotangent", "an output")
             if node is not None:
                 seeds[node] = ct if node not in seeds else seeds[node] + ct
+        if not reusable and not rev.tape and rev.node_count > len(flat):
+            raise RuntimeError("kenaz: this pullback consumed its tape and cannot be called again")
         with scope("vjp: backward"), gc_paused():
-            grads = rev.backward(seeds, in_nodes)
+            grads = rev.backward(seeds, in_nodes, consume=not reusable)
         grads = [_zeros_like(x) if g is None else g for g, x in zip(grads, flat)]
         return tree.unflatten(in_tree, grads)
 
@@ -365,7 +382,8 @@ def value_and_grad(
             return result if has_aux else (result, None)
 
         with scope("grad"), gc_paused():
-            out, pullback, aux = vjp(f_of_selected, *[args[n] for n in nums], has_aux=True)
+            selected = tuple(args[n] for n in nums)
+            out, pullback, aux = _vjp(f_of_selected, selected, has_aux=True, reusable=False)
             if not isinstance(out, Tensor) or out.shape != () or out.dtype.kind not in "fc":
                 raise TypeError(_grad_output_error(out))
             if (out.dtype.kind == "c") != holomorphic:
