@@ -232,39 +232,39 @@ class Tensor:
         """Functional updates: ``x.at[idx].set(v)``, ``.add``, ``.multiply``, ``.min``, ``.max``."""
         return _IndexUpdateHelper(self)
 
-    # -- methods ---------------------------------------------------------------------
-    def sum(self, axis=None, keepdims=False, dtype=None):
-        return sum_(self, axis=axis, keepdims=keepdims, dtype=dtype)
+    # -- methods: NumPy's ndarray signatures (kenaz.numpy's functions, self first) ----
+    def sum(self, *args, **kwargs):
+        return _numpy_api.sum(self, *args, **kwargs)
 
-    def mean(self, axis=None, keepdims=False, dtype=None):
-        return mean(self, axis=axis, keepdims=keepdims, dtype=dtype)
+    def mean(self, *args, **kwargs):
+        return _numpy_api.mean(self, *args, **kwargs)
 
-    def prod(self, axis=None, keepdims=False, dtype=None):
-        return prod(self, axis=axis, keepdims=keepdims, dtype=dtype)
+    def prod(self, *args, **kwargs):
+        return _numpy_api.prod(self, *args, **kwargs)
 
-    def max(self, axis=None, keepdims=False):
-        return amax(self, axis=axis, keepdims=keepdims)
+    def max(self, *args, **kwargs):
+        return _numpy_api.max(self, *args, **kwargs)
 
-    def min(self, axis=None, keepdims=False):
-        return amin(self, axis=axis, keepdims=keepdims)
+    def min(self, *args, **kwargs):
+        return _numpy_api.min(self, *args, **kwargs)
 
-    def argmax(self, axis=None, keepdims=False):
-        return argmax(self, axis=axis, keepdims=keepdims)
+    def argmax(self, *args, **kwargs):
+        return _numpy_api.argmax(self, *args, **kwargs)
 
-    def argmin(self, axis=None, keepdims=False):
-        return argmin(self, axis=axis, keepdims=keepdims)
+    def argmin(self, *args, **kwargs):
+        return _numpy_api.argmin(self, *args, **kwargs)
 
-    def var(self, axis=None, ddof=0, keepdims=False):
-        return var(self, axis=axis, ddof=ddof, keepdims=keepdims)
+    def var(self, *args, **kwargs):
+        return _numpy_api.var(self, *args, **kwargs)
 
-    def std(self, axis=None, ddof=0, keepdims=False):
-        return std(self, axis=axis, ddof=ddof, keepdims=keepdims)
+    def std(self, *args, **kwargs):
+        return _numpy_api.std(self, *args, **kwargs)
 
-    def cumsum(self, axis=None):
-        return cumsum(self, axis=axis)
+    def cumsum(self, *args, **kwargs):
+        return _numpy_api.cumsum(self, *args, **kwargs)
 
-    def cumprod(self, axis=None):
-        return cumprod(self, axis=axis)
+    def cumprod(self, *args, **kwargs):
+        return _numpy_api.cumprod(self, *args, **kwargs)
 
     def reshape(self, *shape, order="C"):
         if len(shape) == 1 and not isinstance(shape[0], int):
@@ -299,8 +299,8 @@ class Tensor:
     def squeeze(self, axis=None):
         return squeeze(self, axis)
 
-    def clip(self, min=None, max=None):
-        return clip(self, min, max)
+    def clip(self, *args, **kwargs):
+        return _numpy_api.clip(self, *args, **kwargs)
 
     def dot(self, other):
         return dot(self, other)
@@ -308,8 +308,8 @@ class Tensor:
     def conj(self):
         return conjugate(self)
 
-    def round(self, decimals=0):
-        return round_(self, decimals)
+    def round(self, *args, **kwargs):
+        return _numpy_api.round(self, *args, **kwargs)
 
     @property
     def real(self):
@@ -422,6 +422,7 @@ def asarray_value(value: Any, dtype: Any = None) -> np.ndarray:
 # The operators above call these module-level names; they are bound here, once
 # `Tensor` exists, because the primitives themselves import `Tensor`.
 from .effects import perform  # noqa: E402
+from .numpy import _signatures as _numpy_api  # noqa: E402
 from .ops.elementwise import (  # noqa: E402
     absolute,
     add,
@@ -429,7 +430,6 @@ from .ops.elementwise import (  # noqa: E402
     bitwise_and,
     bitwise_or,
     bitwise_xor,
-    clip,
     conjugate,
     divide,
     equal,
@@ -446,22 +446,8 @@ from .ops.elementwise import (  # noqa: E402
     power,
     real,
     remainder,
-    round_,
     subtract,
 )
 from .ops.indexing import getitem, scatter  # noqa: E402
 from .ops.linalg import dot, matmul  # noqa: E402
-from .ops.reduction import (  # noqa: E402
-    amax,
-    amin,
-    argmax,
-    argmin,
-    cumprod,
-    cumsum,
-    mean,
-    prod,
-    std,
-    var,
-)
-from .ops.reduction import sum as sum_  # noqa: E402
 from .ops.shape import ravel, reshape, squeeze, swapaxes, transpose  # noqa: E402

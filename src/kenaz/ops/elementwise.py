@@ -19,14 +19,26 @@ from ..effects import Op
 from ..tensor import Tensor
 from . import batching, reduction, shape
 
-try:  # SciPy's erf is faster; it is optional.
-    from scipy.special import erf as _erf_impl
-except ImportError:  # pragma: no cover - exercised only without SciPy
-    _erf_vectorized = np.vectorize(math.erf, otypes=[np.float64])
 
-    def _erf_impl(x):
-        x = np.asarray(x)
-        return _erf_vectorized(x).astype(np.result_type(x, np.float16))
+def _erf_impl(x):
+    """SciPy's erf when SciPy is installed (imported on first use: it is slow to
+    import and optional), else ``math.erf`` per element."""
+    global _erf_backend
+    if _erf_backend is None:
+        try:
+            from scipy.special import erf as _erf_backend
+        except ImportError:  # pragma: no cover - exercised only without SciPy
+            _erf_backend = _erf_per_element
+    return _erf_backend(x)
+
+
+_erf_backend = None
+_erf_vectorized = np.vectorize(math.erf, otypes=[np.float64])
+
+
+def _erf_per_element(x):
+    x = np.asarray(x)
+    return _erf_vectorized(x).astype(np.result_type(x, np.float16))
 
 
 def _fit(tangent: Tensor, ans: Tensor) -> Tensor:
