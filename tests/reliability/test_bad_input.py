@@ -353,7 +353,7 @@ def test_nan_input_gives_nan_only_where_it_flows() -> None:
 
 def test_empty_arrays_give_empty_results_of_the_right_shape() -> None:
     """Empty inputs flow through grad, jvp, vjp and vmap with empty results of the right
-    shape and dtype (sum of nothing is 0, its gradient is empty)."""
+    shape and dtype (sum of nothing is 0, logsumexp -inf, their gradients empty)."""
     empty = np.zeros((0, 3))
     value, gradient = kenaz.value_and_grad(lambda v: knp.sum(knp.sin(v) ** 2))(empty)
     assert float(value) == 0.0
@@ -366,6 +366,10 @@ def test_empty_arrays_give_empty_results_of_the_right_shape() -> None:
     assert batched.shape == (0, 3)
     per_example = vmap(lambda v: knp.sum(v))(np.zeros((4, 0)))
     np.testing.assert_array_equal(np.asarray(per_example), np.zeros(4))
+    # logsumexp of nothing is -inf (as in SciPy and JAX), not a "zero-size max" error
+    value, gradient = kenaz.value_and_grad(lambda v: knp.logsumexp(v))(np.zeros(0))
+    assert float(value) == -np.inf and gradient.shape == (0,)
+    np.testing.assert_array_equal(np.asarray(knp.logsumexp(np.zeros((2, 0)), axis=1)), [-np.inf] * 2)
 
 
 def test_zero_dimensional_inputs_work_everywhere() -> None:

@@ -14,18 +14,11 @@ from typing import Any
 
 import numpy as _np
 
-from ..ops import elementwise as _ew
-from ..ops import indexing as _indexing
-from ..ops import reduction as _reduction
-from ..ops import shape as _shape
-from ..tensor import Tensor
-
 # -- dtypes and constants, straight from NumPy -----------------------------------------
 from numpy import (  # noqa: F401  (re-exported)
     bool_,
     complex64,
     complex128,
-    dtype,
     e,
     euler_gamma,
     finfo,
@@ -47,6 +40,12 @@ from numpy import (  # noqa: F401  (re-exported)
     uint32,
     uint64,
 )
+
+from ..ops import elementwise as _ew
+from ..ops import indexing as _indexing
+from ..ops import reduction as _reduction
+from ..ops import shape as _shape
+from ..tensor import Tensor
 
 ndarray = Tensor
 
@@ -356,6 +355,11 @@ def fmin(x, y) -> Tensor:
 
 def logsumexp(x, axis=None, keepdims: bool = False) -> Tensor:
     """``log(sum(exp(x)))`` over ``axis``, stable for large inputs."""
+    x_shape = shape(x)
+    reduced = _reduction.normalize_axes(axis, len(x_shape), "logsumexp")
+    if _builtins.any(x_shape[a] == 0 for a in reduced):
+        # Nothing to sum: -inf, as SciPy and JAX give (the max shift has no identity).
+        return sum(x, axis=axis, keepdims=keepdims) - _np.inf
     m = stop_gradient(amax(x, axis=axis, keepdims=True))
     m = where(isfinite(m), m, 0.0)
     out = log(sum(exp(x - m), axis=axis, keepdims=True)) + m
@@ -588,3 +592,6 @@ def scatter(x, index, values, mode: str = "add") -> Tensor:
 from . import fft, linalg, random  # noqa: E402,F401
 from ._extra import *  # noqa: E402,F401,F403  (more of NumPy's namespace, composed)
 from ._signatures import *  # noqa: E402,F401,F403  (NumPy's signatures: out=, initial, where)
+
+# Defined last: earlier functions take a `dtype` parameter of the same name.
+dtype = _np.dtype
