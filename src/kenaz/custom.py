@@ -26,6 +26,7 @@ import numpy as np
 from . import tree
 from .effects import Handler, Op, _handlers, perform
 from .tensor import Tensor
+from .transform import as_tensor
 
 __all__ = ["custom_jvp", "custom_vjp", "CustomCall"]
 
@@ -104,18 +105,6 @@ class CallInfo:
     def __repr__(self) -> str:
         nondiff = ", ".join(f"{i}={v!r}" for i, v in sorted(self.nondiff.items()))
         return f"<{self.function.__name__}{f' nondiff {nondiff}' if nondiff else ''}>"
-
-
-def as_tensor(x: Any, where: str) -> Tensor:
-    if isinstance(x, Tensor):
-        return x
-    try:
-        return Tensor(x)
-    except (TypeError, ValueError):
-        raise TypeError(
-            f"kenaz: {where} must return tensors, arrays or numbers (or pytrees of them), "
-            f"got {type(x).__name__}"
-        ) from None
 
 
 # -- dispatch: which handler deals with a custom call --------------------------------------

@@ -15,8 +15,8 @@ from typing import Any
 from . import tree
 from .effects import Handler, Op, fresh_level, handler, perform, scope
 from .ops.elementwise import alias
-from .reverse import _as_tensor, _split_aux, _zeros_like, check_tangent, forget_level
 from .tensor import Tensor, level_records
+from .transform import as_tensor, check_tangent, forget_level, split_aux, zeros_like
 
 __all__ = ["jvp", "linearize"]
 
@@ -106,8 +106,8 @@ def _flatten_pair(primals: Any, tangents: Any, where: str):
         raise ValueError(
             f"kenaz.{where}: the tangents' structure {t_tree} differs from the primals' {p_tree}"
         )
-    p_flat = [_as_tensor(p, where) for p in p_flat]
-    t_flat = [check_tangent(p, _as_tensor(t, where), where) for p, t in zip(p_flat, t_flat)]
+    p_flat = [as_tensor(p, where) for p in p_flat]
+    t_flat = [check_tangent(p, as_tensor(t, where), where) for p, t in zip(p_flat, t_flat)]
     return p_flat, t_flat, p_tree
 
 
@@ -139,13 +139,13 @@ def jvp(f: Callable, primals: Any, tangents: Any, has_aux: bool = False):
     with scope("jvp"), handler(fwd):
         result = f(*tree.unflatten(p_tree, watched))
     if has_aux:
-        result, aux = _split_aux(result, "jvp")
+        result, aux = split_aux(result, "jvp")
     out_flat, out_tree = tree.flatten(result)
-    out_flat = [_as_tensor(o, "jvp") for o in out_flat]
+    out_flat = [as_tensor(o, "jvp") for o in out_flat]
     tangents_out = []
     for o in out_flat:
         t = o._trace.get(fwd.level) if o._trace else None
-        tangents_out.append(_zeros_like(o) if t is None else t)
+        tangents_out.append(zeros_like(o) if t is None else t)
     forget_level(out_flat, fwd.level)
     out = tree.unflatten(out_tree, out_flat)
     tangent_out = tree.unflatten(out_tree, tangents_out)
@@ -203,13 +203,13 @@ def linearize(f: Callable, *primals: Any):
     Tensor(2.)
     """
     p_flat, p_tree = tree.flatten(primals)
-    p_flat = [_as_tensor(p, "linearize") for p in p_flat]
+    p_flat = [as_tensor(p, "linearize") for p in p_flat]
     lin = LinearizeHandler()
     watched = [lin.watch(p) if p.dtype.kind in "fc" else p for p in p_flat]
     with scope("linearize"), handler(lin):
         result = f(*tree.unflatten(p_tree, watched))
     out_flat, out_tree = tree.flatten(result)
-    out_flat = [_as_tensor(o, "linearize") for o in out_flat]
+    out_flat = [as_tensor(o, "linearize") for o in out_flat]
     level = lin.level
     in_nodes = [w._trace.get(level) if w._trace else None for w in watched]
     out_nodes = [o._trace.get(level) if o._trace else None for o in out_flat]
@@ -230,7 +230,7 @@ def linearize(f: Callable, *primals: Any):
                 else:
                     known[node] = tangent
         tangents_out = [
-            known[n] if n is not None and n in known else _zeros_like(o)
+            known[n] if n is not None and n in known else zeros_like(o)
             for n, o in zip(out_nodes, out_flat)
         ]
         return tree.unflatten(out_tree, tangents_out)

@@ -20,8 +20,9 @@ from . import tree
 from .forward import jvp
 from .ops import shape as shape_ops
 from .ops.indexing import getitem
-from .reverse import _as_tensor, _normalize_argnums, grad, vjp
+from .reverse import grad, vjp
 from .tensor import Tensor
+from .transform import as_tensor, normalize_argnums
 from .vectorize import vmap
 
 __all__ = ["jacfwd", "jacrev", "hessian", "hvp"]
@@ -129,14 +130,14 @@ def jacrev(
 
     @functools.wraps(f)
     def jacobian(*args: Any, **kwargs: Any) -> Any:
-        nums = _normalize_argnums(argnums, len(args), "jacrev")
+        nums = normalize_argnums(argnums, len(args), "jacrev")
         selected = tuple(args[n] for n in nums)
         if holomorphic:
             _check_complex(tree.leaves(selected), True, "jacrev", "inputs")
         result = vjp(_with_selected(f, args, kwargs, nums), *selected, has_aux=has_aux)
         out, pullback = result[0], result[1]
         out_flat, out_tree = tree.flatten(out)
-        out_flat = [_as_tensor(o, "jacrev") for o in out_flat]
+        out_flat = [as_tensor(o, "jacrev") for o in out_flat]
         _check_complex(out_flat, holomorphic, "jacrev", "outputs")
         cotangents = tree.unflatten(out_tree, _basis(out_flat))
         # Row i of the Jacobian is the pullback of basis vector i: all rows at once.
@@ -176,9 +177,9 @@ def jacfwd(
 
     @functools.wraps(f)
     def jacobian(*args: Any, **kwargs: Any) -> Any:
-        nums = _normalize_argnums(argnums, len(args), "jacfwd")
+        nums = normalize_argnums(argnums, len(args), "jacfwd")
         in_flat, in_tree = tree.flatten(tuple(args[n] for n in nums))
-        in_flat = [_as_tensor(x, "jacfwd") for x in in_flat]
+        in_flat = [as_tensor(x, "jacfwd") for x in in_flat]
         _check_complex(in_flat, holomorphic, "jacfwd", "inputs")
         primals = tree.unflatten(in_tree, in_flat)
         f_of_selected = _with_selected(f, args, kwargs, nums)

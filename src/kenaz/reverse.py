@@ -11,10 +11,7 @@ that is how higher-order derivatives work.
 from __future__ import annotations
 
 import functools
-import gc
-import threading
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -23,6 +20,15 @@ from . import tree
 from .effects import Handler, Op, fresh_level, handler, perform, scope
 from .ops.elementwise import alias
 from .tensor import Tensor, level_records
+from .transform import (
+    as_tensor,
+    check_tangent,
+    forget_level,
+    gc_paused,
+    normalize_argnums,
+    split_aux,
+    zeros_like,
+)
 
 __all__ = ["vjp", "grad", "value_and_grad"]
 
@@ -130,86 +136,6 @@ def _pop_cotangents(cotangents: dict, nodes: tuple[int, ...], metas: list) -> tu
     )
 
 
-def forget_level(outputs: Sequence[Tensor], level: int) -> None:
-    """Drop ``level``'s records from the outputs leaving a transformation.
-
-    Called after all of them were read: the same tensor may be returned twice.
-    """
-    for o in outputs:
-        if o._trace:
-            o._trace.pop(level, None)
-
-
-_gc_lock = threading.Lock()
-_gc_pauses = 0  # how many reverse passes are running, in all threads
-_gc_was_enabled = False
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """Pause Python's cyclic garbage collector while a reverse pass runs.
-
-    A tape keeps many small objects alive (tensors, closures, entries), so the
-    collector's passes traverse an ever larger heap and find nothing: kenaz's
-    tapes hold no reference cycles, reference counting frees them. Measured
-    (benchmarks/breakdown.py): 12% of grad's time at 3,000 ops, about 45% at
-    100,000. The pause is process-wide, hence counted across threads; the
-    collector's previous state comes back when the last pass ends.
-    """
-    global _gc_pauses, _gc_was_enabled
-    with _gc_lock:
-        if _gc_pauses == 0:
-            _gc_was_enabled = gc.isenabled()
-            gc.disable()
-        _gc_pauses += 1
-    try:
-        yield
-    finally:
-        with _gc_lock:
-            _gc_pauses -= 1
-            if _gc_pauses == 0 and _gc_was_enabled:
-                gc.enable()
-
-
-def _as_tensor(x: Any, where: str) -> Tensor:
-    if isinstance(x, Tensor):
-        return x
-    try:
-        return Tensor(x)
-    except (TypeError, ValueError):
-        raise TypeError(
-            f"kenaz.{where}: the function must return Tensors, arrays or numbers "
-            f"(or pytrees of them), got {type(x).__name__}"
-        ) from None
-
-
-def check_tangent(
-    primal: Tensor, tangent: Tensor, where: str, what: str = "tangent", of: str = "a primal"
-) -> Tensor:
-    """``tangent`` checked against ``primal`` (same shape; a complex one only for a
-    complex primal) and cast to the primal's dtype."""
-    if tangent.shape != primal.shape:
-        raise ValueError(
-            f"kenaz.{where}: a {what} of shape {tangent.shape} was given for {of} of shape "
-            f"{primal.shape}; they must match"
-        )
-    if tangent.dtype != primal.dtype:
-        if tangent.dtype.kind not in "fciub":
-            raise TypeError(f"kenaz.{where}: {what} dtype {tangent.dtype} is not numeric")
-        if tangent.dtype.kind == "c" and primal.dtype.kind != "c":
-            raise TypeError(
-                f"kenaz.{where}: a complex {what} ({tangent.dtype}) was given for {of} of real "
-                f"dtype {primal.dtype}; pass a real {what}, or make the primal complex"
-            )
-        if primal.dtype.kind in "fc":
-            tangent = tangent.astype(primal.dtype)
-    return tangent
-
-
-def _zeros_like(x: Tensor) -> Tensor:
-    return Tensor(np.zeros(x.shape, dtype=x.dtype))
-
-
 def vjp(f: Callable, *primals: Any, has_aux: bool = False):
     """Evaluate ``f(*primals)`` and return its vector-Jacobian product function.
 
@@ -245,14 +171,14 @@ def _vjp(f: Callable, primals: tuple[Any, ...], has_aux: bool, reusable: bool):
     """``vjp``; a pullback that is not ``reusable`` frees the tape as it goes (for ``grad``)."""
     rev = ReverseHandler()
     flat, in_tree = tree.flatten(primals)
-    flat = [_as_tensor(x, "vjp") for x in flat]
+    flat = [as_tensor(x, "vjp") for x in flat]
     watched = [rev.watch(x) if x.dtype.kind in "fc" else x for x in flat]
     with scope("vjp"), gc_paused(), handler(rev):
         result = f(*tree.unflatten(in_tree, watched))
     if has_aux:
-        result, aux = _split_aux(result, "vjp")
+        result, aux = split_aux(result, "vjp")
     out_flat, out_tree = tree.flatten(result)
-    out_flat = [_as_tensor(o, "vjp") for o in out_flat]
+    out_flat = [as_tensor(o, "vjp") for o in out_flat]
     level = rev.level
     in_nodes = [w._trace.get(level) if w._trace else None for w in watched]
     out_nodes = [o._trace.get(level) if o._trace else None for o in out_flat]
@@ -268,51 +194,17 @@ def _vjp(f: Callable, primals: tuple[Any, ...], has_aux: bool, reusable: bool):
             )
         seeds: dict[int, Tensor] = {}
         for node, o, ct in zip(out_nodes, out_flat, ct_flat):
-            ct = check_tangent(o, _as_tensor(ct, "vjp"), "vjp", "cotangent", "an output")
+            ct = check_tangent(o, as_tensor(ct, "vjp"), "vjp", "cotangent", "an output")
             if node is not None:
                 seeds[node] = ct if node not in seeds else seeds[node] + ct
         if not reusable and not rev.tape and rev.node_count > len(flat):
             raise RuntimeError("kenaz: this pullback consumed its tape and cannot be called again")
         with scope("vjp: backward"), gc_paused():
             grads = rev.backward(seeds, in_nodes, consume=not reusable)
-        grads = [_zeros_like(x) if g is None else g for g, x in zip(grads, flat)]
+        grads = [zeros_like(x) if g is None else g for g, x in zip(grads, flat)]
         return tree.unflatten(in_tree, grads)
 
     return (out, pullback, aux) if has_aux else (out, pullback)
-
-
-def _split_aux(result: Any, where: str) -> tuple[Any, Any]:
-    if not (isinstance(result, (tuple, list)) and len(result) == 2):
-        raise TypeError(
-            f"kenaz.{where}: with has_aux=True the function must return a pair (output, aux), "
-            f"got {type(result).__name__}"
-        )
-    return result[0], result[1]
-
-
-def _normalize_argnums(argnums: int | Sequence[int], nargs: int, where: str) -> tuple[int, ...]:
-    if isinstance(argnums, (int, np.integer)):
-        nums: tuple[Any, ...] = (argnums,)
-    elif isinstance(argnums, (tuple, list)):
-        nums = tuple(argnums)
-    else:
-        raise TypeError(
-            f"kenaz.{where}: argnums must be an int or a tuple of ints, got {argnums!r}"
-        )
-    if not nums:
-        raise ValueError(f"kenaz.{where}: argnums is empty; name at least one argument")
-    for n in nums:
-        if not isinstance(n, (int, np.integer)) or not -nargs <= n < nargs:
-            raise ValueError(
-                f"kenaz.{where}: argnums={argnums!r} is out of range for a call with "
-                f"{nargs} positional argument{'s' if nargs != 1 else ''}"
-            )
-    normalized = tuple(int(n) % nargs for n in nums)
-    if len(set(normalized)) != len(normalized):
-        raise ValueError(
-            f"kenaz.{where}: argnums={argnums!r} names the same argument twice; name each once"
-        )
-    return normalized
 
 
 def _check_inputs(args: Sequence[Any], allow_int: bool, where: str) -> None:
@@ -369,7 +261,7 @@ def value_and_grad(
 
     @functools.wraps(f)
     def value_and_grad_f(*args: Any, **kwargs: Any):
-        nums = _normalize_argnums(argnums, len(args), "grad")
+        nums = normalize_argnums(argnums, len(args), "grad")
         _check_inputs([(n, args[n]) for n in nums], allow_int, "grad")
         if holomorphic:
             _check_complex_inputs([(n, args[n]) for n in nums], "grad")

@@ -68,7 +68,8 @@ def split_index(index: Any) -> tuple[tuple[Any, ...], list[Any]]:
                 continue
             if item.dtype.kind not in "iu":
                 raise IndexError(
-                    f"kenaz indexing: index arrays must be integer or boolean, got dtype {item.dtype}"
+                    "kenaz indexing: index arrays must be integer or boolean, "
+                    f"got dtype {item.dtype}"
                 )
             spec.append(ARRAY)
             arrays.append(item)

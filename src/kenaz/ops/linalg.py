@@ -243,7 +243,8 @@ def _explicit_spec(subscripts: str, shapes: list[tuple[int, ...]]) -> str:
     inputs = inputs_part.split(",")
     if len(inputs) != len(shapes):
         raise ValueError(
-            f"kenaz.einsum: {subscripts!r} names {len(inputs)} operands but {len(shapes)} were given"
+            f"kenaz.einsum: {subscripts!r} names {len(inputs)} operands "
+            f"but {len(shapes)} were given"
         )
     used = set(subscripts)
     free = [c for c in string.ascii_letters if c not in used]

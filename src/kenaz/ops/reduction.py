@@ -244,7 +244,9 @@ _cumsum = Op(
     lambda x, axis: np.cumsum(x, axis=axis),
     jvp=[lambda t, ans, x, axis: _cumsum(t, axis=axis)],
     vjp=[
-        lambda ans, x, axis: lambda g: shape.flip(_cumsum(shape.flip(g, (axis,)), axis=axis), (axis,))
+        lambda ans, x, axis: lambda g: shape.flip(
+            _cumsum(shape.flip(g, (axis,)), axis=axis), (axis,)
+        )
     ],
     batch=batching.scan,
 )

@@ -57,7 +57,9 @@ def reshape(x, shape: int | Sequence[int], order: str = "C") -> Tensor:
         size = int(np.prod(_shape(x)))
         known = int(np.prod([n for n in shape if n != -1]))
         if shape.count(-1) > 1 or known == 0 or size % known:
-            raise ValueError(f"kenaz.reshape: cannot reshape array of shape {_shape(x)} into {shape}")
+            raise ValueError(
+                f"kenaz.reshape: cannot reshape array of shape {_shape(x)} into {shape}"
+            )
         shape = tuple(size // known if n == -1 else n for n in shape)
     if int(np.prod(shape)) != int(np.prod(_shape(x))):
         raise ValueError(f"kenaz.reshape: cannot reshape array of shape {_shape(x)} into {shape}")
@@ -341,7 +343,11 @@ def _pad_batch(op, args, batch_axes, *, pad_width, constant_values):
 _pad = Op(
     "pad",
     lambda x, pad_width, constant_values: np.pad(x, pad_width, constant_values=constant_values),
-    jvp=[lambda t, ans, x, pad_width, constant_values: _pad(t, pad_width=pad_width, constant_values=0)],
+    jvp=[
+        lambda t, ans, x, pad_width, constant_values: _pad(
+            t, pad_width=pad_width, constant_values=0
+        )
+    ],
     vjp=[_pad_vjp],
     batch=_pad_batch,
 )
