@@ -112,7 +112,7 @@ def _recompute_and_pull_back(
         rev.watch(x) if isinstance(x, Tensor) and x.dtype.kind in "fc" else x for x in leaves
     ]
     for c in captured:  # closed-over tensors are watched in place, for this run only
-        rev._record(c)
+        rev.track(c)
     try:
         with handler(rev):
             outs = call.run_primal(watched)

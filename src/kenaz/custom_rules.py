@@ -179,11 +179,9 @@ def record_on_tape(
     """
     if not any(o.dtype.kind in "fc" for o in outs):
         return  # integer and boolean outputs carry no gradient
-    nodes = tuple(rev._record(o) for o in outs)
-    metas = [(o.shape, o.dtype) for o in outs]
     shared = SharedPullback(backward, sum(p is not None for p in parents))
     pullbacks = [None if p is None else shared.part(i) for i, p in enumerate(parents)]
-    rev.tape.append(((nodes, metas), list(parents), pullbacks))
+    rev.record(outs, list(parents), pullbacks)
 
 
 def _metas(leaves: Sequence[Any]) -> list[tuple[tuple[int, ...], np.dtype]]:
@@ -362,8 +360,7 @@ def _linearize_custom_jvp(lin: LinearizeHandler, op: CustomCall, leaves: list, c
     linear = Op(
         op.name, op.impl, jvp=[contribution(i) for i in range(len(leaves))], multiple_results=True
     )
-    nodes = tuple(lin._new_node(o) for o in outs)
-    lin.entries.append((linear, tuple(leaves), {}, tuple(outs), parents, nodes))
+    lin.record(linear, tuple(leaves), {}, tuple(outs), parents)
     return outs
 
 

@@ -162,10 +162,11 @@ class LinearizeHandler(Handler):
 
     def watch(self, x: Tensor) -> Tensor:
         watched = alias(x)
-        self._new_node(watched)
+        self.track(watched)
         return watched
 
-    def _new_node(self, x: Tensor) -> int:
+    def track(self, x: Tensor) -> int:
+        """Give ``x`` a new node number at this level and return it."""
         node = self.node_count
         self.node_count += 1
         _set_record(x, self.level, node)
@@ -177,12 +178,16 @@ class LinearizeHandler(Handler):
             return out
         parents = level_records(op.name, args, self.level)
         if parents is not None:
-            if op.multiple_results:
-                node: Any = tuple(self._new_node(o) for o in out)
-            else:
-                node = self._new_node(out)
-            self.entries.append((op, args, params, out, parents, node))
+            self.record(op, args, params, out, parents)
         return out
+
+    def record(self, op: Op, args: tuple, params: dict, out: Any, parents: list) -> None:
+        """Keep what ``op``'s jvp rules need to map the tangents of ``parents`` to ``out``'s."""
+        if op.multiple_results:
+            node: Any = tuple(self.track(o) for o in out)
+        else:
+            node = self.track(out)
+        self.entries.append((op, args, params, out, parents, node))
 
 
 def linearize(f: Callable, *primals: Any):

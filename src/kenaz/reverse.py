@@ -44,10 +44,11 @@ class ReverseHandler(Handler):
     def watch(self, x: Tensor) -> Tensor:
         """Give ``x`` a fresh identity (an alias, performed outward) that this level tracks."""
         watched = alias(x)
-        self._record(watched)
+        self.track(watched)
         return watched
 
-    def _record(self, out: Tensor) -> int:
+    def track(self, out: Tensor) -> int:
+        """Give ``out`` a new node number at this level (no tape entry) and return it."""
         node = self.node_count
         self.node_count = node + 1
         if out._trace is None:
@@ -81,17 +82,30 @@ class ReverseHandler(Handler):
                 pullbacks.append(None)
             else:
                 pullbacks.append(maker(out, *args, **params))
-        if op.multiple_results:  # zeros stand in for the cotangents of unused outputs
-            node: Any = (tuple(self._record(o) for o in out), [(o.shape, o.dtype) for o in out])
-        else:  # `_record(out)`, inlined: this runs for every op
-            node = self.node_count
-            self.node_count = node + 1
-            if out._trace is None:
-                out._trace = {self.level: node}
-            else:
-                out._trace[self.level] = node
+        if op.multiple_results:
+            self.record(out, parents, pullbacks)
+            return out
+        node = self.node_count  # `track(out)`, inlined: this runs for every op
+        self.node_count = node + 1
+        if out._trace is None:
+            out._trace = {self.level: node}
+        else:
+            out._trace[self.level] = node
         self.tape.append((node, parents, pullbacks))
         return out
+
+    def record(
+        self, outs: Sequence[Tensor], parents: list[int | None], pullbacks: list[Callable | None]
+    ) -> None:
+        """Append a tape entry for several outputs ``outs`` computed from ``parents``.
+
+        ``parents`` holds node numbers (None: not tracked here) and ``pullbacks``
+        one function per parent, which receives the tuple of the outputs'
+        cotangents (zeros for outputs that received none). Multiple-result ops,
+        custom rules and checkpointing record their entries this way.
+        """
+        nodes = tuple(self.track(o) for o in outs)
+        self.tape.append(((nodes, [(o.shape, o.dtype) for o in outs]), parents, pullbacks))
 
     def backward(
         self, seeds: dict[int, Tensor], nodes: Sequence[int | None], consume: bool = False
