@@ -141,9 +141,10 @@ def components() -> dict[str, float | str]:
         from kenaz.reverse import ReverseHandler
 
         recorder = ReverseHandler()
-        timed("tape node record (_record)", lambda: recorder._record(out))
+        record = getattr(recorder, "track", None) or recorder._record
+        timed("tape node record (ReverseHandler.track)", lambda: record(out))
     except (ImportError, AttributeError):
-        results["tape node record (_record)"] = "kenaz.reverse.ReverseHandler._record has moved"
+        results["tape node record"] = "kenaz.reverse.ReverseHandler.track has moved"
     return results
 
 
@@ -228,7 +229,15 @@ def categorize_samples(stacks: Path) -> dict[str, dict[str, int]]:
 
     dispatch = _dispatch_lines()
     closure_lines = _source_lines(ReverseHandler.handle, "maker(")
-    record_lines = _source_lines(ReverseHandler.handle, "_record(", "tape.append")
+    record_lines = _source_lines(
+        ReverseHandler.handle,
+        "_record(",
+        "track(",
+        "record(",
+        "tape.append",
+        "node_count",
+        "_trace",
+    )
     perform_call_lines = _source_lines(ReverseHandler.handle, "perform(")
     counts: dict[str, dict[str, int]] = {"forward": {}, "backward": {}, "around": {}}
     for line in stacks.read_text().splitlines():
@@ -239,7 +248,7 @@ def categorize_samples(stacks: Path) -> dict[str, dict[str, int]]:
             continue  # start-up: imports, building the function
         if "ReverseHandler.backward" in functions:
             phase = "backward"
-        elif "vjp" in functions:
+        elif "chain" in functions:  # the user's function is running: the forward pass
             phase = "forward"
         else:
             phase = "around"
