@@ -50,6 +50,8 @@ def _with_initial(result: Tensor, initial: Any, combine) -> Tensor:
 
 def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):  # noqa: A001
     """Sum over ``axis`` (NumPy's signature; ``where`` masks, ``initial`` is added)."""
+    if out is None and initial is None and where is None:  # the common call, kept short
+        return _reduction.sum(a, axis=axis, keepdims=keepdims, dtype=dtype)
     reject_out(out, "sum")
     total = _reduction.sum(_masked(a, where, 0), axis=axis, keepdims=keepdims, dtype=dtype)
     return _with_initial(total, initial, _ew.add)

@@ -135,12 +135,13 @@ def matmul(x, y) -> Tensor:
             f"{inner_x} (last axis of the first) != {inner_y} "
             f"({'second-to-last' if len(ys) > 1 else 'only'} axis of the second)"
         )
-    try:
-        np.broadcast_shapes(xs[:-2], ys[:-2])
-    except ValueError:
-        raise ValueError(
-            f"kenaz.matmul: the stack dimensions of shapes {xs} and {ys} do not broadcast"
-        ) from None
+    if len(xs) > 2 and len(ys) > 2:  # only stacks of matrices can fail to broadcast
+        try:
+            np.broadcast_shapes(xs[:-2], ys[:-2])
+        except ValueError:
+            raise ValueError(
+                f"kenaz.matmul: the stack dimensions of shapes {xs} and {ys} do not broadcast"
+            ) from None
     return _matmul(x, y)
 
 
