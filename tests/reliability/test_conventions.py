@@ -331,3 +331,19 @@ def test_python_control_flow_and_numpy_functions_are_differentiated() -> None:
     assert derivative(f, -3.0) == (-1.0, -1.0)
     g = lambda x: np.sin(x) * np.sum(x * x)  # noqa: E731
     assert derivative(g, 3.0)[0] == pytest.approx(np.cos(3.0) * 9 + np.sin(3.0) * 6, rel=1e-12)
+
+
+def test_mixed_dtype_concatenate_keeps_each_derivative_in_its_dtype() -> None:
+    """Regression (found by the float32 property test): concatenating a float32 tensor
+    with a float64 one gave the float32 input a float64 cotangent, and its tangent the
+    input's dtype instead of the output's."""
+    x32 = np.arange(2.0, dtype=np.float32)
+    for f in (
+        lambda x: knp.concatenate([x, knp.ones(3)]),
+        lambda x: knp.stack([x, x + np.array(0.5)]),
+        lambda x: knp.concatenate([x, knp.ones(1, dtype=np.complex128)]),
+    ):
+        out, pullback = kenaz.vjp(f, x32)
+        (cotangent,) = pullback(np.ones(out.shape, out.dtype))
+        _, tangent = jvp(f, (x32,), (np.ones(2, np.float32),))
+        assert cotangent.dtype == np.float32 and tangent.dtype == out.dtype != np.float32

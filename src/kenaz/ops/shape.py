@@ -234,14 +234,20 @@ def _as_tensor(x) -> Tensor:
 def _concatenate_vjp(index, ans, *xs, axis):
     start = int(sum(_shape(x)[axis] for x in xs[:index]))
     stop = start + _shape(xs[index])[axis]
-    return lambda g: slice_axis(g, axis, start, stop)
+    x_shape, x_dtype = xs[index].shape, xs[index].dtype  # a tracked argument is a Tensor
+    if x_dtype == ans.dtype:
+        return lambda g: slice_axis(g, axis, start, stop)
+    # Inputs of mixed dtypes (float32 with float64): the cotangent takes the input's dtype.
+    return lambda g: reduction.sum_to(slice_axis(g, axis, start, stop), x_shape, x_dtype)
 
 
 def _concatenate_jvp(index, t, ans, *xs, axis):
     start = int(sum(_shape(x)[axis] for x in xs[:index]))
     widths = [(0, 0)] * ans.ndim
     widths[axis] = (start, ans.shape[axis] - start - t.shape[axis])
-    return pad(t, widths)
+    padded = pad(t, widths)
+    # Inputs of mixed dtypes: the tangent takes the output's dtype.
+    return padded if padded.dtype == ans.dtype else reduction.sum_to(padded, ans.shape, ans.dtype)
 
 
 def _concatenate_batch(op, args, batch_axes, *, axis):
