@@ -223,6 +223,9 @@ CASES: list[Any] = [
     ("vmap: per-example matmul not aligned",
      lambda t: vmap(lambda a: a @ knp.ones((4, 2)))(np.ones((2, 3))),
      ValueError, r"shapes \(3,\) and \(4, 2\) are not aligned"),
+    ("vmap: per-example index out of bounds",  # (NumPy names the batched axis number)
+     lambda t: vmap(lambda x: x[5])(np.ones((2, 3))),
+     IndexError, r"index 5 is out of bounds .* size 3"),
     ("vmap: per-example axis out of bounds",
      lambda t: vmap(lambda a: knp.sum(a, axis=1))(np.ones((2, 3))),
      np.exceptions.AxisError, r"kenaz.sum: axis 1 is out of bounds for an array of dimension 1"),
