@@ -5,7 +5,8 @@ axes) must satisfy
 2. agreement with central finite differences (for programs of smooth ops);
 3. second-order agreement: forward-over-reverse, reverse-over-forward and
    reverse-over-reverse Hessian-vector products; jacfwd equals jacrev;
-   float32 programs keep float32 derivatives, close to the float64 ones;
+   float32 programs keep float32 derivatives, close to the float64 ones; checkpoint
+   and pass-through handlers change nothing;
 4. vmap agreement with a Python loop over the examples, for the function, its vjp
    and its jvp, with the batch axis anywhere in each input (or absent) and at the
    front or back of the output; nested vmap against a double loop.
@@ -535,6 +536,35 @@ def test_float32_programs_keep_their_dtypes(
         scale = np.max(np.abs(np.asarray(b))) + 1.0
         np.testing.assert_allclose(np.asarray(a) / scale, np.asarray(b) / scale, atol=1e-4,
                                    err_msg=repr(program))
+
+
+@PROPERTY_SETTINGS
+@given(programs(), st.integers(0, 2**16))
+def test_checkpoint_and_no_op_handlers_change_nothing(
+    case: tuple[Program, list[np.ndarray]], seed: int
+) -> None:
+    """Rematerializing the program (checkpoint, which re-runs it in the backward pass) or
+    running it under a user handler that forwards every op gives exactly the same value,
+    cotangents and tangents."""
+    program, inputs = case
+    out = program(*inputs)
+    tangents, cotangent = _directions(inputs, out.shape, seed)
+
+    def forwarded(*xs: Any) -> Any:
+        with kenaz.handler(kenaz.Handler()):
+            return program(*xs)
+
+    reference_ct = kenaz.vjp(program, *inputs)[1](cotangent)
+    reference_t = kenaz.jvp(program, tuple(inputs), tuple(tangents))[1]
+    for variant in (kenaz.checkpoint(program), forwarded):
+        value, pullback = kenaz.vjp(variant, *inputs)
+        np.testing.assert_array_equal(np.asarray(value), np.asarray(out))
+        for a, b in zip(pullback(cotangent), reference_ct, strict=True):
+            np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-12, atol=1e-14,
+                                       err_msg=repr(program))
+        _, tangent = kenaz.jvp(variant, tuple(inputs), tuple(tangents))
+        np.testing.assert_allclose(np.asarray(tangent), np.asarray(reference_t), rtol=1e-12,
+                                   atol=1e-14, err_msg=repr(program))
 
 
 def test_the_program_generator_covers_the_instruction_set() -> None:
