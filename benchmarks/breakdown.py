@@ -193,7 +193,9 @@ def sample_with_py_spy(seconds: float) -> Path | None:
     if not Path(py_spy).exists():
         return None
     output = Path(tempfile.mkdtemp()) / "stacks.txt"
-    command = [py_spy, "record", "--rate", "1000", "--format", "raw", "--nonblocking"]
+    # Blocking sampling (py-spy pauses the process for each sample): with
+    # --nonblocking it reads frames while they change and truncates many stacks.
+    command = [py_spy, "record", "--rate", "500", "--format", "raw"]
     command += ["--output", str(output), "--", sys.executable, __file__, "--loop", str(seconds)]
     subprocess.run(command, check=True, capture_output=True)
     return output
