@@ -180,8 +180,7 @@ def record_on_tape(
     if not any(o.dtype.kind in "fc" for o in outs):
         return  # integer and boolean outputs carry no gradient
     shared = SharedPullback(backward, sum(p is not None for p in parents))
-    pullbacks = [None if p is None else shared.part(i) for i, p in enumerate(parents)]
-    rev.record(outs, list(parents), pullbacks)
+    rev.record(outs, [(p, shared.part(i)) for i, p in enumerate(parents) if p is not None])
 
 
 def _metas(leaves: Sequence[Any]) -> list[tuple[tuple[int, ...], np.dtype]]:

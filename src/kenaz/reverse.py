@@ -11,7 +11,7 @@ that is how higher-order derivatives work.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -38,7 +38,7 @@ class ReverseHandler(Handler):
 
     def __init__(self) -> None:
         self.level = fresh_level()
-        self.tape: list[tuple[int, list[int | None], list[Callable | None]]] = []
+        self.tape: list[tuple[Any, list[tuple[int, Callable]]]] = []
         self.node_count = 0
 
     def watch(self, x: Tensor) -> Tensor:
@@ -74,16 +74,15 @@ class ReverseHandler(Handler):
             raise NotImplementedError(
                 f"kenaz: op {op.name!r} has no vjp rule, so it cannot be used under grad/vjp"
             )
-        pullbacks: list[Callable | None] = []
-        for i, parent in enumerate(parents):
-            maker = makers[i] if parent is not None else None
-            if maker is None:
-                parents[i] = None  # a non-differentiable argument (an index, a condition)
-                pullbacks.append(None)
-            else:
-                pullbacks.append(maker(out, *args, **params))
+        # One (parent node, pullback) pair per tracked argument with a rule; an
+        # argument without one (an index, a condition) gets no cotangent.
+        edges = [
+            (parent, makers[i](out, *args, **params))
+            for i, parent in enumerate(parents)
+            if parent is not None and makers[i] is not None
+        ]
         if op.multiple_results:
-            self.record(out, parents, pullbacks)
+            self.record(out, edges)
             return out
         node = self.node_count  # `track(out)`, inlined: this runs for every op
         self.node_count = node + 1
@@ -91,21 +90,19 @@ class ReverseHandler(Handler):
             out._trace = {self.level: node}
         else:
             out._trace[self.level] = node
-        self.tape.append((node, parents, pullbacks))
+        self.tape.append((node, edges))
         return out
 
-    def record(
-        self, outs: Sequence[Tensor], parents: list[int | None], pullbacks: list[Callable | None]
-    ) -> None:
-        """Append a tape entry for several outputs ``outs`` computed from ``parents``.
+    def record(self, outs: Sequence[Tensor], edges: list[tuple[int, Callable]]) -> None:
+        """Append a tape entry for several outputs ``outs``.
 
-        ``parents`` holds node numbers (None: not tracked here) and ``pullbacks``
-        one function per parent, which receives the tuple of the outputs'
-        cotangents (zeros for outputs that received none). Multiple-result ops,
-        custom rules and checkpointing record their entries this way.
+        ``edges`` pairs each parent's node number with its pullback, which
+        receives the tuple of the outputs' cotangents (zeros for outputs that
+        received none). Multiple-result ops, custom rules and checkpointing
+        record their entries this way.
         """
         nodes = tuple(self.track(o) for o in outs)
-        self.tape.append(((nodes, [(o.shape, o.dtype) for o in outs]), parents, pullbacks))
+        self.tape.append(((nodes, [(o.shape, o.dtype) for o in outs]), edges))
 
     def backward(
         self, seeds: dict[int, Tensor], nodes: Sequence[int | None], consume: bool = False
@@ -116,27 +113,24 @@ class ReverseHandler(Handler):
         residuals are freed during the pass (for a pullback called only once).
         """
         cotangents = dict(seeds)
-        for node, parents, pullbacks in _drain(self.tape) if consume else reversed(self.tape):
+        tape = self.tape
+        position = len(tape)
+        while position:
+            position -= 1
+            node, edges = tape.pop() if consume else tape[position]
             if type(node) is tuple:
                 g = _pop_cotangents(cotangents, *node)
             else:
                 g = cotangents.pop(node, None)
             if g is None:
                 continue
-            for parent, pullback in zip(parents, pullbacks):
-                if parent is not None:
-                    contribution = pullback(g)
-                    previous = cotangents.get(parent)
-                    if previous is not None:  # several paths lead here: sum them
-                        contribution = previous + contribution
-                    cotangents[parent] = contribution
+            for parent, pullback in edges:
+                contribution = pullback(g)
+                previous = cotangents.get(parent)
+                if previous is not None:  # several paths lead here: sum them
+                    contribution = previous + contribution
+                cotangents[parent] = contribution
         return [None if n is None else cotangents.get(n) for n in nodes]
-
-
-def _drain(tape: list) -> Iterator[Any]:
-    """The entries of ``tape``, last first, each removed as it is handed out."""
-    while tape:
-        yield tape.pop()
 
 
 def _pop_cotangents(cotangents: dict, nodes: tuple[int, ...], metas: list) -> tuple | None:
