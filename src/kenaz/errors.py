@@ -47,13 +47,20 @@ def explain_backend_error(op_name: str, operands: tuple[Any, ...], error: ValueE
     to broadcast the operands: NumPy's own message names neither the op nor the call."""
     if isinstance(error, KenazError) or "broadcast" not in str(error):
         return error
-    shapes = [np.shape(operand) for operand in operands]
+    return broadcast_error(op_name, [np.shape(operand) for operand in operands]) or error
+
+
+def broadcast_error(
+    op_name: str, shapes: list[tuple[int, ...]], where: str = ""
+) -> ShapeError | None:
+    """The error naming ``op_name`` and every shape, if ``shapes`` do not broadcast together."""
     try:
         np.broadcast_shapes(*shapes)
     except ValueError:
         listed = " and ".join(str(s) for s in shapes)
         return ShapeError(
-            f"kenaz.{op_name}: operands of shapes {listed} do not broadcast together "
-            "(aligned from the right, each pair of axes must be equal or contain a 1)"
+            f"kenaz.{op_name}{where}: operands of {'per-example ' if where else ''}shapes "
+            f"{listed} do not broadcast together (aligned from the right, each pair of axes "
+            "must be equal or contain a 1)"
         )
-    return error
+    return None

@@ -390,7 +390,7 @@ def level_records(op_name: str, args: tuple, level: int) -> list[Any] | None:
             tracked = tracked or record is not None  # `is not None`: a record may be a Tensor
         else:
             record = None
-            if isinstance(a, (list, tuple)) and _holds_tensor(a):
+            if isinstance(a, (list, tuple)) and holds_tensor(a):
                 raise TypeError(
                     f"kenaz.{op_name}: got a {type(a).__name__} of Tensors where an array was "
                     "expected; under a transformation pass a single Tensor "
@@ -400,9 +400,10 @@ def level_records(op_name: str, args: tuple, level: int) -> list[Any] | None:
     return records if tracked else None
 
 
-def _holds_tensor(items: Any) -> bool:
+def holds_tensor(items: Any) -> bool:
+    """Whether the (nested) list or tuple ``items`` holds a Tensor."""
     return any(
-        isinstance(i, Tensor) or (isinstance(i, (list, tuple)) and _holds_tensor(i)) for i in items
+        isinstance(i, Tensor) or (isinstance(i, (list, tuple)) and holds_tensor(i)) for i in items
     )
 
 

@@ -28,7 +28,7 @@ import numpy as np
 import optree
 
 from .effects import Handler, Op, handler, perform, scope
-from .errors import ConcretizationError, EscapedTracerError, ShapeError
+from .errors import ConcretizationError, EscapedTracerError, ShapeError, broadcast_error
 from .ops import batching, indexing
 from .ops import shape as shape_ops
 from .ops.elementwise import alias
@@ -158,16 +158,7 @@ class BatchHandler(Handler):
 def _per_example_shape_error(op: Op, args: tuple, error: ShapeError) -> ShapeError:
     """``error`` restated with the per-example shapes the user's code works with."""
     shapes = [a.shape if isinstance(a, Tensor) else np.shape(a) for a in args]
-    try:
-        np.broadcast_shapes(*shapes)
-    except ValueError:
-        listed = " and ".join(str(s) for s in shapes)
-        return ShapeError(
-            f"kenaz.{op.name} inside vmap: operands of per-example shapes {listed} do not "
-            "broadcast together (aligned from the right, each pair of axes must be equal or "
-            "contain a 1)"
-        )
-    return error
+    return broadcast_error(op.name, shapes, " inside vmap") or error
 
 
 # -- the fallback for ops without a batching rule ----------------------------------------

@@ -45,7 +45,7 @@ from ..ops import elementwise as _ew
 from ..ops import indexing as _indexing
 from ..ops import reduction as _reduction
 from ..ops import shape as _shape
-from ..tensor import Tensor
+from ..tensor import Tensor, holds_tensor
 
 ndarray = Tensor
 
@@ -160,7 +160,7 @@ def array(obj: Any, dtype: Any = None, copy: bool = True) -> Tensor:
     """Create a tensor. Nested sequences of tensors are stacked differentiably."""
     if isinstance(obj, Tensor):
         return obj if dtype is None else obj.astype(dtype)
-    if isinstance(obj, (list, tuple)) and _contains_tensor(obj):
+    if isinstance(obj, (list, tuple)) and holds_tensor(obj):
         stacked = _shape.stack([array(item) for item in obj])
         return stacked if dtype is None else stacked.astype(dtype)
     return Tensor(_np.array(obj, dtype=dtype, copy=copy))
@@ -171,14 +171,6 @@ def asarray(obj: Any, dtype: Any = None) -> Tensor:
     if isinstance(obj, Tensor) and dtype is None:
         return obj
     return array(obj, dtype=dtype, copy=None) if not isinstance(obj, Tensor) else obj.astype(dtype)
-
-
-def _contains_tensor(obj: Any) -> bool:
-    if isinstance(obj, Tensor):
-        return True
-    if isinstance(obj, (list, tuple)):
-        return _builtins.any(_contains_tensor(item) for item in obj)
-    return False
 
 
 def _constant(maker):
