@@ -130,9 +130,6 @@ def _rule_table(rules: Any) -> Any:
         return rules
     return tuple(rules)
 
-    def __repr__(self) -> str:
-        return f"Op({self.name!r})"
-
 
 class each_argument:  # noqa: N801 - used like a function in rule tables
     """Rules for a variadic op: ``rules[i]`` is ``rule`` with the argument index bound first.

@@ -1,8 +1,8 @@
 """Reverse mode: ``vjp``, ``grad`` and ``value_and_grad``.
 
 The handler appends one entry to a tape (a Wengert list) for each op with a
-tracked input: the output's node number, its parents' node numbers, and one
-pullback per tracked input. Tape order is execution order, so walking it
+tracked input: the output's node number and, for each tracked input, its node
+number and its pullback. Tape order is execution order, so walking it
 backwards is a reverse topological order, with no recursion. The backward
 pass runs after the handler is uninstalled, so the handlers outside record it:
 that is how higher-order derivatives work.
@@ -192,8 +192,13 @@ def _vjp(f: Callable, primals: tuple[Any, ...], has_aux: bool, reusable: bool):
     out_nodes = [o._trace.get(level) if o._trace else None for o in out_flat]
     forget_level(out_flat, level)
     out = tree.unflatten(out_tree, out_flat)
+    called = False
 
     def pullback(cotangent: Any) -> tuple[Any, ...]:
+        nonlocal called
+        if called and not reusable:
+            raise RuntimeError("kenaz: this pullback consumed its tape and cannot be called again")
+        called = True
         ct_flat, ct_tree = tree.flatten(cotangent)
         if ct_tree != out_tree:
             raise ValueError(
@@ -205,8 +210,6 @@ def _vjp(f: Callable, primals: tuple[Any, ...], has_aux: bool, reusable: bool):
             ct = check_tangent(o, as_tensor(ct, "vjp"), "vjp", "cotangent", "an output")
             if node is not None:
                 seeds[node] = ct if node not in seeds else seeds[node] + ct
-        if not reusable and not rev.tape and rev.node_count > len(flat):
-            raise RuntimeError("kenaz: this pullback consumed its tape and cannot be called again")
         with scope("vjp: backward"), gc_paused():
             grads = rev.backward(seeds, in_nodes, consume=not reusable)
         grads = [zeros_like(x) if g is None else g for g, x in zip(grads, flat)]
