@@ -285,6 +285,8 @@ def _category(
         return "eager op: unwrap, NumPy ufunc, Tensor creation"
     if function.endswith("impl_naming_shapes"):
         return "eager op: unwrap, NumPy ufunc, Tensor creation"
+    if function.startswith("ReverseHandler.handle.<locals>"):  # the edges' comprehension
+        return "tape entry: vjp rule closure (residuals)"
     if function == "ReverseHandler.handle":
         if line in closure_lines:
             return "tape entry: vjp rule closure (residuals)"
