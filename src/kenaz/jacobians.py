@@ -22,22 +22,10 @@ from .ops import shape as shape_ops
 from .ops.indexing import getitem
 from .reverse import grad, vjp
 from .tensor import Tensor
-from .transform import as_tensor, normalize_argnums
+from .transform import as_tensor, normalize_argnums, with_selected
 from .vectorize import vmap
 
 __all__ = ["jacfwd", "jacrev", "hessian", "hvp"]
-
-
-def _with_selected(f: Callable, args: tuple, kwargs: dict, nums: tuple[int, ...]) -> Callable:
-    """``f`` as a function of the arguments at positions ``nums`` only."""
-
-    def f_of_selected(*selected: Any) -> Any:
-        full = list(args)
-        for n, value in zip(nums, selected, strict=True):
-            full[n] = value
-        return f(*full, **kwargs)
-
-    return f_of_selected
 
 
 def _basis(leaves: Sequence[Tensor]) -> list[Tensor]:
@@ -134,7 +122,7 @@ def jacrev(
         selected = tuple(args[n] for n in nums)
         if holomorphic:
             _check_complex(tree.leaves(selected), True, "jacrev", "inputs")
-        result = vjp(_with_selected(f, args, kwargs, nums), *selected, has_aux=has_aux)
+        result = vjp(with_selected(f, args, kwargs, nums), *selected, has_aux=has_aux)
         out, pullback = result[0], result[1]
         out_flat, out_tree = tree.flatten(out)
         out_flat = [as_tensor(o, "jacrev") for o in out_flat]
@@ -182,7 +170,7 @@ def jacfwd(
         in_flat = [as_tensor(x, "jacfwd") for x in in_flat]
         _check_complex(in_flat, holomorphic, "jacfwd", "inputs")
         primals = tree.unflatten(in_tree, in_flat)
-        f_of_selected = _with_selected(f, args, kwargs, nums)
+        f_of_selected = with_selected(f, args, kwargs, nums)
 
         def push_forward(tangents: Any) -> Any:
             result = jvp(f_of_selected, primals, tangents, has_aux=has_aux)

@@ -27,6 +27,7 @@ from .transform import (
     gc_paused,
     normalize_argnums,
     split_aux,
+    with_selected,
     zeros_like,
 )
 
@@ -277,12 +278,9 @@ def value_and_grad(
         if holomorphic:
             _check_complex_inputs([(n, args[n]) for n in nums], "grad")
 
-        def f_of_selected(*selected: Any) -> Any:
-            full = list(args)
-            for n, value in zip(nums, selected):
-                full[n] = value
-            result = f(*full, **kwargs)
-            return result if has_aux else (result, None)
+        f_of_selected = with_selected(f, args, kwargs, nums)
+        if not has_aux:  # one call path below: always (output, aux)
+            f_of_selected = _with_no_aux(f_of_selected)
 
         with scope("grad"), gc_paused():
             selected = tuple(args[n] for n in nums)
@@ -299,6 +297,10 @@ def value_and_grad(
         return ((out, aux) if has_aux else out), gradient
 
     return value_and_grad_f
+
+
+def _with_no_aux(f: Callable) -> Callable:
+    return lambda *args: (f(*args), None)
 
 
 def _check_complex_inputs(args: Sequence[Any], where: str) -> None:

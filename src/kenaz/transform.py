@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import gc
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -20,6 +20,7 @@ __all__ = [
     "check_tangent",
     "split_aux",
     "normalize_argnums",
+    "with_selected",
     "forget_level",
     "gc_paused",
 ]
@@ -137,3 +138,15 @@ def gc_paused() -> Iterator[None]:
             _gc_pauses -= 1
             if _gc_pauses == 0 and _gc_was_enabled:
                 gc.enable()
+
+
+def with_selected(f: Callable, args: tuple, kwargs: dict, nums: tuple[int, ...]) -> Callable:
+    """``f`` as a function of the arguments at positions ``nums`` only."""
+
+    def f_of_selected(*selected: Any) -> Any:
+        full = list(args)
+        for n, value in zip(nums, selected):
+            full[n] = value
+        return f(*full, **kwargs)
+
+    return f_of_selected
