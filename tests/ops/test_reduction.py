@@ -119,6 +119,14 @@ CASES = (
     + _axis_cases("prod", knp.prod, 0.5, 1.5)
     + _axis_cases("max", knp.max)
     + _axis_cases("min", knp.min)
+    + _axis_cases("logsumexp", reduction.logsumexp)
+    + [
+        OpCase(
+            "logsumexp-large",
+            lambda x: reduction.logsumexp(x, axis=1),
+            (uniform((2, 3), 700, 710),),
+        ),
+    ]
     + [OpCase("sum-dtype", lambda x: knp.sum(x, dtype=np.float64), (uniform((3,), -1, 1),))]
     + _zeros_cases()
     + EMPTY_AND_SINGLE_CASES

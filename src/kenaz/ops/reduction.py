@@ -160,6 +160,44 @@ def amin(x, axis=None, keepdims: bool = False) -> Tensor:
     return _min(x, axis=normalize_axes(axis, _ndim(x), "min"), keepdims=keepdims)
 
 
+# -- logsumexp: a composite with its own rules, for speed and stability ------------------------
+def _logsumexp_impl(x, axis, keepdims):
+    x = np.asarray(x)
+    if any(x.shape[a] == 0 for a in axis):  # nothing to sum: -inf, as SciPy and JAX give
+        return np.add.reduce(x, axis=axis, keepdims=keepdims) - np.inf
+    shift = np.max(x, axis=axis, keepdims=True)
+    shift = np.where(np.isfinite(shift), shift, 0)  # all -inf (or an inf): no shift
+    with np.errstate(divide="ignore"):  # all -inf: log(0) = -inf is the answer
+        out = np.log(np.add.reduce(np.exp(x - shift), axis=axis, keepdims=True)) + shift
+    return out if keepdims else np.squeeze(out, axis=axis)
+
+
+def _softmax_weights(ans, x, axis, keepdims):
+    """``exp(x - logsumexp(x))``: the derivative of logsumexp, the softmax over ``axis``."""
+    return ew.exp(x - expand_reduced(ans, axis, keepdims))
+
+
+_logsumexp = Op(
+    "logsumexp",
+    _logsumexp_impl,
+    jvp=[
+        lambda t, ans, x, axis, keepdims: _sum(
+            t * _softmax_weights(ans, x, axis, keepdims), axis=axis, keepdims=keepdims
+        )
+    ],
+    vjp=[
+        lambda ans, x, axis, keepdims: lambda g: expand_reduced(g, axis, keepdims)
+        * _softmax_weights(ans, x, axis, keepdims)
+    ],
+    batch=batching.reduction,
+)
+
+
+def logsumexp(x, axis=None, keepdims: bool = False) -> Tensor:
+    """``log(sum(exp(x)))`` over ``axis``, without overflow; its derivative is the softmax."""
+    return _logsumexp(x, axis=normalize_axes(axis, _ndim(x), "logsumexp"), keepdims=keepdims)
+
+
 # -- argmax and argmin: integer results, no derivative ----------------------------------------
 def _arg_impl(fn):
     def impl(x, axis, keepdims):
