@@ -1,4 +1,5 @@
-"""check_op for gather (every kind of index) and the scatter family (``x.at[...]``)."""
+"""check_op for basic_index (ints, slices, None, ...), gather (index arrays and masks)
+and the scatter family (``x.at[...]``); the conventions they share with NumPy."""
 
 from __future__ import annotations
 
@@ -7,6 +8,9 @@ import pytest
 
 import kenaz
 import kenaz.numpy as knp
+from kenaz.errors import EscapedTracerError
+from kenaz.ops import indexing
+from kenaz.testing.batching import check_batching
 
 from .cases import OpCase, make_check_op_test, uniform
 
@@ -25,11 +29,26 @@ def _index_as_argument(name, index) -> OpCase:
     return OpCase(f"gather-{name}-index-argument", lambda v, i: v[i], (X, index))
 
 
+def _basic(name, index, x=X) -> OpCase:
+    return OpCase(f"basic_index-{name}", lambda v: v[index], (x,))
+
+
+BASIC_INDEX_CASES = [
+    _basic("int", 2),
+    _basic("negative-int", (-1, 1)),
+    _basic("slice", (slice(1, 3), slice(None, None, 2))),
+    _basic("negative-step", slice(None, None, -1)),
+    _basic("empty-slice", slice(3, 1)),
+    _basic("newaxis-ellipsis", (None, Ellipsis, 1)),
+    _basic("empty-tuple", ()),
+    _basic("numpy-integer", (np.int64(3), slice(None, 4))),
+    _basic("0d-source-ellipsis", Ellipsis, uniform((), -1, 1)),
+    _basic("0d-source-empty-tuple", (), uniform((), -1, 1)),
+]
+
 GATHER_CASES = [
-    _gather("int", 2),
-    _gather("negative-int", (-1, 1)),
-    _gather("slice", (slice(1, 3), slice(None, None, 2))),
-    _gather("newaxis-ellipsis", (None, Ellipsis, 1)),
+    # gather itself with a basic spec: what the scatter rules perform on cotangents
+    OpCase("gather-basic-spec", lambda v: indexing.gather(v, spec=(1, slice(None, 3))), (X,)),
     _gather("int-array", ROWS),
     _gather("int-array-duplicates", DUPLICATES),
     _gather("int-array-negative", np.array([-1, 0, -4])),
@@ -43,7 +62,7 @@ GATHER_CASES = [
     _gather("bool-mask", (slice(None), MASK)),
     _gather("bool-mask-2d", X > 0),
     _gather("bool-mask-all-false", np.zeros(4, dtype=bool)),
-    _gather("0d-source-ellipsis", Ellipsis, uniform((), -1, 1)),
+    _gather("0d-index-array", np.array(3)),
     _gather("empty-array", np.array([], dtype=int)),
     _index_as_argument("int", ROWS),
     _index_as_argument("bool", np.array([True, False, False, True])),
@@ -89,7 +108,7 @@ SCATTER_CASES = [
     ),
 ]
 
-CASES = GATHER_CASES + SCATTER_CASES
+CASES = BASIC_INDEX_CASES + GATHER_CASES + SCATTER_CASES
 
 test_check_op = make_check_op_test(CASES)
 
@@ -134,3 +153,128 @@ def test_bad_indices_are_refused(index, error):
 def test_item_assignment_suggests_at():
     with pytest.raises(TypeError, match=r"\.at\[index\]\.set"):
         knp.ones(3)[0] = 1.0
+
+
+# -- basic indexing: the same answers as NumPy on every path ------------------------------------
+V = np.arange(16.0) ** 2
+BASIC_INDICES = [
+    3,
+    -1,
+    -16,
+    slice(2, 10),
+    slice(None, None, -3),
+    slice(20, 30),
+    (),
+    Ellipsis,
+    None,
+    (None, slice(1, 3)),
+    (Ellipsis, 5),
+    np.int64(4),
+    np.intp(-2),
+    (np.int32(1),),
+]
+
+
+def _performed(f, *args) -> list[str]:
+    names = []
+
+    class Record(kenaz.Handler):
+        def handle(self, op, args, params):
+            names.append(op.name)
+            return kenaz.perform(op, *args, **params)
+
+    with kenaz.handler(Record()):
+        f(*args)
+    return names
+
+
+@pytest.mark.parametrize("index", BASIC_INDICES, ids=repr)
+def test_basic_index_matches_numpy(index):
+    expected = V[index]
+    out = knp.asarray(V)[index]
+    assert type(out) is kenaz.Tensor
+    np.testing.assert_array_equal(out, expected)
+    assert out.shape == np.shape(expected) and out.dtype == expected.dtype
+    assert _performed(lambda v: v[index], knp.asarray(V)) == ["basic_index"]
+    # the same value under every transformation, and the derivative of a selection
+    ones = np.zeros_like(V)
+    ones[index] = 1.0
+    np.testing.assert_array_equal(kenaz.grad(lambda v: v[index].sum())(V), ones)
+    out, tangent = kenaz.jvp(lambda v: v[index], (V,), (np.ones_like(V),))
+    np.testing.assert_array_equal(out, expected)
+    np.testing.assert_array_equal(tangent, np.ones_like(expected))
+    batch = np.stack([V, -V, 2 * V])
+    batched = kenaz.vmap(lambda v: v[index])(batch)
+    np.testing.assert_array_equal(batched, np.stack([b[index] for b in batch]))
+    with_axis_last = kenaz.vmap(lambda v: v[index], in_axes=1)(batch.T)
+    np.testing.assert_array_equal(with_axis_last, batched)
+
+
+@pytest.mark.parametrize("index", [16, -17, (0,) * 2, (slice(None), 1)], ids=repr)
+def test_basic_index_out_of_range_raises_index_error_like_numpy(index):
+    with pytest.raises(IndexError) as expected:
+        V[index]
+    for f in (lambda v: v[index], kenaz.grad(lambda v: v[index].sum())):
+        with pytest.raises(IndexError) as raised:
+            f(knp.asarray(V))
+        assert str(raised.value) == str(expected.value)
+    with pytest.raises(IndexError):
+        kenaz.vmap(lambda v: v[index])(np.stack([V, V]))
+
+
+@pytest.mark.parametrize(
+    ("index", "as_numpy"),
+    [
+        (np.array(3), np.array(3)),
+        (knp.asarray(np.array(3)), np.array(3)),
+        ([3], [3]),
+        ((np.array(3), slice(None)), (np.array(3), slice(None))),
+    ],
+    ids=["0d-array", "Tensor-int", "list", "0d-array-in-tuple"],
+)
+def test_array_like_indices_take_the_gather_path(index, as_numpy):
+    x = V.reshape(4, 4)
+    np.testing.assert_array_equal(knp.asarray(x)[index], x[as_numpy])
+    assert _performed(lambda v: v[index], knp.asarray(x)) == ["gather"]
+
+
+def test_basic_index_of_a_batched_index_value_batches_through_gather():
+    # A Tensor int is an index array (gather): under vmap it may differ per example.
+    out = kenaz.vmap(lambda v, i: v[i])(np.stack([V, V]), np.array([1, 5]))
+    np.testing.assert_array_equal(out, [V[1], V[5]])
+
+
+def test_basic_index_second_derivatives_and_linearize():
+    f = lambda v: (v[2:6] ** 3).sum() + v[-1] ** 2  # noqa: E731
+    hessian = kenaz.jacfwd(kenaz.grad(f))(V[:8] / 10)
+    expected = np.diag(np.r_[0, 0, 6 * V[2:6] / 10, 0, 2])
+    np.testing.assert_allclose(hessian, expected)
+    out, f_jvp = kenaz.linearize(lambda v: v[1:3], V)
+    np.testing.assert_array_equal(f_jvp(np.ones_like(V)), [1.0, 1.0])
+
+
+def test_basic_index_batches_with_every_layout():
+    for index in (1, (slice(None), 2), (None, Ellipsis, slice(1, None, 2)), ()):
+        check_batching(lambda v, i=index: v[i], (uniform((3, 4), -1, 1),))
+
+
+def test_basic_index_of_an_escaped_batched_view_raises():
+    leaked = []
+    kenaz.vmap(lambda v: leaked.append(v) or v)(np.stack([V, V]))
+    for index in (3, slice(2, 10), (None, 1)):
+        with pytest.raises(EscapedTracerError):
+            leaked[0][index]
+
+
+def test_basic_index_is_shown_by_debug_with_its_index():
+    import io
+
+    text = io.StringIO()
+    kenaz.debug(lambda v: v[2:10], file=text)(knp.asarray(V))
+    assert text.getvalue() == "basic_index(float64[16], slice) -> float64[8]\n"
+
+
+def test_basic_index_of_a_plain_array_is_a_tensor():
+    out = knp.getitem(V, 3)
+    assert type(out) is kenaz.Tensor and float(out) == V[3]
+    np.testing.assert_array_equal(knp.getitem(V, slice(2, 4)), V[2:4])

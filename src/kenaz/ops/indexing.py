@@ -1,9 +1,15 @@
 """Indexing: ``x[index]`` (gather) and ``x.at[index].set/add/...`` (scatter).
 
-An index is split into a static *spec* (ints, slices, ``None``, ``...``, with
-a placeholder where an index array goes) and the index arrays themselves,
-which are passed as arguments, so that ``vmap`` can batch them. Boolean
-masks become the integer arrays of their ``nonzero()``, as in NumPy.
+Basic indexing (ints, slices, ``None``, ``...``: no index arrays) is its own
+primitive, ``basic_index(x, index)``, with the index as its second argument:
+``x[3]`` with no handler installed then costs a few Python operations more
+than NumPy's own, not a general ``perform`` with parameters.
+
+Other indices go to ``gather``. Its index is split into a static *spec* (ints,
+slices, ``None``, ``...``, with a placeholder where an index array goes) and
+the index arrays themselves, which are passed as arguments, so that ``vmap``
+can batch them. Boolean masks become the integer arrays of their
+``nonzero()``, as in NumPy.
 """
 
 from __future__ import annotations
@@ -12,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ..effects import Op
+from ..effects import Op, _handlers
 from ..tensor import Tensor
 from . import batching
 
@@ -186,9 +192,69 @@ gather = Op(
 )
 
 
+# -- basic indexing: ints, slices, None and ... ------------------------------------------
+# The index is a positional argument, not a parameter: `perform` then takes its unrolled
+# two-argument path, and handlers see it as an argument without a rule (it carries no
+# derivative and no batch axis, as it holds no Tensor).
+def _as_spec(index: Any) -> tuple[Any, ...]:
+    return index if type(index) is tuple else (index,)
+
+
+def _basic_index_vjp(ans, x, index):
+    x_shape, x_dtype, spec = x.shape, x.dtype, _as_spec(index)
+
+    def pullback(g):
+        zeros = Tensor(np.zeros(x_shape, dtype=x_dtype))
+        return _scatter["add"](zeros, g, spec=spec)
+
+    return pullback
+
+
+def _basic_index_batch(op, args, batch_axes):
+    x, index = args
+    x = batching.with_batch_in_front(x, batch_axes[0], batching.batch_size(args, batch_axes))
+    return op(x, (slice(None),) + _as_spec(index)), 0  # basic indexing keeps the axis order
+
+
+basic_index = Op(
+    "basic_index",
+    lambda x, index: x[index],
+    jvp=[lambda t, ans, x, index: basic_index(t, index), None],
+    vjp=[_basic_index_vjp, None],
+    batch=_basic_index_batch,
+)
+
+
+def _is_basic_tuple(index: tuple[Any, ...]) -> bool:
+    for item in index:
+        if type(item) not in _BASIC_INDEX_TYPES:
+            return False
+    return True
+
+
+_current_handlers = _handlers.get
+_new_tensor = object.__new__
+
+
 def getitem(x, index) -> Tensor:
     """``x[index]`` with NumPy's basic and advanced indexing."""
+    # Basic indexing of a Tensor (bool, NumPy integers and Tensors as indices take the
+    # general path). With no handler installed this is `perform(basic_index, x, index)`
+    # with its eager branch inlined: the call of `perform` alone costs several times
+    # NumPy's own `x[3]`. A batched view that escaped its vmap raises in `x._value`.
+    index_type = type(index)
+    if (
+        index_type in _BASIC_INDEX_TYPES or (index_type is tuple and _is_basic_tuple(index))
+    ) and isinstance(x, Tensor):
+        if _current_handlers():
+            return basic_index(x, index)
+        out = _new_tensor(Tensor)
+        out._value = x._value[index]
+        out._trace = None
+        return out
     spec, arrays = split_index(index)
+    if not arrays and isinstance(x, Tensor):  # NumPy integers as ints
+        return basic_index(x, spec)
     return gather(x, *arrays, spec=spec)
 
 
