@@ -295,10 +295,10 @@ def _category(
         if line in perform_call_lines:
             return "handler: handle() calling perform (argument packing)"
         return "handler: handle() checks"
-    if function in ("level_records", "ReverseHandler._record"):
+    if function in ("tracked_records", "ReverseHandler._record"):
         return (
-            "handler: level_records"
-            if function == "level_records"
+            "handler: tracked_records"
+            if function == "tracked_records"
             else ("tape entry: node record, tape append")
         )
     if function == "ReverseHandler.backward":

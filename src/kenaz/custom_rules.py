@@ -359,7 +359,8 @@ def _linearize_custom_jvp(lin: LinearizeHandler, op: CustomCall, leaves: list, c
     linear = Op(
         op.name, op.impl, jvp=[contribution(i) for i in range(len(leaves))], multiple_results=True
     )
-    lin.record(linear, tuple(leaves), {}, tuple(outs), parents)
+    tracked = [(i, p) for i, p in enumerate(parents) if p is not None]
+    lin.record(linear, tuple(leaves), {}, tuple(outs), tracked)
     return outs
 
 

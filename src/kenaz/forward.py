@@ -15,23 +15,27 @@ from typing import Any
 from . import tree
 from .effects import Handler, Op, fresh_level, handler, perform, scope
 from .ops.elementwise import alias
-from .tensor import Tensor, level_records
+from .tensor import Tensor, tracked_records
 from .transform import as_tensor, check_tangent, forget_level, split_aux, zeros_like
 
 __all__ = ["jvp", "linearize"]
 
 
-def op_tangent(op: Op, tangents: list[Any], out: Tensor, args: tuple, params: dict) -> Any:
-    """The output tangent of ``op`` given its arguments' tangents (``None``: zero)."""
+def op_tangent(op: Op, tangents: list[tuple[int, Any]], out: Tensor, args: tuple, params: dict):
+    """The output tangent of ``op`` given ``(position, tangent)`` of its tracked arguments.
+
+    ``None`` when no rule applies (the others' tangents are symbolic zeros).
+    """
     rules = op.jvp
     if rules is None:
         raise NotImplementedError(
             f"kenaz: op {op.name!r} has no jvp rule, so it cannot be used under jvp/jacfwd"
         )
     total = None
-    for i, t in enumerate(tangents):
-        if t is not None and rules[i] is not None:
-            contribution = rules[i](t, out, *args, **params)
+    for i, t in tangents:
+        rule = rules[i]
+        if rule is not None:
+            contribution = rule(t, out, *args, **params)
             if total is None:
                 total = contribution
             elif op.multiple_results:
@@ -77,8 +81,8 @@ class ForwardHandler(Handler):
         out = perform(op, *args, **params)
         if not op.differentiable or not _has_float_output(op, out):
             return out
-        tangents = level_records(op.name, args, self.level)
-        if tangents is None:
+        tangents = tracked_records(op.name, args, self.level)
+        if not tangents:
             return out
         tangent = op_tangent(op, tangents, out, args, params)
         if tangent is not None:
@@ -157,7 +161,7 @@ class LinearizeHandler(Handler):
 
     def __init__(self) -> None:
         self.level = fresh_level()
-        self.entries: list[tuple[Op, tuple, dict, Tensor, list[int | None], int]] = []
+        self.entries: list[tuple[Op, tuple, dict, Tensor, list[tuple[int, int]], Any]] = []
         self.node_count = 0
 
     def watch(self, x: Tensor) -> Tensor:
@@ -176,13 +180,16 @@ class LinearizeHandler(Handler):
         out = perform(op, *args, **params)
         if not op.differentiable or not _has_float_output(op, out):
             return out
-        parents = level_records(op.name, args, self.level)
-        if parents is not None:
+        parents = tracked_records(op.name, args, self.level)
+        if parents:
             self.record(op, args, params, out, parents)
         return out
 
     def record(self, op: Op, args: tuple, params: dict, out: Any, parents: list) -> None:
-        """Keep what ``op``'s jvp rules need to map the tangents of ``parents`` to ``out``'s."""
+        """Keep what ``op``'s jvp rules need to map the tangents of ``parents`` to ``out``'s.
+
+        ``parents`` pairs each tracked argument's position with its node number.
+        """
         if op.multiple_results:
             node: Any = tuple(self.track(o) for o in out)
         else:
@@ -225,8 +232,8 @@ def linearize(f: Callable, *primals: Any):
         _, t_flat, _ = _flatten_pair(tuple(primals), tangents, "linearize")
         known: dict[int, Tensor] = {n: t for n, t in zip(in_nodes, t_flat) if n is not None}
         for op, args, params, out, parents, node in entries:
-            arg_tangents = [None if p is None else known.get(p) for p in parents]
-            if any(t is not None for t in arg_tangents):
+            arg_tangents = [(i, known[p]) for i, p in parents if p in known]
+            if arg_tangents:
                 tangent = op_tangent(op, arg_tangents, out, args, params)
                 if tangent is None:
                     continue

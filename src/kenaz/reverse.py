@@ -19,7 +19,7 @@ import numpy as np
 from . import tree
 from .effects import Handler, Op, fresh_level, handler, perform, scope
 from .ops.elementwise import alias
-from .tensor import Tensor, level_records
+from .tensor import Tensor, tracked_records
 from .transform import (
     as_tensor,
     check_tangent,
@@ -62,8 +62,8 @@ class ReverseHandler(Handler):
         out = perform(op, *args, **params)
         if not op.differentiable:
             return out
-        parents = level_records(op.name, args, self.level)  # node numbers, None: untracked
-        if parents is None:
+        tracked = tracked_records(op.name, args, self.level)  # (position, node) pairs
+        if not tracked:
             return out  # nothing here depends on the watched inputs
         if op.multiple_results:
             if not any(o.dtype.kind in "fc" for o in out):
@@ -79,8 +79,8 @@ class ReverseHandler(Handler):
         # argument without one (an index, a condition) gets no cotangent.
         edges = [
             (parent, makers[i](out, *args, **params))
-            for i, parent in enumerate(parents)
-            if parent is not None and makers[i] is not None
+            for i, parent in tracked
+            if makers[i] is not None
         ]
         if op.multiple_results:
             self.record(out, edges)

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Tensor", "asarray_value", "level_records"]
+__all__ = ["Tensor", "asarray_value", "tracked_records"]
 
 
 class Tensor:
@@ -375,29 +375,28 @@ def _make(value: Any) -> Tensor:
     return tensor
 
 
-def level_records(op_name: str, args: tuple, level: int) -> list[Any] | None:
-    """The records of ``args`` at transformation ``level`` (``None`` where an
-    argument is not tracked there), or ``None`` when no argument is tracked.
+def tracked_records(op_name: str, args: tuple, level: int) -> list[tuple[int, Any]]:
+    """The ``(position, record)`` of each argument tracked at transformation ``level``
+    (empty when none is): what a handler needs of an op's arguments, in one pass.
 
     A list or tuple holding tensors is refused: NumPy would turn it into a plain
     array and the derivative through it would be silently lost.
     """
-    records: list[Any] = []
-    tracked = False
-    for a in args:
+    found = []
+    for i, a in enumerate(args):
         if isinstance(a, Tensor):
-            record = a._trace.get(level) if a._trace else None
-            tracked = tracked or record is not None  # `is not None`: a record may be a Tensor
-        else:
-            record = None
-            if isinstance(a, (list, tuple)) and holds_tensor(a):
-                raise TypeError(
-                    f"kenaz.{op_name}: got a {type(a).__name__} of Tensors where an array was "
-                    "expected; under a transformation pass a single Tensor "
-                    "(kenaz.numpy.stack or kenaz.numpy.array) so the derivative can flow"
-                )
-        records.append(record)
-    return records if tracked else None
+            trace = a._trace
+            if trace:
+                record = trace.get(level)
+                if record is not None:  # `is not None`: a record may be a Tensor
+                    found.append((i, record))
+        elif isinstance(a, (list, tuple)) and holds_tensor(a):
+            raise TypeError(
+                f"kenaz.{op_name}: got a {type(a).__name__} of Tensors where an array was "
+                "expected; under a transformation pass a single Tensor "
+                "(kenaz.numpy.stack or kenaz.numpy.array) so the derivative can flow"
+            )
+    return found
 
 
 def holds_tensor(items: Any) -> bool:
