@@ -151,18 +151,18 @@ def dispatch(op: CustomCall, leaves: Sequence[Any], call: CallInfo) -> list[Tens
     forwards the op with ``perform``, a router sends it on to the next handler
     through this function again.
     """
-    handlers = _handlers.get()
-    if not handlers:
+    stack = _handlers.get()
+    if not stack:
         return call.run_primal(leaves)
-    innermost = handlers[-1]
+    outside, innermost = stack
     rule = _rule_for(innermost, op.kind)
     if rule is not None:
-        token = _handlers.set(handlers[:-1])
+        token = _handlers.set(outside)
         try:
             return rule(innermost, op, list(leaves), call)
         finally:
             _handlers.reset(token)
-    token = _handlers.set((*handlers[:-1], _Router()))
+    token = _handlers.set((outside, _Router()))
     try:
         return list(innermost.handle(op, tuple(leaves), {"call": call}))
     finally:
@@ -178,8 +178,8 @@ class _Router(Handler):
         return perform(op, *args, **params)
 
 
-def run_with_stack(stack: tuple[Handler, ...], fn: Callable[[], Any]) -> Any:
-    """Call ``fn()`` with the handler stack set to ``stack``."""
+def run_with_stack(stack: tuple, fn: Callable[[], Any]) -> Any:
+    """Call ``fn()`` with the handler stack set to ``stack`` (see ``effects._handlers``)."""
     token = _handlers.set(stack)
     try:
         return fn()

@@ -259,7 +259,7 @@ def _call_jvp_rule(call: CallInfo, primal_leaves, tangent_leaves_, level, allowe
 
 def inline(transformation: Handler, op: CustomCall, leaves: list, call: CallInfo) -> list[Tensor]:
     """Run the original function under ``transformation`` (its rule is not used here)."""
-    stack = (*_handlers.get(), transformation)
+    stack = (_handlers.get(), transformation)
     return run_with_stack(stack, lambda: call.run_primal(leaves))
 
 

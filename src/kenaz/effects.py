@@ -31,9 +31,13 @@ __all__ = [
     "each_argument",
 ]
 
-# The handler stack, innermost last. A tuple (immutable) in a ContextVar, so
-# threads and asyncio tasks never see each other's handlers.
-_handlers: ContextVar[tuple[Handler, ...]] = ContextVar("kenaz_handlers", default=())
+# The handler stack, in a ContextVar so threads and asyncio tasks never see each
+# other's handlers. It is a linked list of immutable pairs: `()` when empty, else
+# `(stack outside, innermost handler)`, so that handing an op to the innermost
+# handler with the stack set to the ones outside it is one unpacking, with no
+# tuple to build for every op.
+Stack = tuple  # () or (Stack, Handler)
+_handlers: ContextVar[Stack] = ContextVar("kenaz_handlers", default=())
 
 _levels = itertools.count(1)
 _new_object = object.__new__
@@ -154,11 +158,12 @@ def perform(op: Op, *args: Any, **params: Any) -> Tensor:
     the innermost handler handles it, with the stack set to the handlers
     outside it.
     """
-    handlers = _handlers.get()
-    if handlers:
-        token = _handlers.set(handlers[:-1])
+    stack = _handlers.get()
+    if stack:
+        outside, innermost = stack
+        token = _handlers.set(outside)
         try:
-            return handlers[-1].handle(op, args, params)
+            return innermost.handle(op, args, params)
         finally:
             _handlers.reset(token)
     # Eager: unwrap, run NumPy, wrap. Unary and binary calls without parameters
@@ -229,7 +234,7 @@ def handler(h: Handler) -> Iterator[Handler]:
 
     The previous stack is restored on exit, also when the block raises.
     """
-    token = _handlers.set((*_handlers.get(), h))
+    token = _handlers.set((_handlers.get(), h))
     try:
         yield h
     finally:
@@ -257,4 +262,9 @@ def current_scopes() -> tuple[str, ...]:
 
 def current_handlers() -> tuple[Handler, ...]:
     """Return the installed handlers, innermost last (empty outside transformations)."""
-    return _handlers.get()
+    found = []
+    stack = _handlers.get()
+    while stack:
+        stack, h = stack
+        found.append(h)
+    return tuple(reversed(found))

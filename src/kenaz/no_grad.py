@@ -70,7 +70,7 @@ class no_grad(ContextDecorator):  # noqa: N801 - used like a function, as in PyT
     def __enter__(self) -> no_grad:
         handlers = _handlers.get()
         # With nothing running there is nothing to cut off: no handler, no cost.
-        self._tokens.append(_handlers.set((*handlers, NoGradHandler())) if handlers else None)
+        self._tokens.append(_handlers.set((handlers, NoGradHandler())) if handlers else None)
         return self
 
     def __exit__(self, *exc_info: Any) -> None:

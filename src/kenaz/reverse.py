@@ -77,11 +77,11 @@ class ReverseHandler(Handler):
             )
         # One (parent node, pullback) pair per tracked argument with a rule; an
         # argument without one (an index, a condition) gets no cotangent.
-        edges = [
-            (parent, makers[i](out, *args, **params))
-            for i, parent in tracked
-            if makers[i] is not None
-        ]
+        edges = []
+        for i, parent in tracked:  # a loop, not a comprehension: no frame of its own
+            maker = makers[i]
+            if maker is not None:
+                edges.append((parent, maker(out, *args, **params)))
         if op.multiple_results:
             self.record(out, edges)
             return out
