@@ -47,6 +47,31 @@ UNARY_DOMAINS = [
 ZERO_DERIVATIVE = [ew.sign, ew.floor, ew.ceil, ew._round]
 
 
+# The `d<name>(g, r) = g * f'(r)` primitives of `unary_with_slope`: (low, high) of r.
+SLOPE_DOMAINS = {
+    "dlog": (0.5, 3.0),
+    "dsqrt": (0.5, 3.0),
+    "dsin": (-3.0, 3.0),
+    "dcos": (-3.0, 3.0),
+    "dtanh": (-0.9, 0.9),
+    "dlogistic": (0.1, 0.9),
+}
+
+
+def _slope_cases() -> list[OpCase]:
+    assert set(SLOPE_DOMAINS) == set(ew.slope_ops), "give every slope op a domain here"
+    cases = []
+    for name, (low, high) in SLOPE_DOMAINS.items():
+        for seed, shape in enumerate(SHAPES):
+            g, r = uniform(shape, -2.0, 2.0, seed), uniform(shape, low, high, seed + 7)
+            cases.append(OpCase(f"{name}-{shape}", ew.slope_ops[name], (g, r)))
+        # Broadcasting operands, as vmap makes them (a batched g, an unbatched r).
+        g, r = uniform((2, 3), -2.0, 2.0, 3), uniform((3,), low, high, 4)
+        cases.append(OpCase(f"{name}-broadcast-r", ew.slope_ops[name], (g, r)))
+        cases.append(OpCase(f"{name}-broadcast-g", ew.slope_ops[name], (r, g[:, :1] + low)))
+    return cases
+
+
 def _signed_away_from_zero(shape, seed=0):
     rng = np.random.default_rng(seed)
     return rng.uniform(0.5, 2.0, size=shape) * rng.choice([-1.0, 1.0], size=shape)
@@ -196,6 +221,7 @@ def _where_and_cast_cases() -> list[OpCase]:
 
 CASES = (
     _unary_cases()
+    + _slope_cases()
     + COMPLEX_CASES
     + _binary_cases()
     + _ties_cases()
