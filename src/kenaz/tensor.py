@@ -151,6 +151,8 @@ class Tensor:
         return perform(remainder, other, self)
 
     def __pow__(self, other):
+        if type(other) is int and other == 2:  # the commonest power, as NumPy's `x ** 2`
+            return perform(square, self)
         return perform(power, self, other)
 
     def __rpow__(self, other):
@@ -438,6 +440,7 @@ from .ops.elementwise import (  # noqa: E402
     power,
     real,
     remainder,
+    square,
     subtract,
 )
 from .ops.indexing import getitem, scatter  # noqa: E402

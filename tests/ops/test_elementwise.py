@@ -39,6 +39,7 @@ UNARY_DOMAINS = [
     (ew.arccosh, 1.2, 3.0),
     (ew.arctanh, -0.8, 0.8),
     (ew.logistic, -4.0, 4.0),
+    (ew.square, -2.0, 2.0),
     (ew.erf, -2.0, 2.0),
     (ew.alias, -2.0, 2.0),
 ]
@@ -55,6 +56,7 @@ SLOPE_DOMAINS = {
     "dcos": (-3.0, 3.0),
     "dtanh": (-0.9, 0.9),
     "dlogistic": (0.1, 0.9),
+    "dsquare": (-2.0, 2.0),
 }
 
 
@@ -315,3 +317,22 @@ def test_binary_rules_under_any_broadcasting(name, shapes, seed):
     x_shape, y_shape = shapes.input_shapes
     x, y = uniform(x_shape, *x_range, seed=seed), uniform(y_shape, *y_range, seed=seed + 1)
     check_op(op, (x, y), order=1)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        np.array([True, False]),
+        np.array([3, -4], dtype=np.int8),
+        np.array([1.5, -2.0], dtype=np.float32),
+        np.array(3.0),
+        np.array([1 + 2j]),
+    ],
+    ids=["bool", "int8", "float32", "0-d", "complex"],
+)
+def test_power_of_two_is_square_with_numpys_result(value):
+    got = (kenaz.Tensor(value) ** 2).numpy()
+    expected = value**2
+    assert got.dtype == expected.dtype
+    np.testing.assert_array_equal(got, expected)
+    assert kenaz.jvp(lambda x: x**2, (1.5,), (1.0,))[1] == 3.0

@@ -263,7 +263,7 @@ def astype(x: Any, dtype: Any) -> Tensor:
 # -- composites ---------------------------------------------------------------------------
 def square(x) -> Tensor:
     """``x * x``."""
-    return x * x
+    return _ew.square(x)
 
 
 def reciprocal(x) -> Tensor:

@@ -229,6 +229,13 @@ arccosh = unary("arccosh", np.arccosh, d_x=lambda x: 1 / (sqrt(x - 1) * sqrt(x +
 arctanh = unary("arctanh", np.arctanh, d_x=lambda x: 1 / (1 - x * x))
 
 
+# `x ** 2` (Tensor.__pow__ with the int 2) and kenaz.numpy.square: one op whose
+# backward is one op, where `power` needs three and `x * x` two edges and a sum.
+square = unary_with_slope(
+    "square", np.square, slope_times=lambda g, x: g * (2 * x), slope_derivative=lambda x: 2
+)
+
+
 def _logistic_impl(x):
     # exp(-logaddexp(0, -x)) is exact for large |x| in both directions.
     return np.exp(-np.logaddexp(0, -x))
