@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import functools
 import itertools
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from contextvars import ContextVar
 from typing import Any
 
@@ -228,31 +227,44 @@ class Handler:
         return perform(op, *args, **params)
 
 
-@contextmanager
-def handler(h: Handler) -> Iterator[Handler]:
+class handler:  # noqa: N801 - a context manager, named and used like a function
     """Install ``h`` as the innermost handler for the ``with`` block.
 
     The previous stack is restored on exit, also when the block raises.
+    (A class rather than ``@contextmanager``: every transformation call enters
+    a few of these, and a generator-based one costs three times as much.)
     """
-    token = _handlers.set((_handlers.get(), h))
-    try:
-        yield h
-    finally:
-        _handlers.reset(token)
+
+    __slots__ = ("_handler", "_token")
+
+    def __init__(self, h: Handler) -> None:
+        self._handler = h
+
+    def __enter__(self) -> Handler:
+        self._token = _handlers.set((_handlers.get(), self._handler))
+        return self._handler
+
+    def __exit__(self, *exc_info: Any) -> None:
+        _handlers.reset(self._token)
 
 
 # Which transformations are running (e.g. ("grad", "grad: backward")), for `debug`.
 _scopes: ContextVar[tuple[str, ...]] = ContextVar("kenaz_scopes", default=())
 
 
-@contextmanager
-def scope(name: str) -> Iterator[None]:
+class scope:  # noqa: N801 - a context manager, named and used like a function
     """Mark a phase of a transformation (its forward pass, its backward pass) for ``debug``."""
-    token = _scopes.set((*_scopes.get(), name))
-    try:
-        yield
-    finally:
-        _scopes.reset(token)
+
+    __slots__ = ("_name", "_token")
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __enter__(self) -> None:
+        self._token = _scopes.set((*_scopes.get(), self._name))
+
+    def __exit__(self, *exc_info: Any) -> None:
+        _scopes.reset(self._token)
 
 
 def current_scopes() -> tuple[str, ...]:

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import gc
 import threading
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -114,8 +113,7 @@ _gc_pauses = 0  # how many reverse passes are running, in all threads
 _gc_was_enabled = False
 
 
-@contextmanager
-def gc_paused() -> Iterator[None]:
+class gc_paused:  # noqa: N801 - a context manager, named and used like a function
     """Pause Python's cyclic garbage collector while a reverse pass runs.
 
     A tape keeps many small objects alive (tensors, closures, entries), so the
@@ -125,15 +123,19 @@ def gc_paused() -> Iterator[None]:
     100,000. The pause is process-wide, hence counted across threads; the
     collector's previous state comes back when the last pass ends.
     """
-    global _gc_pauses, _gc_was_enabled
-    with _gc_lock:
-        if _gc_pauses == 0:
-            _gc_was_enabled = gc.isenabled()
-            gc.disable()
-        _gc_pauses += 1
-    try:
-        yield
-    finally:
+
+    __slots__ = ()
+
+    def __enter__(self) -> None:
+        global _gc_pauses, _gc_was_enabled
+        with _gc_lock:
+            if _gc_pauses == 0:
+                _gc_was_enabled = gc.isenabled()
+                gc.disable()
+            _gc_pauses += 1
+
+    def __exit__(self, *exc_info: Any) -> None:
+        global _gc_pauses
         with _gc_lock:
             _gc_pauses -= 1
             if _gc_pauses == 0 and _gc_was_enabled:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import kenaz
 import kenaz.numpy as knp
 
 from .cases import OpCase, make_check_op_test, uniform
@@ -108,3 +109,15 @@ test_check_op = make_check_op_test(CASES)
 def test_shape_errors_name_the_op_and_shapes(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+@pytest.mark.parametrize("value", [np.float64(2.0), np.asarray(2.0, dtype=np.float32)])
+def test_broadcast_to_of_a_0d_value_is_a_read_only_view_as_numpys(value):
+    out = knp.broadcast_to(kenaz.Tensor(value), (2, 3)).numpy()
+    expected = np.broadcast_to(value, (2, 3))
+    assert out.dtype == expected.dtype and out.strides == expected.strides == (0, 0)
+    assert not out.flags.writeable
+    np.testing.assert_array_equal(out, expected)
+    for bad in [(-1,), (2, -3)]:
+        with pytest.raises(ValueError, match="cannot broadcast"):
+            knp.broadcast_to(kenaz.Tensor(value), bad)
