@@ -42,15 +42,16 @@ def _erf_per_element(x):
     return _erf_vectorized(x).astype(np.result_type(x, np.float16))
 
 
-# NumPy's scalar types (what ops on 0-d values return), and the operands that mix
-# with them in Python's operators as they do in the ufunc (see `_by_operator`).
+# NumPy's scalar types (what ops on 0-d values return); NumPy's values; and the
+# operands that mix with them in Python's operators as in the ufunc (`_by_operator`).
 _NUMPY_SCALARS = frozenset(
     t for t in set(np.sctypeDict.values()) if np.dtype(t).kind in "biufc"
 )
-_RIGHT_OPERANDS = _NUMPY_SCALARS | {np.ndarray, bool, int, float, complex}
+_NUMPY_VALUES = _NUMPY_SCALARS | {np.ndarray}
+_RIGHT_OPERANDS = _NUMPY_VALUES | {bool, int, float, complex}
 # Not `complex` on the left: `1j * np.float64(2)` is Python's complex product (np.float64
 # subclasses float), a Python complex.
-_LEFT_OPERANDS = _NUMPY_SCALARS | {np.ndarray, bool, int, float}
+_LEFT_OPERANDS = _NUMPY_VALUES | {bool, int, float}
 
 
 def _fit(tangent: Tensor, ans: Tensor) -> Tensor:
@@ -311,21 +312,23 @@ imag = Op(
 
 # -- binary, broadcasting ------------------------------------------------------------------
 def _by_operator(ufunc: np.ufunc, operation: Callable) -> Callable:
-    """``ufunc(x, y)``, computed as ``operation(x, y)`` (``x * y``) for a NumPy scalar.
+    """``ufunc(x, y)``, computed as ``operation(x, y)`` (``x * y``) where that is the same.
 
     Ops on 0-d values give NumPy scalars, and NumPy's scalar arithmetic behind
     ``x * y`` takes 40 ns where the ufunc call ``np.multiply(x, y)`` takes 500 ns
-    (its generic argument handling); for arrays the ufunc is called as before.
-    The operator is only used when the other operand is a NumPy array or scalar
-    or a Python number: a list would be repeated by ``*``, and an ndarray
-    subclass may redefine the operator (``np.matrix``).
+    (its generic argument handling). It is only used when one operand is a
+    NumPy array or scalar and the other one too or a Python number: a list
+    would be repeated by ``*``, and an ndarray subclass may redefine the
+    operator (``np.matrix``).
     """
 
     def impl(x, y):
+        if type(x) is np.ndarray:  # the commonest case first: the ufunc, at once
+            return ufunc(x, y)
         if type(x) in _NUMPY_SCALARS:
             if type(y) in _RIGHT_OPERANDS:
                 return operation(x, y)
-        elif type(y) in _NUMPY_SCALARS and type(x) in _LEFT_OPERANDS:
+        elif type(y) in _NUMPY_VALUES and type(x) in _LEFT_OPERANDS:
             return operation(x, y)
         return ufunc(x, y)
 
