@@ -28,6 +28,7 @@ __all__ = [
     "current_handlers",
     "fresh_level",
     "each_argument",
+    "identity",
 ]
 
 # The handler stack, in a ContextVar so threads and asyncio tasks never see each
@@ -147,6 +148,15 @@ class each_argument:  # noqa: N801 - used like a function in rule tables
 
     def __getitem__(self, index: int) -> Callable[..., Any]:
         return functools.partial(self.rule, index)
+
+
+def identity(g: Any) -> Any:
+    """The pullback (or tangent map) of an argument that passes through unchanged.
+
+    Rules return this very function, rather than ``lambda g: g``, so that the
+    backward pass can skip the call (``add``, ``alias``...).
+    """
+    return g
 
 
 def perform(op: Op, *args: Any, **params: Any) -> Tensor:

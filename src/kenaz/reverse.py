@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from . import tree
-from .effects import Handler, Op, fresh_level, handler, perform, scope
+from .effects import Handler, Op, fresh_level, handler, identity, perform, scope
 from .ops.elementwise import alias
 from .tensor import Tensor, tracked_records
 from .transform import (
@@ -126,7 +126,7 @@ class ReverseHandler(Handler):
             if g is None:
                 continue
             for parent, pullback in edges:
-                contribution = pullback(g)
+                contribution = g if pullback is identity else pullback(g)
                 previous = cotangents.get(parent)
                 if previous is not None:  # several paths lead here: sum them
                     contribution = previous + contribution
@@ -221,7 +221,7 @@ def _vjp(f: Callable, primals: tuple[Any, ...], has_aux: bool, reusable: bool):
 
 def _check_inputs(args: Sequence[Any], allow_int: bool, where: str) -> None:
     for position, arg in args:
-        for leaf in tree.leaves(arg):
+        for leaf in [arg] if isinstance(arg, Tensor) else tree.leaves(arg):
             dtype = leaf.dtype if isinstance(leaf, Tensor) else np.asarray(leaf).dtype
             if dtype.kind not in "fc" and not allow_int:
                 raise TypeError(
@@ -289,7 +289,7 @@ def value_and_grad(
                 raise TypeError(_grad_output_error(out))
             if (out.dtype.kind == "c") != holomorphic:
                 raise TypeError(_grad_complex_error(out, holomorphic))
-            grads = pullback(Tensor(np.ones((), dtype=out.dtype)))
+            grads = pullback(Tensor(np.array(1, dtype=out.dtype)))
             # Free the tape while the collector is still paused: its objects then
             # leave no debt that would make the collector traverse them on resuming.
             del pullback

@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..effects import Op
+from ..effects import Op, identity
 from ..tensor import Tensor
 from . import batching, reduction, shape
 
@@ -345,8 +345,8 @@ add = binary(
     _by_operator(np.add, operator.add),
     jvp=[lambda t, ans, x, y: _fit(t, ans), lambda t, ans, x, y: _fit(t, ans)],
     vjp=[
-        lambda ans, x, y: _unbroadcast(x, ans, lambda g: g),
-        lambda ans, x, y: _unbroadcast(y, ans, lambda g: g),
+        lambda ans, x, y: _unbroadcast(x, ans, identity),
+        lambda ans, x, y: _unbroadcast(y, ans, identity),
     ],
 )
 subtract = binary(
@@ -354,7 +354,7 @@ subtract = binary(
     _by_operator(np.subtract, operator.sub),
     jvp=[lambda t, ans, x, y: _fit(t, ans), lambda t, ans, x, y: _fit(-t, ans)],
     vjp=[
-        lambda ans, x, y: _unbroadcast(x, ans, lambda g: g),
+        lambda ans, x, y: _unbroadcast(x, ans, identity),
         lambda ans, x, y: _unbroadcast(y, ans, lambda g: -g),
     ],
 )
@@ -466,7 +466,7 @@ remainder = binary(
         lambda t, ans, x, y: _fit(-t * floor_divide(x, y), ans),
     ],
     vjp=[
-        lambda ans, x, y: _unbroadcast(x, ans, lambda g: g),
+        lambda ans, x, y: _unbroadcast(x, ans, identity),
         lambda ans, x, y: _unbroadcast(y, ans, lambda g: -g * floor_divide(x, y)),
     ],
 )
@@ -551,7 +551,7 @@ alias = Op(
     "alias",
     lambda x: x,
     jvp=[lambda t, ans, x: t],
-    vjp=[lambda ans, x: lambda g: g],
+    vjp=[lambda ans, x: identity],
     batch=batching.elementwise,
 )
 
