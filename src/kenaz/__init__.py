@@ -12,7 +12,7 @@ Tensor([0., 0.])
 
 from . import tensor as _tensor  # noqa: I001  (first: the primitives import Tensor)
 from .tensor import Tensor
-from .effects import Handler, Op, each_argument, handler, perform
+from .effects import Handler, Op, each_argument, handler, identity, perform, perform_args
 from .ops.elementwise import stop_gradient
 from .reverse import grad, value_and_grad, vjp
 from .forward import jvp, linearize
@@ -46,6 +46,8 @@ __all__ = [
     "Op",
     "Handler",
     "perform",
+    "perform_args",
+    "identity",
     "handler",
     "each_argument",
     "grad",

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from . import tree
-from .effects import Handler, Op, _handlers, perform
+from .effects import Handler, Op, _handlers, perform_args
 from .tensor import Tensor
 from .transform import as_tensor
 
@@ -175,7 +175,7 @@ class _Router(Handler):
     def handle(self, op: Op, args: tuple, params: dict) -> Any:
         if isinstance(op, CustomCall):
             return tuple(dispatch(op, args, params["call"]))
-        return perform(op, *args, **params)
+        return perform_args(op, args, params)
 
 
 def run_with_stack(stack: tuple, fn: Callable[[], Any]) -> Any:

@@ -24,7 +24,7 @@ import numpy as np
 
 from . import tree
 from .custom import CallInfo, CustomCall, dispatch, register_rule, run_with_stack, zeros_for
-from .effects import Handler, Op, _handlers, handler, perform
+from .effects import Handler, Op, _handlers, handler, perform_args
 from .forward import ForwardHandler, LinearizeHandler
 from .ops.elementwise import alias, astype
 from .reverse import ReverseHandler, vjp
@@ -100,7 +100,7 @@ class ClosureGuard(Handler):
                     )
                 self.allowed.add(id(a))
                 self.captured.append(a)
-        return perform(op, *args, **params)
+        return perform_args(op, args, params)
 
 
 def guarded(fn: Callable[[], Any], level: int, allowed: Sequence[Any], what: str) -> Any:

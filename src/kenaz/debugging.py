@@ -9,7 +9,7 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from .effects import Handler, Op, current_scopes, handler, perform
+from .effects import Handler, Op, current_scopes, handler, perform_args
 from .tensor import Tensor
 
 __all__ = ["debug"]
@@ -62,7 +62,7 @@ class DebugHandler(Handler):
         self.last_scopes: tuple[str, ...] = current_scopes()
 
     def handle(self, op: Op, args: tuple, params: dict) -> Any:
-        out = perform(op, *args, **params)
+        out = perform_args(op, args, params)
         if self.ops is not None and not self.ops(op):
             return out
         file = self.file or sys.stdout

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import tree
-from .effects import Handler, Op, fresh_level, handler, perform, scope
+from .effects import Handler, Op, fresh_level, handler, perform_args, scope
 from .ops.elementwise import alias
 from .tensor import Tensor, tracked_records
 from .transform import as_tensor, check_tangent, forget_level, split_aux, zeros_like
@@ -78,7 +78,7 @@ class ForwardHandler(Handler):
         return watched
 
     def handle(self, op: Op, args: tuple, params: dict) -> Any:
-        out = perform(op, *args, **params)
+        out = perform_args(op, args, params)
         if not op.differentiable or not _has_float_output(op, out):
             return out
         tangents = tracked_records(op.name, args, self.level)
@@ -177,7 +177,7 @@ class LinearizeHandler(Handler):
         return node
 
     def handle(self, op: Op, args: tuple, params: dict) -> Any:
-        out = perform(op, *args, **params)
+        out = perform_args(op, args, params)
         if not op.differentiable or not _has_float_output(op, out):
             return out
         parents = tracked_records(op.name, args, self.level)

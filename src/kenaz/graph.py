@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from . import tree
-from .effects import Handler, Op, current_scopes, fresh_level, handler, perform
+from .effects import Handler, Op, current_scopes, fresh_level, handler, perform_args
 from .ops.elementwise import alias
 from .tensor import Tensor
 
@@ -219,7 +219,7 @@ class GraphRecorder(Handler):
         return record
 
     def handle(self, op: Op, args: tuple, params: dict) -> Any:
-        out = perform(op, *args, **params)
+        out = perform_args(op, args, params)
         if op.name in self.collapse and isinstance(args[0], Tensor):
             self._mark(out, self._source(args[0]))  # plumbing: the output is its input
             return out

@@ -14,7 +14,7 @@ from contextlib import ContextDecorator
 from contextvars import Token
 from typing import Any
 
-from .effects import Handler, Op, _handlers, perform
+from .effects import Handler, Op, _handlers, perform_args
 from .ops.elementwise import stop_gradient
 from .tensor import Tensor
 
@@ -34,7 +34,7 @@ class NoGradHandler(Handler):
                 else a
                 for a in args
             )
-        return perform(op, *args, **params)
+        return perform_args(op, args, params)
 
 
 class no_grad(ContextDecorator):  # noqa: N801 - used like a function, as in PyTorch

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from . import tree
-from .effects import Handler, Op, fresh_level, handler, identity, perform, scope
+from .effects import Handler, Op, fresh_level, handler, identity, perform_args, scope
 from .ops.elementwise import alias
 from .tensor import Tensor, tracked_records
 from .transform import (
@@ -59,7 +59,7 @@ class ReverseHandler(Handler):
         return node
 
     def handle(self, op: Op, args: tuple, params: dict) -> Any:
-        out = perform(op, *args, **params)
+        out = perform_args(op, args, params)
         if not op.differentiable:
             return out
         tracked = tracked_records(op.name, args, self.level)  # (position, node) pairs

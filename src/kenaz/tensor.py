@@ -112,51 +112,51 @@ class Tensor:
     __hash__ = object.__hash__
 
     # -- operators (bound below, once the primitives exist) ----------------------
-    # Elementwise operators perform their op directly: calling an `Op` object
-    # costs a little more than calling `perform`, and every op pays for it.
+    # Operators perform their op directly, with their arguments in a tuple
+    # (`perform_args`): calling the `Op` object costs one frame more per op.
     def __add__(self, other):
-        return perform(add, self, other)
+        return perform_args(add, (self, other), {})
 
     def __radd__(self, other):
-        return perform(add, other, self)
+        return perform_args(add, (other, self), {})
 
     def __sub__(self, other):
-        return perform(subtract, self, other)
+        return perform_args(subtract, (self, other), {})
 
     def __rsub__(self, other):
-        return perform(subtract, other, self)
+        return perform_args(subtract, (other, self), {})
 
     def __mul__(self, other):
-        return perform(multiply, self, other)
+        return perform_args(multiply, (self, other), {})
 
     def __rmul__(self, other):
-        return perform(multiply, other, self)
+        return perform_args(multiply, (other, self), {})
 
     def __truediv__(self, other):
-        return perform(divide, self, other)
+        return perform_args(divide, (self, other), {})
 
     def __rtruediv__(self, other):
-        return perform(divide, other, self)
+        return perform_args(divide, (other, self), {})
 
     def __floordiv__(self, other):
-        return perform(floor_divide, self, other)
+        return perform_args(floor_divide, (self, other), {})
 
     def __rfloordiv__(self, other):
-        return perform(floor_divide, other, self)
+        return perform_args(floor_divide, (other, self), {})
 
     def __mod__(self, other):
-        return perform(remainder, self, other)
+        return perform_args(remainder, (self, other), {})
 
     def __rmod__(self, other):
-        return perform(remainder, other, self)
+        return perform_args(remainder, (other, self), {})
 
     def __pow__(self, other):
         if type(other) is int and other == 2:  # the commonest power, as NumPy's `x ** 2`
-            return perform(square, self)
-        return perform(power, self, other)
+            return perform_args(square, (self,), {})
+        return perform_args(power, (self, other), {})
 
     def __rpow__(self, other):
-        return perform(power, other, self)
+        return perform_args(power, (other, self), {})
 
     def __matmul__(self, other):
         return matmul(self, other)
@@ -165,52 +165,52 @@ class Tensor:
         return matmul(other, self)
 
     def __neg__(self):
-        return perform(negative, self)
+        return perform_args(negative, (self,), {})
 
     def __pos__(self):
         return self
 
     def __abs__(self):
-        return perform(absolute, self)
+        return perform_args(absolute, (self,), {})
 
     def __invert__(self):
-        return perform(invert, self)
+        return perform_args(invert, (self,), {})
 
     def __and__(self, other):
-        return perform(bitwise_and, self, other)
+        return perform_args(bitwise_and, (self, other), {})
 
     def __rand__(self, other):
-        return perform(bitwise_and, other, self)
+        return perform_args(bitwise_and, (other, self), {})
 
     def __or__(self, other):
-        return perform(bitwise_or, self, other)
+        return perform_args(bitwise_or, (self, other), {})
 
     def __ror__(self, other):
-        return perform(bitwise_or, other, self)
+        return perform_args(bitwise_or, (other, self), {})
 
     def __xor__(self, other):
-        return perform(bitwise_xor, self, other)
+        return perform_args(bitwise_xor, (self, other), {})
 
     def __rxor__(self, other):
-        return perform(bitwise_xor, other, self)
+        return perform_args(bitwise_xor, (other, self), {})
 
     def __eq__(self, other):  # type: ignore[override]
-        return perform(equal, self, other)
+        return perform_args(equal, (self, other), {})
 
     def __ne__(self, other):  # type: ignore[override]
-        return perform(not_equal, self, other)
+        return perform_args(not_equal, (self, other), {})
 
     def __lt__(self, other):
-        return perform(less, self, other)
+        return perform_args(less, (self, other), {})
 
     def __le__(self, other):
-        return perform(less_equal, self, other)
+        return perform_args(less_equal, (self, other), {})
 
     def __gt__(self, other):
-        return perform(greater, self, other)
+        return perform_args(greater, (self, other), {})
 
     def __ge__(self, other):
-        return perform(greater_equal, self, other)
+        return perform_args(greater_equal, (self, other), {})
 
     def __getitem__(self, index):
         return getitem(self, index)
@@ -415,7 +415,7 @@ def asarray_value(value: Any, dtype: Any = None) -> np.ndarray:
 
 # The operators above call these module-level names; they are bound here, once
 # `Tensor` exists, because the primitives themselves import `Tensor`.
-from .effects import perform  # noqa: E402
+from .effects import perform_args  # noqa: E402
 from .numpy import _signatures as _numpy_api  # noqa: E402
 from .ops.elementwise import (  # noqa: E402
     absolute,

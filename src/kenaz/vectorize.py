@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import optree
 
-from .effects import Handler, Op, handler, perform, scope
+from .effects import Handler, Op, handler, perform_args, scope
 from .errors import ConcretizationError, EscapedTracerError, ShapeError, broadcast_error
 from .ops import batching, indexing
 from .ops import shape as shape_ops
@@ -119,7 +119,7 @@ class BatchHandler(Handler):
                 values[i] = a._batched
                 batch_axes[i] = a._batch_axis
         if batch_axes is None:  # nothing here is batched at this level
-            return perform(op, *args, **params)
+            return perform_args(op, args, params)
         rule = op.batch or _per_example_loop
         try:
             out, out_axis = rule(op, values, batch_axes, **params)
