@@ -56,8 +56,8 @@ def sum_to(x: Tensor, target_shape: tuple[int, ...], dtype: np.dtype) -> Tensor:
         axes = tuple(range(lead)) + tuple(
             lead + i for i, n in enumerate(target_shape) if n == 1 and x.shape[lead + i] != 1
         )
-        if axes:
-            x = _sum(x, axis=axes, keepdims=False)
+        if axes:  # without leading axes, keeping the summed ones gives the target shape
+            x = _sum(x, axis=axes, keepdims=not lead)
         if x.shape != target_shape:
             x = shape.reshape(x, target_shape)
     if x.dtype != dtype:
