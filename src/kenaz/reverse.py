@@ -10,6 +10,7 @@ that is how higher-order derivatives work.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -19,7 +20,7 @@ import numpy as np
 from . import tree
 from .effects import Handler, Op, fresh_level, handler, identity, perform_args, scope
 from .ops.elementwise import alias
-from .tensor import Tensor, tracked_records
+from .tensor import Tensor, _make, tracked_records
 from .transform import (
     as_tensor,
     check_tangent,
@@ -177,12 +178,13 @@ def vjp(f: Callable, *primals: Any, has_aux: bool = False):
 
 
 def _vjp(f: Callable, primals: tuple[Any, ...], has_aux: bool, reusable: bool):
-    """``vjp``; a pullback that is not ``reusable`` frees the tape as it goes (for ``grad``)."""
+    """``vjp``; a pullback that is not ``reusable`` frees the tape as it goes (for ``grad``,
+    which calls it once, inside its own pause of the garbage collector)."""
     rev = ReverseHandler()
     flat, in_tree = tree.flatten(primals)
     flat = [as_tensor(x, "vjp") for x in flat]
     watched = [rev.watch(x) if x.dtype.kind in "fc" else x for x in flat]
-    with scope("vjp"), gc_paused(), handler(rev):
+    with scope("vjp"), _pause_unless(reusable), handler(rev):  # grad pauses the GC itself
         result = f(*tree.unflatten(in_tree, watched))
     if has_aux:
         result, aux = split_aux(result, "vjp")
@@ -211,12 +213,17 @@ def _vjp(f: Callable, primals: tuple[Any, ...], has_aux: bool, reusable: bool):
             ct = check_tangent(o, as_tensor(ct, "vjp"), "vjp", "cotangent", "an output")
             if node is not None:
                 seeds[node] = ct if node not in seeds else seeds[node] + ct
-        with scope("vjp: backward"), gc_paused():
+        with scope("vjp: backward"), _pause_unless(reusable):
             grads = rev.backward(seeds, in_nodes, consume=not reusable)
         grads = [zeros_like(x) if g is None else g for g, x in zip(grads, flat)]
         return tree.unflatten(in_tree, grads)
 
     return (out, pullback, aux) if has_aux else (out, pullback)
+
+
+def _pause_unless(reusable: bool) -> Any:
+    """``gc_paused()`` for a ``vjp``; ``grad`` (whose pullback is not reusable) holds its own."""
+    return gc_paused() if reusable else contextlib.nullcontext()
 
 
 def _check_inputs(args: Sequence[Any], allow_int: bool, where: str) -> None:
@@ -271,9 +278,13 @@ def value_and_grad(
     (Tensor(42.), Tensor(13.))
     """
 
+    normalized: dict[int, tuple[int, ...]] = {}  # argnums for each number of arguments seen
+
     @functools.wraps(f)
     def value_and_grad_f(*args: Any, **kwargs: Any):
-        nums = normalize_argnums(argnums, len(args), "grad")
+        nums = normalized.get(len(args))
+        if nums is None:
+            nums = normalized[len(args)] = normalize_argnums(argnums, len(args), "grad")
         _check_inputs([(n, args[n]) for n in nums], allow_int, "grad")
         if holomorphic:
             _check_complex_inputs([(n, args[n]) for n in nums], "grad")
@@ -289,7 +300,7 @@ def value_and_grad(
                 raise TypeError(_grad_output_error(out))
             if (out.dtype.kind == "c") != holomorphic:
                 raise TypeError(_grad_complex_error(out, holomorphic))
-            grads = pullback(Tensor(np.array(1, dtype=out.dtype)))
+            grads = pullback(_make(np.array(1, dtype=out.dtype)))
             # Free the tape while the collector is still paused: its objects then
             # leave no debt that would make the collector traverse them on resuming.
             del pullback
