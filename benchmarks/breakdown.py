@@ -112,8 +112,8 @@ def components() -> dict[str, float | str]:
 
     timed("np.sin on 16 elements (reference)", lambda: np.sin(value))
     timed("knp.sin(x), eager", lambda: knp.sin(x))
-    timed("x * 1.01, eager (operator method + perform)", lambda: x * 1.01)
-    timed("knp.multiply(x, 1.01), eager (perform only)", lambda: knp.multiply(x, 1.01))
+    timed("x * 1.01, eager (operator method + perform_args)", lambda: x * 1.01)
+    timed("knp.multiply(x, 1.01), eager (perform)", lambda: knp.multiply(x, 1.01))
     try:
         from kenaz.tensor import _make
 
@@ -136,7 +136,7 @@ def components() -> dict[str, float | str]:
         out = knp.sin(x)
         timed("sin's vjp closure creation (tape residual)", lambda: sin_vjp_maker(out, x))
         pullback = sin_vjp_maker(out, x)
-        timed("sin's pullback g * cos(x), eager (backward rule)", lambda: pullback(x))
+        timed("sin's pullback dsin(g, x) = g * cos(x), eager (backward rule)", lambda: pullback(x))
     try:
         from kenaz.reverse import ReverseHandler
 
@@ -207,17 +207,21 @@ def _source_lines(function: Callable, *needles: str) -> set[int]:
     return {first + i for i, text in enumerate(lines) if any(n in text for n in needles)}
 
 
-def _dispatch_lines() -> set[int]:
-    """The lines of ``perform`` up to its switch to the next handler (before the eager path)."""
-    from kenaz.effects import perform
+def _dispatch_lines() -> dict[str, set[int]]:
+    """For ``perform`` and ``perform_args``: their lines up to the switch to the next
+    handler (before the eager path)."""
+    from kenaz import effects
 
-    lines, first = inspect.getsourcelines(perform)
-    dispatch = set()
-    for i, text in enumerate(lines):
-        dispatch.add(first + i)
-        if "_handlers.reset" in text:
-            break
-    return dispatch
+    found = {}
+    for name in ("perform", "perform_args"):
+        lines, first = inspect.getsourcelines(getattr(effects, name))
+        dispatch = set()
+        for i, text in enumerate(lines):
+            dispatch.add(first + i)
+            if "_handlers.reset" in text:
+                break
+        found[name] = dispatch
+    return found
 
 
 def categorize_samples(stacks: Path) -> dict[str, dict[str, int]]:
@@ -240,7 +244,7 @@ def categorize_samples(stacks: Path) -> dict[str, dict[str, int]]:
         "node_count",
         "_trace",
     )
-    perform_call_lines = _source_lines(ReverseHandler.handle, "perform(")
+    perform_call_lines = _source_lines(ReverseHandler.handle, "perform_args(")
     counts: dict[str, dict[str, int]] = {"forward": {}, "backward": {}, "around": {}}
     for line in stacks.read_text().splitlines():
         stack, _, number = line.rpartition(" ")
@@ -271,7 +275,7 @@ def _parse_frame(frame: str) -> tuple[str, str, int]:
 def _category(
     leaf: tuple[str, str, int],
     phase: str,
-    dispatch: set[int],
+    dispatch: dict[str, set[int]],
     closure_lines: set[int],
     record_lines: set[int],
     perform_call_lines: set[int],
@@ -279,11 +283,11 @@ def _category(
     function, filename, line = leaf
     if "numpy/" in filename:
         return "NumPy's own Python code"
-    if function == "perform":
-        if line in dispatch:
+    if function in dispatch:  # perform, perform_args
+        if line in dispatch[function]:
             return "dispatch: perform switching to the handler (ContextVar set/reset)"
         return "eager op: unwrap, NumPy ufunc, Tensor creation"
-    if function.endswith("impl_naming_shapes"):
+    if function.endswith(("impl_naming_shapes", ".impl", "_impl")):  # an op's NumPy code
         return "eager op: unwrap, NumPy ufunc, Tensor creation"
     if function.startswith("ReverseHandler.handle.<locals>"):  # the edges' comprehension
         return "tape entry: vjp rule closure (residuals)"
@@ -293,7 +297,7 @@ def _category(
         if line in record_lines:
             return "tape entry: node record, tape append"
         if line in perform_call_lines:
-            return "handler: handle() calling perform (argument packing)"
+            return "handler: handle() performing the op outward"
         return "handler: handle() checks"
     if function in ("tracked_records", "ReverseHandler._record"):
         return (
