@@ -78,7 +78,7 @@ def _matmul_batch(op, args, batch_axes):
     y_ndim = batching.ndim_of(y) - (by is not None)
     # A batch of vectors times a shared matrix is one matrix product (one BLAS call).
     if by is None and x_ndim == 1 and y_ndim == 2:
-        return op(batching.move_batch_to_front(x, bx), y), 0
+        return _product_of_matrices(op, batching.move_batch_to_front(x, bx), y), 0
     if bx is None and x_ndim == 2 and y_ndim == 1:  # x @ y_i for all i: Y @ x.T
         return op(batching.move_batch_to_front(y, by), shape._transpose(x, axes=(1, 0))), 0
     # Otherwise: batched vectors become matrices, stacks get equal ranks, batch axis first.
