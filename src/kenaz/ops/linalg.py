@@ -80,7 +80,8 @@ def _matmul_batch(op, args, batch_axes):
     if by is None and x_ndim == 1 and y_ndim == 2:
         return _product_of_matrices(op, batching.move_batch_to_front(x, bx), y), 0
     if bx is None and x_ndim == 2 and y_ndim == 1:  # x @ y_i for all i: Y @ x.T
-        return op(batching.move_batch_to_front(y, by), shape._transpose(x, axes=(1, 0))), 0
+        y_rows = batching.move_batch_to_front(y, by)
+        return _product_of_matrices(op, y_rows, shape._transpose(x, axes=(1, 0))), 0
     # Otherwise: batched vectors become matrices, stacks get equal ranks, batch axis first.
     rank = max(x_ndim, y_ndim, 2)
     x_vector, y_vector = bx is not None and x_ndim == 1, by is not None and y_ndim == 1
