@@ -259,3 +259,19 @@ def test_handler_stack_is_restored_after_an_exception_in_the_backward_pass():
     with pytest.raises(ValueError):
         grad(lambda x: bad_backward(x)[0])(1.0)
     assert current_handlers() == before
+
+
+@pytest.mark.parametrize(
+    "transform",
+    [
+        lambda f: kenaz.grad(f)(1.0),
+        lambda f: kenaz.jvp(f, (1.0,), (1.0,)),
+        lambda f: kenaz.linearize(f, 1.0),
+    ],
+    ids=["grad", "jvp", "linearize"],
+)
+def test_a_list_of_tracked_tensors_is_refused_not_silently_constant(transform):
+    from kenaz.ops.elementwise import multiply
+
+    with pytest.raises(TypeError, match="list of Tensors where an array was expected"):
+        transform(lambda x: multiply([x, x], 2.0).sum())
