@@ -200,20 +200,21 @@ def perform_args(op: Op, args: tuple, params: Mapping[str, Any]) -> Any:
             return innermost.handle(op, args, params)
         finally:
             _handlers.reset(token)
-    # Eager: unwrap, run NumPy, wrap. Unary and binary calls without parameters
-    # are unrolled because a list comprehension, or an empty `**params`, costs a
-    # large part of NumPy's own time on small arrays. Unwrapping a batched view
-    # that escaped its vmap raises here, through its `_value` property: no wrong
-    # number can come out.
+    # Eager: unwrap, run NumPy, wrap. Binary calls without parameters and unary
+    # ones are unrolled because a list comprehension, or an empty `**params`,
+    # costs a large part of NumPy's own time on small arrays. Unwrapping a
+    # batched view that escaped its vmap raises here, through its `_value`
+    # property: no wrong number can come out.
     try:  # free until it raises
         if not params and len(args) == 2:
             x, y = args
             value = op.impl(
                 x._value if isinstance(x, Tensor) else x, y._value if isinstance(y, Tensor) else y
             )
-        elif not params and len(args) == 1:
+        elif len(args) == 1:  # unary: elementwise math, and shape ops and reductions
             x = args[0]
-            value = op.impl(x._value if isinstance(x, Tensor) else x)
+            x = x._value if isinstance(x, Tensor) else x
+            value = op.impl(x, **params) if params else op.impl(x)
         else:
             value = op.impl(*[a._value if isinstance(a, Tensor) else a for a in args], **params)
     except ValueError as error:
