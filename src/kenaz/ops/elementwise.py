@@ -71,8 +71,9 @@ def _unbroadcast(
     Only the shape and dtype of ``x`` are kept, not ``x`` itself; when ``x``
     already has the output's shape and dtype, ``cotangent`` is the pullback.
     """
-    x_shape, x_dtype = x.shape, x.dtype
-    if x_shape == ans.shape and x_dtype == ans.dtype:
+    x_shape, x_dtype, ans_dtype = x.shape, x.dtype, ans.dtype
+    # `is` first: NumPy's built-in dtypes are singletons, and `==` on dtypes is slow.
+    if x_shape == ans.shape and (x_dtype is ans_dtype or x_dtype == ans_dtype):
         return cotangent
 
     def pullback(g: Tensor) -> Tensor:
