@@ -128,30 +128,36 @@ class ReverseHandler(Handler):
         With ``consume``, each entry is dropped from the tape once used, so its
         residuals are freed during the pass (for a pullback called only once).
         """
-        cotangents = dict(seeds)
+        # Node numbers are dense, so the cotangents live in a list indexed by node.
+        cotangents: list[Any] = [None] * self.node_count
+        for node, g in seeds.items():
+            cotangents[node] = g
         tape = self.tape
         position = len(tape)
         while position:
             position -= 1
             node, edges = tape.pop() if consume else tape[position]
             if type(node) is tuple:
-                g = _pop_cotangents(cotangents, *node)
+                g = _take_cotangents(cotangents, *node)
             else:
-                g = cotangents.pop(node, None)
+                g = cotangents[node]
+                cotangents[node] = None  # used once: free it as the walk goes on
             if g is None:
                 continue
             for parent, pullback in edges:
                 contribution = g if pullback is identity else pullback(g)
-                previous = cotangents.get(parent)
+                previous = cotangents[parent]
                 if previous is not None:  # several paths lead here: sum them
                     contribution = previous + contribution
                 cotangents[parent] = contribution
-        return [None if n is None else cotangents.get(n) for n in nodes]
+        return [None if n is None else cotangents[n] for n in nodes]
 
 
-def _pop_cotangents(cotangents: dict, nodes: tuple[int, ...], metas: list) -> tuple | None:
+def _take_cotangents(cotangents: list, nodes: tuple[int, ...], metas: list) -> tuple | None:
     """The cotangents of a multiple-result op's outputs, zeros for unused ones (None if all are)."""
-    found = [cotangents.pop(n, None) for n in nodes]
+    found = [cotangents[n] for n in nodes]
+    for n in nodes:
+        cotangents[n] = None
     if all(g is None for g in found):  # not `.count(None)`: that calls Tensor.__eq__
         return None
     return tuple(
