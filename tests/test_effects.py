@@ -121,3 +121,16 @@ def test_an_op_without_rules_says_so():
         kenaz.grad(lambda x: opaque(x))(1.0)
     with pytest.raises(NotImplementedError, match="opaque.*jvp"):
         kenaz.jvp(lambda x: opaque(x), (1.0,), (1.0,))
+
+
+def test_perform_and_perform_args_share_one_body():
+    """`perform` repeats `perform_args`' body to save a frame per op: the copies must not drift."""
+    import inspect
+
+    from kenaz import effects
+
+    def body(function):
+        source = inspect.getsource(function)
+        return source[source.index("    stack = _handlers.get()") :]
+
+    assert body(effects.perform) == body(effects.perform_args)
