@@ -11,13 +11,20 @@ from typing import Any
 
 import optree
 
+from .tensor import Tensor
+
 __all__ = ["flatten", "unflatten", "leaves", "map", "structure"]
 
 NAMESPACE = "kenaz"
 
 
+_LEAF = optree.tree_structure(0, namespace=NAMESPACE)  # the structure of any single leaf
+
+
 def flatten(tree: Any) -> tuple[list[Any], optree.PyTreeSpec]:
     """Leaves of ``tree`` in order, and its structure."""
+    if type(tree) is Tensor:  # a lone tensor (a function's output, a cotangent): no optree call
+        return [tree], _LEAF
     return optree.tree_flatten(tree, namespace=NAMESPACE)
 
 
