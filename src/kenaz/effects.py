@@ -66,7 +66,8 @@ class Op:
         One entry per positional argument: ``maker(ans, *args, **params)`` is
         called during the forward pass and returns ``pullback(cotangent)``.
         Python closures keep only the names they use, so a maker chooses its
-        residuals by what it references.
+        residuals by what it references. A maker whose argument passes through
+        unchanged returns :func:`identity`, which the backward pass skips.
     batch : callable or None, optional
         ``rule(op, args, axes, **params) -> (out, out_axis)`` for ``vmap``:
         ``args`` are the batched values one level out and ``axes[i]`` is the
