@@ -15,8 +15,19 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import tree
+from .backend import NUMPY_TYPES, is_backend_array, numpy_dtype, to_numpy
 
 __all__ = ["Tensor", "asarray_value", "tracked_records"]
+
+
+def _numpy_dtype_of(tensor: Tensor) -> np.dtype:
+    # NumPy, CuPy and Dask values have NumPy dtypes; a strict Array API library's dtypes
+    # map to NumPy's by name, so that rules speak one dtype vocabulary.
+    dtype = tensor._value.dtype
+    return dtype if type(dtype) in _NUMPY_DTYPE_TYPES else numpy_dtype(dtype)
+
+
+_NUMPY_DTYPE_TYPES = frozenset(type(np.dtype(t)) for t in np.sctypeDict.values())
 
 
 class Tensor:
@@ -49,23 +60,27 @@ class Tensor:
     # Getters in C (attrgetter): transformations and rules read these for nearly
     # every op, and a Python-level property takes about twice as long.
     shape = property(attrgetter("_value.shape"), doc="The shape: a tuple of ints.")
-    dtype = property(attrgetter("_value.dtype"), doc="The NumPy dtype.")
+    dtype = property(
+        _numpy_dtype_of, doc="The NumPy dtype (a backend's own maps to it)."
+    )
     ndim = property(attrgetter("_value.ndim"), doc="The number of dimensions.")
     size = property(attrgetter("_value.size"), doc="The number of elements.")
 
     def numpy(self) -> np.ndarray:
-        """Return the value as a NumPy array (no copy; do not modify it)."""
-        return np.asarray(self._value)
+        """Return the value as a NumPy array (no copy for NumPy values; do not modify it).
+
+        A Dask value is computed, a CuPy value copied from the device."""
+        return to_numpy(self._value)
 
     def item(self) -> Any:
         """Return the single element as a Python scalar."""
         return self._value.item()
 
     def tolist(self) -> Any:
-        return np.asarray(self._value).tolist()
+        return self.numpy().tolist()
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
-        value = np.asarray(self._value, dtype=dtype)
+        value = np.asarray(to_numpy(self._value), dtype=dtype)
         return value.copy() if copy else value
 
     # NumPy's own functions and ufuncs run the kenaz counterpart (differentiable),
@@ -108,7 +123,7 @@ class Tensor:
         return (self[i] for i in range(self.shape[0]))
 
     def __repr__(self) -> str:
-        body = np.array2string(np.asarray(self._value), separator=", ", prefix="Tensor(")
+        body = np.array2string(self.numpy(), separator=", ", prefix="Tensor(")
         dtype = self.dtype
         default = dtype in (np.float64, np.int64, np.bool_)
         return f"Tensor({body})" if default else f"Tensor({body}, dtype={dtype})"
@@ -406,6 +421,8 @@ def asarray_value(value: Any, dtype: Any = None) -> np.ndarray:
     """Convert ``value`` to a NumPy array, refusing types NumPy would store as objects."""
     if isinstance(value, Tensor):
         value = value._value
+    if type(value) not in NUMPY_TYPES and is_backend_array(value):
+        return _backend_value(value, dtype)  # a CuPy, Dask or other Array API array: kept
     array = np.asarray(value, dtype=dtype)
     if array.dtype.kind not in "biufc":
         raise TypeError(
@@ -413,6 +430,17 @@ def asarray_value(value: Any, dtype: Any = None) -> np.ndarray:
             "only bool, integer, float and complex data are supported"
         )
     return array
+
+
+def _backend_value(value: Any, dtype: Any) -> Any:
+    """An Array API array of another library, checked and cast like a NumPy one."""
+    kind = numpy_dtype(value.dtype)
+    if dtype is not None and np.dtype(dtype) != kind:
+        from .backend import backend_dtype, namespace
+
+        xp = namespace(value)
+        return xp.astype(value, backend_dtype(xp, dtype))
+    return value
 
 
 # -- the primitives the operators and methods above perform ----------------------------

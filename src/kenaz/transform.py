@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from .backend import full_like
 from .tensor import Tensor
 
 __all__ = [
@@ -61,7 +62,8 @@ def check_tangent(
 
 
 def zeros_like(x: Tensor) -> Tensor:
-    return Tensor(np.zeros(x.shape, dtype=x.dtype))
+    """Zeros shaped and typed like ``x``, on ``x``'s backend."""
+    return Tensor(full_like(x._value, x.shape, 0, x.dtype))
 
 
 def split_aux(result: Any, where: str) -> tuple[Any, Any]:

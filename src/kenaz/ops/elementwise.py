@@ -16,6 +16,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from ..backend import NUMPY_TYPES, backend_dtype, common, namespace
 from ..effects import Op, identity
 from ..tensor import Tensor
 from . import batching, shape
@@ -23,8 +24,14 @@ from . import batching, shape
 
 def _erf_impl(x):
     """SciPy's erf when SciPy is installed (imported on first use: it is slow to
-    import and optional), else ``math.erf`` per element."""
+    import and optional), else ``math.erf`` per element. On other backends: the
+    library's own special functions (CuPy's ``cupyx.scipy.special``; Dask maps
+    SciPy's over its blocks)."""
     global _erf_backend
+    if type(x) not in NUMPY_TYPES:
+        from ..backend import special_function
+
+        return special_function(namespace(x), "erf")(x)
     if _erf_backend is None:
         try:
             from scipy.special import erf as _erf_backend
@@ -44,14 +51,62 @@ def _erf_per_element(x):
 
 # NumPy's scalar types (what ops on 0-d values return); NumPy's values; and the
 # operands that mix with them in Python's operators as in the ufunc (`_by_operator`).
-_NUMPY_SCALARS = frozenset(
-    t for t in set(np.sctypeDict.values()) if np.dtype(t).kind in "biufc"
-)
+_NUMPY_SCALARS = frozenset(t for t in set(np.sctypeDict.values()) if np.dtype(t).kind in "biufc")
 _NUMPY_VALUES = _NUMPY_SCALARS | {np.ndarray}
 _RIGHT_OPERANDS = _NUMPY_VALUES | {bool, int, float, complex}
 # Not `complex` on the left: `1j * np.float64(2)` is Python's complex product (np.float64
 # subclasses float), a Python complex.
 _LEFT_OPERANDS = _NUMPY_VALUES | {bool, int, float}
+
+
+# -- backend neutrality: NumPy's code on NumPy values, the namespace's function otherwise ----
+def neutral_unary(numpy_function: Callable, standard_name: str) -> Callable:
+    """``numpy_function(x)`` on NumPy values, else ``xp.<standard_name>(x)`` in ``x``'s namespace.
+
+    The NumPy test is one type lookup before NumPy's own call (see ``kenaz.backend``).
+    """
+
+    def impl(x):
+        if type(x) in NUMPY_TYPES:
+            return numpy_function(x)
+        return getattr(namespace(x), standard_name)(x)
+
+    impl.__name__ = standard_name
+    return impl
+
+
+def _on_backend(xp, standard_name: str, x, y):
+    """``xp.<standard_name>(x, y)``, Python numbers made arrays of the other operand's kind
+    (NumPy's rule, NEP 50: a Python float keeps a float32 array's precision)."""
+    if type(x) in (bool, int, float, complex):
+        x = _scalar_like(xp, x, y)
+    elif type(y) in (bool, int, float, complex):
+        y = _scalar_like(xp, y, x)
+    return getattr(xp, standard_name)(x, y)
+
+
+def _scalar_like(xp, scalar, array):
+    dtype = np.result_type(scalar, np.empty(0, dtype=_numpy_dtype(array.dtype)))
+    return xp.asarray(scalar, dtype=backend_dtype(xp, dtype))
+
+
+def _numpy_dtype(dtype):
+    from ..backend import numpy_dtype
+
+    return numpy_dtype(dtype)
+
+
+def neutral_binary(numpy_function: Callable, standard_name: str) -> Callable:
+    """``numpy_function(x, y)`` on NumPy values, else the standard's ``standard_name``."""
+
+    def impl(x, y):
+        if type(x) in NUMPY_TYPES and type(y) in NUMPY_TYPES:
+            return numpy_function(x, y)
+        xp, (x, y) = common((x, y))
+        return _on_backend(xp, standard_name, x, y)
+
+    impl.__name__ = standard_name
+    return impl
 
 
 def _fit(tangent: Tensor, ans: Tensor) -> Tensor:
@@ -165,13 +220,19 @@ def zero_derivative(name: str, impl: Callable) -> Op:
     return Op(name, impl, batch=batching.elementwise, differentiable=False)
 
 
+_sin = neutral_unary(np.sin, "sin")
+_cos = neutral_unary(np.cos, "cos")
+
 negative = Op(
     "neg",
-    lambda x: -x if type(x) in _NUMPY_SCALARS else np.negative(x),  # see `_by_operator`
+    # `-x` on NumPy scalars (see `_by_operator`) and on every backend's arrays
+    lambda x: np.negative(x) if type(x) is np.ndarray else -x,
     jvp=[lambda t, ans, x: -t],
     vjp=[lambda ans, x: lambda g: -g],
     batch=batching.elementwise,
 )
+
+
 def _phase(x, ans):
     """``x / |x|`` (0 at 0), written with differentiable ops so that second derivatives hold."""
     at_zero = equal(ans, 0)
@@ -191,56 +252,79 @@ def _abs_vjp(ans, x):
     return lambda g: g * sign(x)
 
 
-absolute = Op("abs", np.absolute, jvp=[_abs_jvp], vjp=[_abs_vjp], batch=batching.elementwise)
-exp = unary("exp", np.exp, d_ans=lambda ans: ans)
-expm1 = unary("expm1", np.expm1, d_ans=lambda ans: ans + 1)
-log = unary_with_slope(
-    "log", np.log, slope_times=lambda g, x: g / x, slope_derivative=lambda x: -1 / (x * x)
+absolute = Op(
+    "abs",
+    neutral_unary(np.absolute, "abs"),
+    jvp=[_abs_jvp],
+    vjp=[_abs_vjp],
+    batch=batching.elementwise,
 )
-log1p = unary("log1p", np.log1p, d_x=lambda x: 1 / (x + 1))
+exp = unary("exp", neutral_unary(np.exp, "exp"), d_ans=lambda ans: ans)
+expm1 = unary("expm1", neutral_unary(np.expm1, "expm1"), d_ans=lambda ans: ans + 1)
+log = unary_with_slope(
+    "log",
+    neutral_unary(np.log, "log"),
+    slope_times=lambda g, x: g / x,
+    slope_derivative=lambda x: -1 / (x * x),
+)
+log1p = unary("log1p", neutral_unary(np.log1p, "log1p"), d_x=lambda x: 1 / (x + 1))
 sqrt = unary_with_slope(
     "sqrt",
-    np.sqrt,
+    neutral_unary(np.sqrt, "sqrt"),
     slope_times=lambda g, ans: g * 0.5 / ans,
     slope_derivative=lambda ans: -0.5 / (ans * ans),
     of_output=True,
 )
 sin = unary_with_slope(
-    "sin", np.sin, slope_times=lambda g, x: g * np.cos(x), slope_derivative=lambda x: -sin(x)
+    "sin",
+    neutral_unary(np.sin, "sin"),
+    slope_times=lambda g, x: g * _cos(x),
+    slope_derivative=lambda x: -sin(x),
 )
 cos = unary_with_slope(
-    "cos", np.cos, slope_times=lambda g, x: g * -np.sin(x), slope_derivative=lambda x: -cos(x)
+    "cos",
+    neutral_unary(np.cos, "cos"),
+    slope_times=lambda g, x: g * -_sin(x),
+    slope_derivative=lambda x: -cos(x),
 )
-tan = unary("tan", np.tan, d_ans=lambda ans: 1 + ans * ans)
-arcsin = unary("arcsin", np.arcsin, d_x=lambda x: 1 / sqrt(1 - x * x))
-arccos = unary("arccos", np.arccos, d_x=lambda x: -1 / sqrt(1 - x * x))
-arctan = unary("arctan", np.arctan, d_x=lambda x: 1 / (1 + x * x))
-sinh = unary("sinh", np.sinh, d_x=lambda x: cosh(x))
-cosh = unary("cosh", np.cosh, d_x=lambda x: sinh(x))
+tan = unary("tan", neutral_unary(np.tan, "tan"), d_ans=lambda ans: 1 + ans * ans)
+arcsin = unary("arcsin", neutral_unary(np.arcsin, "asin"), d_x=lambda x: 1 / sqrt(1 - x * x))
+arccos = unary("arccos", neutral_unary(np.arccos, "acos"), d_x=lambda x: -1 / sqrt(1 - x * x))
+arctan = unary("arctan", neutral_unary(np.arctan, "atan"), d_x=lambda x: 1 / (1 + x * x))
+sinh = unary("sinh", neutral_unary(np.sinh, "sinh"), d_x=lambda x: cosh(x))
+cosh = unary("cosh", neutral_unary(np.cosh, "cosh"), d_x=lambda x: sinh(x))
 tanh = unary_with_slope(
     "tanh",
-    np.tanh,
+    neutral_unary(np.tanh, "tanh"),
     slope_times=lambda g, ans: g * (1 - ans * ans),
     slope_derivative=lambda ans: -2 * ans,
     of_output=True,
 )
-arcsinh = unary("arcsinh", np.arcsinh, d_x=lambda x: 1 / sqrt(x * x + 1))
+arcsinh = unary("arcsinh", neutral_unary(np.arcsinh, "asinh"), d_x=lambda x: 1 / sqrt(x * x + 1))
 # sqrt(x - 1) * sqrt(x + 1) rather than sqrt(x * x - 1): the same for real x > 1, and
 # the right branch for complex x.
-arccosh = unary("arccosh", np.arccosh, d_x=lambda x: 1 / (sqrt(x - 1) * sqrt(x + 1)))
-arctanh = unary("arctanh", np.arctanh, d_x=lambda x: 1 / (1 - x * x))
+arccosh = unary(
+    "arccosh", neutral_unary(np.arccosh, "acosh"), d_x=lambda x: 1 / (sqrt(x - 1) * sqrt(x + 1))
+)
+arctanh = unary("arctanh", neutral_unary(np.arctanh, "atanh"), d_x=lambda x: 1 / (1 - x * x))
 
 
 # `x ** 2` (Tensor.__pow__ with the int 2) and kenaz.numpy.square: one op whose
 # backward is one op, where `power` needs three and `x * x` two edges and a sum.
 square = unary_with_slope(
-    "square", np.square, slope_times=lambda g, x: g * (2 * x), slope_derivative=lambda x: 2
+    "square",
+    neutral_unary(np.square, "square"),
+    slope_times=lambda g, x: g * (2 * x),
+    slope_derivative=lambda x: 2,
 )
 
 
 def _logistic_impl(x):
     # exp(-logaddexp(0, -x)) is exact for large |x| in both directions.
-    return np.exp(-np.logaddexp(0, -x))
+    if type(x) in NUMPY_TYPES:
+        return np.exp(-np.logaddexp(0, -x))
+    xp = namespace(x)
+    return xp.exp(-xp.logaddexp(xp.zeros_like(x), -x))
 
 
 logistic = unary_with_slope(
@@ -252,15 +336,15 @@ logistic = unary_with_slope(
 )
 erf = unary("erf", _erf_impl, d_x=lambda x: (2 / math.sqrt(math.pi)) * exp(-x * x))
 
-sign = zero_derivative("sign", np.sign)
-floor = zero_derivative("floor", np.floor)
-ceil = zero_derivative("ceil", np.ceil)
-_round = zero_derivative("round", np.round)
-isnan = zero_derivative("isnan", np.isnan)
-isinf = zero_derivative("isinf", np.isinf)
-isfinite = zero_derivative("isfinite", np.isfinite)
-logical_not = zero_derivative("logical_not", np.logical_not)
-invert = zero_derivative("invert", np.invert)
+sign = zero_derivative("sign", neutral_unary(np.sign, "sign"))
+floor = zero_derivative("floor", neutral_unary(np.floor, "floor"))
+ceil = zero_derivative("ceil", neutral_unary(np.ceil, "ceil"))
+_round = zero_derivative("round", neutral_unary(np.round, "round"))
+isnan = zero_derivative("isnan", neutral_unary(np.isnan, "isnan"))
+isinf = zero_derivative("isinf", neutral_unary(np.isinf, "isinf"))
+isfinite = zero_derivative("isfinite", neutral_unary(np.isfinite, "isfinite"))
+logical_not = zero_derivative("logical_not", neutral_unary(np.logical_not, "logical_not"))
+invert = zero_derivative("invert", neutral_unary(np.invert, "bitwise_invert"))
 
 
 def round_(x, decimals: int = 0) -> Tensor:
@@ -274,7 +358,7 @@ def round_(x, decimals: int = 0) -> Tensor:
 # -- complex parts (linear; JAX's transposes) ------------------------------------------
 conjugate = Op(
     "conj",
-    np.conjugate,
+    neutral_unary(np.conjugate, "conj"),
     jvp=[lambda t, ans, x: conjugate(t)],
     vjp=[lambda ans, x: lambda g: conjugate(g)],
     batch=batching.elementwise,
@@ -297,14 +381,14 @@ def _complex_part_vjp(project: Callable[[Tensor], Tensor]):
 
 real = Op(
     "real",
-    np.real,
+    neutral_unary(np.real, "real"),
     jvp=[lambda t, ans, x: real(t)],
     vjp=[_complex_part_vjp(lambda g: g)],
     batch=batching.elementwise,
 )
 imag = Op(
     "imag",
-    np.imag,
+    neutral_unary(np.imag, "imag"),
     jvp=[lambda t, ans, x: imag(t)],
     vjp=[_complex_part_vjp(lambda g: -1j * g)],
     batch=batching.elementwise,
@@ -325,13 +409,17 @@ def _by_operator(ufunc: np.ufunc, operation: Callable) -> Callable:
 
     def impl(x, y):
         if type(x) is np.ndarray:  # the commonest case first: the ufunc, at once
-            return ufunc(x, y)
-        if type(x) in _NUMPY_SCALARS:
+            if type(y) in _RIGHT_OPERANDS:
+                return ufunc(x, y)
+        elif type(x) in _NUMPY_SCALARS:
             if type(y) in _RIGHT_OPERANDS:
                 return operation(x, y)
         elif type(y) in _NUMPY_VALUES and type(x) in _LEFT_OPERANDS:
             return operation(x, y)
-        return ufunc(x, y)
+        # Another backend's arrays (NumPy constants moved to it): the operator, which
+        # every Array API array has, and which mixes in Python numbers by NumPy's rule.
+        xp, (x, y) = common((x, y))
+        return ufunc(x, y) if xp is np else operation(x, y)
 
     impl.__name__ = ufunc.__name__
     return impl
@@ -404,7 +492,7 @@ def _pow_d_exponent(ans, x):
 
 power = binary(
     "pow",
-    np.power,
+    neutral_binary(np.power, "pow"),
     jvp=[
         lambda t, ans, x, y: _fit(t * _pow_d_base(x, y), ans),
         lambda t, ans, x, y: _fit(t * _pow_d_exponent(ans, x), ans),
@@ -423,7 +511,7 @@ def _chooser_weights(ans, x, y):
 
 maximum = binary(
     "maximum",
-    np.maximum,
+    neutral_binary(np.maximum, "maximum"),
     jvp=[
         lambda t, ans, x, y: _fit(t * _chooser_weights(ans, x, y), ans),
         lambda t, ans, x, y: _fit(t * _chooser_weights(ans, y, x), ans),
@@ -433,7 +521,7 @@ maximum = binary(
         lambda ans, x, y: _unbroadcast(y, ans, lambda g: g * _chooser_weights(ans, y, x)),
     ],
 )
-minimum = binary("minimum", np.minimum, jvp=maximum.jvp, vjp=maximum.vjp)
+minimum = binary("minimum", neutral_binary(np.minimum, "minimum"), jvp=maximum.jvp, vjp=maximum.vjp)
 
 
 def _atan2_denominator(x, y):
@@ -442,7 +530,7 @@ def _atan2_denominator(x, y):
 
 arctan2 = binary(
     "atan2",
-    np.arctan2,
+    neutral_binary(np.arctan2, "atan2"),
     jvp=[
         lambda t, ans, y, x: _fit(t * x / _atan2_denominator(x, y), ans),
         lambda t, ans, y, x: _fit(-t * y / _atan2_denominator(x, y), ans),
@@ -454,13 +542,13 @@ arctan2 = binary(
 )
 floor_divide = Op(
     "floor_divide",
-    np.floor_divide,
+    neutral_binary(np.floor_divide, "floor_divide"),
     batch=batching.elementwise,
     differentiable=False,
 )
 remainder = binary(
     "remainder",
-    np.remainder,
+    neutral_binary(np.remainder, "remainder"),
     # x - floor(x / y) * y: derivative 1 in x and -floor(x / y) in y.
     jvp=[
         lambda t, ans, x, y: _fit(t, ans),
@@ -478,23 +566,30 @@ def _comparison(name: str, impl: Callable) -> Op:
     return Op(name, impl, batch=batching.elementwise, differentiable=False)
 
 
-equal = _comparison("eq", np.equal)
-not_equal = _comparison("ne", np.not_equal)
-less = _comparison("lt", np.less)
-less_equal = _comparison("le", np.less_equal)
-greater = _comparison("gt", np.greater)
-greater_equal = _comparison("ge", np.greater_equal)
-logical_and = _comparison("logical_and", np.logical_and)
-logical_or = _comparison("logical_or", np.logical_or)
-logical_xor = _comparison("logical_xor", np.logical_xor)
-bitwise_and = _comparison("bitwise_and", np.bitwise_and)
-bitwise_or = _comparison("bitwise_or", np.bitwise_or)
-bitwise_xor = _comparison("bitwise_xor", np.bitwise_xor)
+equal = _comparison("eq", neutral_binary(np.equal, "equal"))
+not_equal = _comparison("ne", neutral_binary(np.not_equal, "not_equal"))
+less = _comparison("lt", neutral_binary(np.less, "less"))
+less_equal = _comparison("le", neutral_binary(np.less_equal, "less_equal"))
+greater = _comparison("gt", neutral_binary(np.greater, "greater"))
+greater_equal = _comparison("ge", neutral_binary(np.greater_equal, "greater_equal"))
+logical_and = _comparison("logical_and", neutral_binary(np.logical_and, "logical_and"))
+logical_or = _comparison("logical_or", neutral_binary(np.logical_or, "logical_or"))
+logical_xor = _comparison("logical_xor", neutral_binary(np.logical_xor, "logical_xor"))
+bitwise_and = _comparison("bitwise_and", neutral_binary(np.bitwise_and, "bitwise_and"))
+bitwise_or = _comparison("bitwise_or", neutral_binary(np.bitwise_or, "bitwise_or"))
+bitwise_xor = _comparison("bitwise_xor", neutral_binary(np.bitwise_xor, "bitwise_xor"))
 
 
 # -- where, cast, identity -----------------------------------------------------------
 def _where_impl(condition, x, y):
-    return np.where(condition, x, y)
+    if type(condition) in NUMPY_TYPES and type(x) in NUMPY_TYPES and type(y) in NUMPY_TYPES:
+        return np.where(condition, x, y)
+    xp, (condition, x, y) = common((condition, x, y))
+    if type(x) in (bool, int, float, complex):
+        x = _scalar_like(xp, x, y) if hasattr(y, "dtype") else xp.asarray(x)
+    if type(y) in (bool, int, float, complex):
+        y = _scalar_like(xp, y, x)
+    return xp.where(condition, x, y)
 
 
 where = Op(
@@ -515,7 +610,10 @@ where = Op(
 
 
 def _cast_impl(x, dtype):
-    return np.asarray(x).astype(dtype, copy=False)
+    if type(x) in NUMPY_TYPES:
+        return np.asarray(x).astype(dtype, copy=False)
+    xp = namespace(x)
+    return xp.astype(x, backend_dtype(xp, dtype))
 
 
 def _cast_vjp(ans, x, dtype):

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from ..backend import NUMPY_TYPES, common, full_like, namespace
 from ..effects import Op, each_argument
 from ..tensor import Tensor
 from .axes import along_axes, batch_size, normalize_axes, scan, shape_of, shift_axes
@@ -25,6 +26,16 @@ def _shape(x: Any) -> tuple[int, ...]:
 
 def _axes(axis, ndim: int, op: str) -> tuple[int, ...]:
     return normalize_axes(axis, ndim, op)
+
+
+def _backend_reshape(x: Any, shape: tuple[int, ...], order: str) -> Any:
+    xp = namespace(x)
+    if order == "C":
+        return xp.reshape(x, shape)
+    # Column-major: reverse the axes, reshape row-major, reverse again.
+    reversed_x = xp.permute_dims(x, tuple(range(x.ndim))[::-1])
+    out = xp.reshape(reversed_x, shape[::-1])
+    return xp.permute_dims(out, tuple(range(len(shape)))[::-1])
 
 
 # -- reshape and broadcast_to ---------------------------------------------------------------
@@ -45,7 +56,11 @@ def _reshape_batch(op, args, batch_axes, *, shape, order):
 _reshape = Op(
     "reshape",
     # The ndarray methods, not NumPy's Python-level wrappers: a third of their time.
-    lambda x, shape, order: np.asarray(x).reshape(shape, order=order),
+    lambda x, shape, order: (
+        np.asarray(x).reshape(shape, order=order)
+        if type(x) in NUMPY_TYPES
+        else _backend_reshape(x, shape, order)
+    ),
     jvp=[lambda t, ans, x, shape, order: _reshape(t, shape=ans.shape, order=order)],
     vjp=[_reshape_vjp],
     batch=_reshape_batch,
@@ -87,6 +102,8 @@ def _broadcast_to_batch(op, args, batch_axes, *, shape):
 
 
 def _broadcast_to_impl(x: Any, shape: tuple[int, ...]) -> np.ndarray:
+    if type(x) not in NUMPY_TYPES:
+        return namespace(x).broadcast_to(x, shape)
     if np.ndim(x) == 0:  # a read-only view with zero strides, as np.broadcast_to makes,
         # built directly: a third of its time (a full sum's cotangent takes this path).
         value = np.asarray(x)
@@ -134,7 +151,11 @@ def _transpose_batch(op, args, batch_axes, *, axes):
 
 _transpose = Op(
     "transpose",
-    lambda x, axes: np.asarray(x).transpose(axes),
+    lambda x, axes: (
+        np.asarray(x).transpose(axes)
+        if type(x) in NUMPY_TYPES
+        else namespace(x).permute_dims(x, tuple(range(x.ndim))[::-1] if axes is None else axes)
+    ),
     jvp=[lambda t, ans, x, axes: _transpose(t, axes=axes)],
     vjp=[_transpose_vjp],
     batch=_transpose_batch,
@@ -198,7 +219,9 @@ def _squeeze_batch(op, args, batch_axes, *, axis):
 
 _squeeze = Op(
     "squeeze",
-    lambda x, axis: np.asarray(x).squeeze(axis),
+    lambda x, axis: (
+        np.asarray(x).squeeze(axis) if type(x) in NUMPY_TYPES else namespace(x).squeeze(x, axis)
+    ),
     jvp=[lambda t, ans, x, axis: _squeeze(t, axis=axis)],
     vjp=[_to_shape_of_input],
     batch=_squeeze_batch,
@@ -228,7 +251,8 @@ def _expand_dims_batch(op, args, batch_axes, *, axis):
 def _expand_dims_impl(x: Any, axis: tuple[int, ...]) -> np.ndarray:
     # x[:, None]: the view np.expand_dims makes, in a sixth of its time (no Python-level
     # argument handling; the per-example gradients of vmap(grad) insert many axes).
-    x = np.asarray(x)
+    if type(x) is not np.ndarray and type(x) in NUMPY_TYPES:  # other backends index alike
+        x = np.asarray(x)
     ndim = x.ndim + len(axis)
     index: list[Any] = [slice(None)] * ndim
     for a in axis:
@@ -283,7 +307,11 @@ def _concatenate_batch(op, args, batch_axes, *, axis):
 
 _concatenate = Op(
     "concatenate",
-    lambda *xs, axis: np.concatenate(xs, axis=axis),
+    lambda *xs, axis: (
+        np.concatenate(xs, axis=axis)
+        if all(type(x) in NUMPY_TYPES for x in xs)
+        else _backend_concat(xs, axis)
+    ),
     jvp=each_argument(_concatenate_jvp),
     vjp=each_argument(_concatenate_vjp),
     batch=_concatenate_batch,
@@ -347,10 +375,15 @@ def split(x, indices_or_sections, axis: int = 0) -> list[Tensor]:
     return [slice_axis(x, axis, a, b) for a, b in zip(bounds[:-1], bounds[1:])]
 
 
+def _backend_concat(xs: tuple, axis: int) -> Any:
+    xp, xs = common(xs)
+    return xp.concat([xp.asarray(x) for x in xs], axis=axis)
+
+
 # -- flip, pad, repeat, tile ---------------------------------------------------------------
 _flip = Op(
     "flip",
-    lambda x, axis: np.flip(x, axis),
+    lambda x, axis: np.flip(x, axis) if type(x) in NUMPY_TYPES else namespace(x).flip(x, axis=axis),
     jvp=[lambda t, ans, x, axis: _flip(t, axis=axis)],
     vjp=[lambda ans, x, axis: lambda g: _flip(g, axis=axis)],
     batch=along_axes,
@@ -407,15 +440,26 @@ def _repeat_vjp(ans, x, repeats, axis):
     index = (slice(None),) * axis + (groups,)
 
     def pullback(g):
-        zeros = Tensor(np.zeros(x_shape, dtype=g.dtype))
+        zeros = Tensor(full_like(g._value, x_shape, 0, g.dtype))
         return zeros.at[index].add(g)
 
     return pullback
 
 
+def _backend_repeat(x: Any, repeats: Any, axis: int) -> Any:
+    xp = namespace(x)
+    if not isinstance(repeats, int):
+        repeats = xp.asarray(np.asarray(repeats))
+    return xp.repeat(x, repeats, axis=axis)
+
+
 _repeat = Op(
     "repeat",
-    lambda x, repeats, axis: np.repeat(x, repeats, axis=axis),
+    lambda x, repeats, axis: (
+        np.repeat(x, repeats, axis=axis)
+        if type(x) in NUMPY_TYPES
+        else _backend_repeat(x, repeats, axis)
+    ),
     jvp=[lambda t, ans, x, repeats, axis: _repeat(t, repeats=repeats, axis=axis)],
     vjp=[_repeat_vjp],
     batch=scan,  # acts along one axis and keeps the layout, like a scan
@@ -452,7 +496,7 @@ def _tile_batch(op, args, batch_axes, *, reps):
 
 _tile = Op(
     "tile",
-    lambda x, reps: np.tile(x, reps),
+    lambda x, reps: np.tile(x, reps) if type(x) in NUMPY_TYPES else namespace(x).tile(x, reps),
     jvp=[lambda t, ans, x, reps: _tile(t, reps=reps)],
     vjp=[_tile_vjp],
     batch=_tile_batch,
@@ -538,7 +582,11 @@ def _sum_vjp(ans, x, axis, keepdims):
 _sum = Op(
     "sum",
     # np.add.reduce is np.sum without its Python-level dispatch (a microsecond).
-    lambda x, axis, keepdims: np.add.reduce(x, axis=axis, keepdims=keepdims),
+    lambda x, axis, keepdims: (
+        np.add.reduce(x, axis=axis, keepdims=keepdims)
+        if type(x) in NUMPY_TYPES
+        else namespace(x).sum(x, axis=axis, keepdims=keepdims)
+    ),
     jvp=[lambda t, ans, x, axis, keepdims: _sum(t, axis=axis, keepdims=keepdims)],
     vjp=[_sum_vjp],
     batch=reduction_batch,

@@ -1,0 +1,354 @@
+"""Array backends: which array library an op runs on, and the standard's gaps filled per library.
+
+kenaz runs on NumPy, and on any array library that implements the Array API
+standard (``__array_namespace__``, reached through ``array-api-compat``):
+CuPy on GPUs, Dask for arrays larger than one machine, ``array-api-strict``
+(the standard and nothing more) in the tests. An op's implementation takes
+its namespace from its inputs:
+
+- NumPy values (``ndarray``, NumPy scalars, Python numbers) take NumPy's own
+  code at once: one type-identity test decides it, before any namespace
+  lookup, so that NumPy stays the fast path;
+- any other array takes :func:`namespace` of its inputs and the standard's
+  function of that name; NumPy arrays mixed in (constants inside a rule) are
+  moved to that namespace first.
+
+Where the standard has no function (scatter-add, einsum, special functions)
+a small table per library fills the gap (:func:`scatter_add`, :func:`einsum`),
+and an op without one raises naming the op and the backend.
+
+Creation follows the inputs: a rule's constants are made with
+:func:`full_like`. Functions with no array input (``kenaz.numpy.zeros(3)``)
+create on the default backend, NumPy unless :func:`default_backend` says
+otherwise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "NUMPY_TYPES",
+    "is_numpy",
+    "is_backend_array",
+    "namespace",
+    "standard_namespace",
+    "numpy_dtype",
+    "backend_dtype",
+    "asarray_on",
+    "full_like",
+    "scatter_add",
+    "einsum",
+    "special_function",
+    "default_backend",
+    "current_default",
+    "materialize",
+]
+
+# Everything NumPy's own functions take as a value: the type identity test of the fast path.
+NUMPY_TYPES = frozenset(
+    {np.ndarray, bool, int, float, complex}
+    | {t for t in set(np.sctypeDict.values()) if np.dtype(t).kind in "biufc"}
+)
+
+
+def is_numpy(value: Any) -> bool:
+    """Whether ``value`` is a NumPy value (array, NumPy scalar or Python number)."""
+    return type(value) in NUMPY_TYPES
+
+
+def is_backend_array(value: Any) -> bool:
+    """Whether ``value`` is an array of a library other than NumPy that kenaz runs on
+    (anything with ``__array_namespace__``, and Dask arrays, which have none)."""
+    if type(value) in NUMPY_TYPES or not hasattr(value, "shape"):
+        return False
+    if hasattr(value, "__array_namespace__"):
+        return True
+    module = type(value).__module__
+    return module.startswith(("dask.", "cupy"))
+
+
+# The namespace of each array type seen so far: array-api-compat's lookup costs
+# microseconds, a dictionary read tens of nanoseconds.
+_namespaces: dict[type, Any] = {}
+
+
+def _namespace_of_type(value: Any) -> Any:
+    kind = type(value)
+    found = _namespaces.get(kind)
+    if found is None:
+        try:
+            import array_api_compat
+        except ImportError:  # pragma: no cover - only without the optional dependency
+            raise TypeError(
+                f"kenaz: a {kind.__module__}.{kind.__name__} value needs array-api-compat "
+                "(pip install 'kenaz[dask]' or 'kenaz[cupy]')"
+            ) from None
+        try:
+            found = array_api_compat.array_namespace(value)
+        except TypeError:
+            raise TypeError(
+                f"kenaz: {kind.__module__}.{kind.__name__} is not an array kenaz can run on; "
+                "pass NumPy arrays, Python numbers, or arrays of an Array API library "
+                "(CuPy, Dask, array-api-strict)"
+            ) from None
+        _namespaces[kind] = found
+    return found
+
+
+def namespace(*values: Any) -> Any:
+    """The array namespace that runs an op on ``values``.
+
+    ``numpy`` itself when every value is a NumPy value or a Python number;
+    otherwise the Array API namespace (through ``array-api-compat``) of the
+    first value that is not. Values that are neither arrays nor numbers
+    (``None``, tuples of indices) are ignored.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kenaz.backend import namespace
+    >>> namespace(np.ones(2), 1.0) is np
+    True
+    """
+    for value in values:
+        if type(value) not in NUMPY_TYPES and hasattr(value, "shape"):
+            return _namespace_of_type(value)
+    return np
+
+
+def standard_namespace(*values: Any) -> Any:
+    """Like :func:`namespace`, but NumPy's as the Array API standard's (``array_api_compat.numpy``).
+
+    For code written once against the standard (reference implementations, tests).
+    """
+    xp = namespace(*values)
+    if xp is np:
+        import array_api_compat.numpy
+
+        return array_api_compat.numpy
+    return xp
+
+
+# -- dtypes: kenaz speaks NumPy's dtypes; a backend's own map to them by name --------------
+_STANDARD_DTYPE_NAMES = (
+    "bool",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "float32",
+    "float64",
+    "complex64",
+    "complex128",
+)
+_to_numpy: dict[Any, np.dtype] = {}
+
+
+def numpy_dtype(dtype: Any) -> np.dtype:
+    """The NumPy dtype equal to a backend's ``dtype`` (CuPy and Dask use NumPy's own)."""
+    if isinstance(dtype, np.dtype):
+        return dtype
+    found = _to_numpy.get(dtype)
+    if found is None:
+        name = getattr(dtype, "_canonical_name", None) or str(dtype).rsplit(".", 1)[-1]
+        if name not in _STANDARD_DTYPE_NAMES:
+            raise TypeError(f"kenaz: no NumPy dtype corresponds to {dtype!r}")
+        found = _to_numpy[dtype] = np.dtype(name)
+    return found
+
+
+def backend_dtype(xp: Any, dtype: Any) -> Any:
+    """The dtype of namespace ``xp`` named like the NumPy ``dtype``."""
+    name = np.dtype(dtype).name if not isinstance(dtype, str) else dtype
+    return getattr(xp, name)
+
+
+# -- moving values and creating them on an input's backend --------------------------------
+def asarray_on(xp: Any, value: Any) -> Any:
+    """``value`` as an array of namespace ``xp`` (Python numbers are left alone: every
+    namespace mixes them with arrays)."""
+    if type(value) in (bool, int, float, complex) or xp is np:
+        return value
+    if type(value) is np.ndarray or type(value) in NUMPY_TYPES:
+        array = np.asarray(value)
+        return xp.asarray(array, dtype=backend_dtype(xp, array.dtype))
+    return value
+
+
+def common(values: tuple) -> tuple[Any, tuple]:
+    """The namespace of ``values`` and the values moved to it (the slow path of an impl)."""
+    xp = namespace(*values)
+    return xp, tuple(asarray_on(xp, v) for v in values)
+
+
+def full_like(like: Any, shape: tuple[int, ...], fill: Any, dtype: Any) -> Any:
+    """An array of ``shape`` filled with ``fill``, on the backend of the array ``like``.
+
+    ``like`` is a backend value (a Tensor's ``_value``) or ``None`` for the default backend.
+    """
+    xp = namespace(like) if like is not None else current_default()
+    if xp is np:
+        return np.full(shape, fill, dtype=dtype)
+    return xp.full(shape, fill, dtype=backend_dtype(xp, dtype))
+
+
+# -- the standard's gaps, filled per library ----------------------------------------------
+def scatter_add(xp: Any, out: Any, index: Any, values: Any) -> Any:
+    """``out`` with ``values`` added at ``index``, repeated indices accumulating.
+
+    NumPy: ``np.add.at``; CuPy: ``cupyx.scatter_add`` (both in place, on a copy).
+    Other namespaces (Dask, array-api-strict), which have no such function: a
+    one-hot matrix product over the flattened positions, which accumulates
+    repeated indices and stays lazy on Dask. (``array_api_extra.at(...).add``
+    does *not* accumulate repeated indices, so it cannot serve here.)
+    """
+    if xp is np:
+        out = np.array(out, copy=True)
+        np.add.at(out, index, values)
+        return out
+    name = xp.__name__
+    if "cupy" in name:
+        import cupy
+        import cupyx
+
+        out = cupy.array(out, copy=True)
+        cupyx.scatter_add(out, index, values)
+        return out
+    # The flat positions the index selects, found on NumPy (indices are small and known);
+    # then out + onehot.T @ values, in out's namespace.
+    shape = tuple(out.shape)
+    size = int(np.prod(shape))
+    positions = np.arange(size).reshape(shape)[_numpy_index(index)]
+    positions = positions.reshape(-1)
+    values = xp.reshape(xp.broadcast_to(values, _selected_shape(shape, index)), (-1,))
+    onehot = np.zeros((positions.size, size), dtype=numpy_dtype(out.dtype))
+    onehot[np.arange(positions.size), positions] = 1
+    added = xp.matmul(xp.asarray(onehot.T), values[:, None])
+    return out + xp.reshape(added, shape)
+
+
+def _numpy_index(index: Any) -> Any:
+    """An index with its arrays (of any backend) as NumPy arrays."""
+    if isinstance(index, tuple):
+        return tuple(_numpy_index(i) for i in index)
+    if hasattr(index, "shape") and type(index) is not np.ndarray:
+        return np.asarray(to_numpy(index))
+    return index
+
+
+def _selected_shape(shape: tuple[int, ...], index: Any) -> tuple[int, ...]:
+    return np.empty(shape, dtype=np.bool_)[_numpy_index(index)].shape
+
+
+def to_numpy(value: Any) -> np.ndarray:
+    """A backend value as a NumPy array: computed (Dask), copied from the device (CuPy)."""
+    if type(value) in NUMPY_TYPES:
+        return np.asarray(value)
+    if hasattr(value, "compute") and hasattr(value, "dask"):
+        value = value.compute()
+    if hasattr(value, "get") and type(value).__module__.startswith("cupy"):
+        return value.get()
+    try:
+        return np.asarray(value)
+    except (TypeError, RuntimeError):
+        return np.from_dlpack(value)
+
+
+def einsum(xp: Any, spec: str, *operands: Any) -> Any:
+    """``einsum`` in namespace ``xp``: NumPy's, CuPy's, Dask's (none in the standard)."""
+    name = xp.__name__
+    for library in ("cupy", "dask"):
+        if library in name:
+            module = __import__("cupy" if library == "cupy" else "dask.array", fromlist=["x"])
+            return module.einsum(spec, *operands)
+    raise NotImplementedError(
+        f"kenaz.einsum: the {name} namespace has no einsum (the Array API standard has "
+        "none); use matmul and tensordot there"
+    )
+
+
+def special_function(xp: Any, name: str) -> Any:
+    """SciPy's special function ``name`` for namespace ``xp`` (none is in the standard):
+    CuPy's ``cupyx.scipy.special``; on Dask, SciPy's mapped over the blocks."""
+    library = xp.__name__
+    if "cupy" in library:
+        import cupyx.scipy.special
+
+        return getattr(cupyx.scipy.special, name)
+    if "dask" in library:
+        import dask.array
+        import scipy.special
+
+        function = getattr(scipy.special, name)
+        return lambda x: dask.array.map_blocks(function, x, dtype=x.dtype)
+    raise NotImplementedError(
+        f"kenaz.{name}: the {library} namespace has no {name} (the Array API standard has "
+        "no special functions); run it on NumPy, CuPy or Dask"
+    )
+
+
+# -- the default backend of creation functions with no array input ----------------------------
+_default: ContextVar[Any] = ContextVar("kenaz_default_backend", default=np)
+
+
+def current_default() -> Any:
+    """The namespace in which functions with no array input create arrays (NumPy by default)."""
+    return _default.get()
+
+
+@contextmanager
+def default_backend(xp: Any) -> Iterator[Any]:
+    """Create arrays on namespace ``xp`` inside the block, where no input says where.
+
+    Examples
+    --------
+    >>> import array_api_strict as xps
+    >>> import kenaz.numpy as knp
+    >>> from kenaz.backend import default_backend
+    >>> with default_backend(xps):
+    ...     type(knp.zeros(3).value).__module__.split(".")[0]
+    'array_api_strict'
+    """
+    token = _default.set(xp)
+    try:
+        yield xp
+    finally:
+        _default.reset(token)
+
+
+# -- lazy backends -----------------------------------------------------------------------
+def materialize(tree: Any) -> Any:
+    """Compute every lazy (Dask) leaf of a pytree in one call: one graph, shared work.
+
+    Tensors holding Dask arrays come back as Tensors holding NumPy arrays; other
+    leaves are returned unchanged.
+
+    Examples
+    --------
+    >>> import numpy as np, kenaz
+    >>> kenaz.materialize({"w": np.ones(2)})["w"]
+    array([1., 1.])
+    """
+    from . import tree as trees
+    from .tensor import Tensor, _make
+
+    leaves, treedef = trees.flatten(tree)
+    values = [leaf._value if isinstance(leaf, Tensor) else leaf for leaf in leaves]
+    lazy = [i for i, v in enumerate(values) if hasattr(v, "dask") and hasattr(v, "compute")]
+    if lazy:
+        import dask
+
+        computed = dask.compute(*[values[i] for i in lazy])
+        for i, value in zip(lazy, computed):
+            leaves[i] = _make(value) if isinstance(leaves[i], Tensor) else value
+    return trees.unflatten(treedef, leaves)
