@@ -26,7 +26,8 @@ from .no_grad import no_grad
 from .graph import graph
 from .vectorize import vmap
 from .jacobians import hessian, hvp, jacfwd, jacrev
-from . import errors, tree
+from . import backend, errors, tree
+from .backend import default_backend, materialize
 
 __version__ = "0.1.0"
 
@@ -71,5 +72,8 @@ __all__ = [
     "numpy",
     "tree",
     "errors",
+    "backend",
+    "default_backend",
+    "materialize",
 ]
 

@@ -191,12 +191,25 @@ def common(values: tuple) -> tuple[Any, tuple]:
     return xp, tuple(asarray_on(xp, v) for v in values)
 
 
-def full_like(like: Any, shape: tuple[int, ...], fill: Any, dtype: Any) -> Any:
-    """An array of ``shape`` filled with ``fill``, on the backend of the array ``like``.
+def value_of(like: Any) -> Any:
+    """The backend value behind ``like``: a Tensor's value, that of the batch behind a
+    ``vmap`` view (which has none of its own), or ``like`` itself."""
+    from .tensor import Tensor
 
-    ``like`` is a backend value (a Tensor's ``_value``) or ``None`` for the default backend.
+    while isinstance(like, Tensor):
+        batched = getattr(like, "_batched", None)
+        if batched is None:
+            return like._value
+        like = batched
+    return like
+
+
+def full_like(like: Any, shape: tuple[int, ...], fill: Any, dtype: Any) -> Any:
+    """An array of ``shape`` filled with ``fill``, on the backend of ``like``.
+
+    ``like`` is a Tensor, a backend value, or ``None`` for the default backend.
     """
-    xp = namespace(like) if like is not None else current_default()
+    xp = namespace(value_of(like)) if like is not None else current_default()
     if xp is np:
         return np.full(shape, fill, dtype=dtype)
     return xp.full(shape, fill, dtype=backend_dtype(xp, dtype))

@@ -254,7 +254,7 @@ def _take_cotangents(cotangents: list, nodes: tuple[int, ...], metas: list) -> t
         cotangents[n] = None
     if all(g is None for g in found):  # not `.count(None)`: that calls Tensor.__eq__
         return None
-    like = next(g for g in found if g is not None)._value  # zeros on the cotangents' backend
+    like = next(g for g in found if g is not None)  # zeros on the cotangents' backend
     return tuple(
         _make(full_like(like, shape, 0, dtype)) if g is None else g
         for g, (shape, dtype) in zip(found, metas)
@@ -415,7 +415,7 @@ def value_and_grad(
                 raise TypeError(_grad_output_error(out))
             if (out.dtype.kind == "c") != holomorphic:
                 raise TypeError(_grad_complex_error(out, holomorphic))
-            grads = pullback(_make(full_like(out._value, (), 1, out.dtype)))  # on out's backend
+            grads = pullback(_make(full_like(out, (), 1, out.dtype)))  # on out's backend
             # Free the tape while the collector is still paused: its objects then
             # leave no debt that would make the collector traverse them on resuming.
             del pullback

@@ -63,7 +63,7 @@ def check_tangent(
 
 def zeros_like(x: Tensor) -> Tensor:
     """Zeros shaped and typed like ``x``, on ``x``'s backend."""
-    return Tensor(full_like(x._value, x.shape, 0, x.dtype))
+    return Tensor(full_like(x, x.shape, 0, x.dtype))
 
 
 def split_aux(result: Any, where: str) -> tuple[Any, Any]:

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from ..backend import NUMPY_TYPES, common, full_like, scatter_add
 from ..effects import Op, _handlers
 from ..tensor import Tensor
 from . import batching, shape
@@ -90,11 +91,14 @@ def join_index(spec: tuple[Any, ...], arrays) -> tuple[Any, ...]:
 
 
 def _zeros_like(x: Tensor) -> Tensor:
-    return Tensor(np.zeros(x.shape, dtype=x.dtype))
+    return Tensor(full_like(x, x.shape, 0, x.dtype))
 
 
 # -- gather ----------------------------------------------------------------------------
 def _gather_impl(x, *arrays, spec):
+    if arrays and type(x) not in NUMPY_TYPES:  # index arrays on x's backend
+        xp, moved = common((x, *arrays))
+        arrays = moved[1:]
     return x[join_index(spec, arrays) if arrays else spec]
 
 
@@ -102,7 +106,7 @@ def _gather_vjp(ans, x, *arrays, spec):
     x_shape, x_dtype = x.shape, x.dtype
 
     def pullback(g):
-        zeros = Tensor(np.zeros(x_shape, dtype=x_dtype))
+        zeros = Tensor(full_like(g, x_shape, 0, x_dtype))
         return _scatter["add"](zeros, g, *arrays, spec=spec)
 
     return pullback
@@ -205,7 +209,7 @@ def _basic_index_vjp(ans, x, index):
     x_shape, x_dtype, spec = x.shape, x.dtype, _as_spec(index)
 
     def pullback(g):
-        zeros = Tensor(np.zeros(x_shape, dtype=x_dtype))
+        zeros = Tensor(full_like(g, x_shape, 0, x_dtype))
         return _scatter["add"](zeros, g, spec=spec)
 
     return pullback
@@ -264,6 +268,8 @@ def _scatter_impl(mode: str):
     accumulate = {"add": np.add, "multiply": np.multiply, "min": np.minimum, "max": np.maximum}
 
     def impl(x, values, *arrays, spec):
+        if type(x) not in NUMPY_TYPES or type(values) not in NUMPY_TYPES:
+            return _backend_scatter(mode, x, values, arrays, spec)
         out = np.array(x, copy=True)
         index = join_index(spec, arrays)
         values = np.asarray(values).astype(out.dtype, copy=False)
@@ -276,6 +282,28 @@ def _scatter_impl(mode: str):
         return out
 
     return impl
+
+
+def _backend_scatter(mode: str, x, values, arrays, spec):
+    """A scatter on another backend: ``add`` by its scatter-add (``kenaz.backend``), ``set``
+    by item assignment on a copy; the other modes have no backend code yet."""
+    xp, (x, values) = common((x, values))
+    values = xp.astype(xp.asarray(values), x.dtype) if hasattr(values, "shape") else values
+    if mode == "add":
+        if not arrays:  # basic indexing names each position once
+            out = xp.asarray(x, copy=True)
+            out[spec] = out[spec] + values
+            return out
+        return scatter_add(xp, x, join_index(spec, arrays), values)
+    if mode == "set":
+        out = xp.asarray(x, copy=True)
+        if arrays:
+            arrays = tuple(xp.asarray(np.asarray(a)) for a in arrays)
+        out[join_index(spec, arrays)] = values
+        return out
+    raise NotImplementedError(
+        f"kenaz: .at[...].{mode} runs on NumPy only so far, not on {xp.__name__}"
+    )
 
 
 def _gathered_cotangent(values: Any, pick):

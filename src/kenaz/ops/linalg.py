@@ -8,6 +8,8 @@ from typing import Any
 
 import numpy as np
 
+from ..backend import NUMPY_TYPES, common, namespace
+from ..backend import einsum as backend_einsum
 from ..effects import Op, each_argument
 from ..errors import ShapeError
 from ..tensor import Tensor
@@ -70,7 +72,10 @@ def _as_matrix_cotangent(g, x_vector: bool, y_vector: bool):
 
 
 def _matmul_impl(x, y):
-    return np.matmul(x, y)
+    if type(x) in NUMPY_TYPES and type(y) in NUMPY_TYPES:
+        return np.matmul(x, y)
+    xp, (x, y) = common((x, y))
+    return xp.matmul(x, y)
 
 
 def _matmul_batch(op, args, batch_axes):
@@ -149,6 +154,9 @@ def matmul(x, y) -> Tensor:
 
 # -- einsum ------------------------------------------------------------------------------
 def _einsum_impl(*operands, spec):
+    if not all(type(operand) in NUMPY_TYPES for operand in operands):
+        xp, operands = common(operands)
+        return backend_einsum(xp, spec, *operands)
     try:
         return np.einsum(spec, *operands, optimize=len(operands) > 2)
     except ValueError as error:  # sizes of a letter that differ between operands
@@ -195,13 +203,23 @@ def _einsum_vjp(index, ans, *operands, spec):
     return pullback
 
 
+def _eye_like(values: Tensor, n: int) -> Any:
+    """The identity matrix of size ``n`` on the backend of ``values``."""
+    if type(values._value) in NUMPY_TYPES:
+        return np.eye(n, dtype=values.dtype)
+    xp = namespace(values._value)
+    from ..backend import backend_dtype
+
+    return xp.eye(n, dtype=backend_dtype(xp, values.dtype))
+
+
 def _onto_diagonal(values, unique: str, target: str, sizes: dict[str, int]):
     free = iter(c for c in string.ascii_letters if c not in target)
     renamed, eyes, eye_subs, seen = [], [], [], set()
     for c in target:
         if c in seen:
             new = next(free)
-            eyes.append(Tensor(np.eye(sizes[c], dtype=values.dtype)))
+            eyes.append(Tensor(_eye_like(values, sizes[c])))
             eye_subs.append(c + new)
             renamed.append(new)
         else:

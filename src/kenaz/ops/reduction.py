@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from ..backend import NUMPY_TYPES, full_like, namespace
 from ..call import Call
 from ..effects import Op
 from ..tensor import Tensor
@@ -91,8 +92,17 @@ def _chooser(name: str, impl) -> Op:
     return op
 
 
-_max = _chooser("max", np.max)
-_min = _chooser("min", np.min)
+def _neutral_reduction(numpy_function, standard_name: str):
+    def impl(x, axis, keepdims):
+        if type(x) in NUMPY_TYPES:
+            return numpy_function(x, axis=axis, keepdims=keepdims)
+        return getattr(namespace(x), standard_name)(x, axis=axis, keepdims=keepdims)
+
+    return impl
+
+
+_max = _chooser("max", _neutral_reduction(np.max, "max"))
+_min = _chooser("min", _neutral_reduction(np.min, "min"))
 
 
 def amax(x, axis=None, keepdims: bool = False) -> Tensor:
@@ -107,6 +117,12 @@ def amin(x, axis=None, keepdims: bool = False) -> Tensor:
 
 # -- logsumexp: a composite with its own rules, for speed and stability ------------------------
 def _logsumexp_impl(x, axis, keepdims):
+    if type(x) not in NUMPY_TYPES:
+        xp = namespace(x)
+        shift = xp.max(x, axis=axis, keepdims=True)
+        shift = xp.where(xp.isfinite(shift), shift, xp.zeros_like(shift))
+        out = xp.log(xp.sum(xp.exp(x - shift), axis=axis, keepdims=True)) + shift
+        return out if keepdims else xp.squeeze(out, axis=axis)
     x = np.asarray(x)
     if any(x.shape[a] == 0 for a in axis):  # nothing to sum: -inf, as SciPy and JAX give
         return np.add.reduce(x, axis=axis, keepdims=keepdims) - np.inf
@@ -152,10 +168,16 @@ def _arg_impl(fn):
 
 
 _argmax = Op(
-    "argmax", _arg_impl(np.argmax), batch=batching.index_reduction, differentiable=False
+    "argmax",
+    _neutral_reduction(np.argmax, "argmax"),
+    batch=batching.index_reduction,
+    differentiable=False,
 )
 _argmin = Op(
-    "argmin", _arg_impl(np.argmin), batch=batching.index_reduction, differentiable=False
+    "argmin",
+    _neutral_reduction(np.argmin, "argmin"),
+    batch=batching.index_reduction,
+    differentiable=False,
 )
 
 
@@ -181,14 +203,14 @@ def _exclusive_cumprod(x: Tensor, axis: int, reverse: bool = False) -> Tensor:
     n = x.shape[axis]
     head = shape.slice_axis(x, axis, 0, n - 1)
     ones_shape = x.shape[:axis] + (1,) + x.shape[axis + 1 :]
-    ones = Tensor(np.ones(ones_shape, dtype=x.dtype))
+    ones = Tensor(full_like(x, ones_shape, 1, x.dtype))
     return shape.concatenate([ones, _cumprod(head, axis=axis)], axis=axis)
 
 
 def _product_of_others(x: Tensor, axis: tuple[int, ...]) -> Tensor:
     """For each element, the product of the other elements of its reduction group."""
     if not axis or x.size == 0:  # no other elements, or no elements at all
-        return Tensor(np.ones(x.shape, dtype=x.dtype))
+        return Tensor(full_like(x, x.shape, 1, x.dtype))
     kept = tuple(a for a in range(x.ndim) if a not in axis)
     moved = shape.transpose(x, kept + axis)
     group_size = int(np.prod([x.shape[a] for a in axis]))  # not -1: kept axes may be empty
@@ -201,7 +223,7 @@ def _product_of_others(x: Tensor, axis: tuple[int, ...]) -> Tensor:
 
 _prod = Op(
     "prod",
-    lambda x, axis, keepdims: np.prod(x, axis=axis, keepdims=keepdims),
+    _neutral_reduction(np.prod, "prod"),
     jvp=[
         lambda t, ans, x, axis, keepdims: _sum(
             t * _product_of_others(x, axis), axis=axis, keepdims=keepdims
@@ -225,7 +247,11 @@ def prod(x, axis=None, keepdims: bool = False, dtype=None) -> Tensor:
 # -- scans ---------------------------------------------------------------------------
 _cumsum = Op(
     "cumsum",
-    lambda x, axis: np.cumsum(x, axis=axis),
+    lambda x, axis: (
+        np.cumsum(x, axis=axis)
+        if type(x) in NUMPY_TYPES
+        else namespace(x).cumulative_sum(x, axis=axis)
+    ),
     jvp=[lambda t, ans, x, axis: _cumsum(t, axis=axis)],
     vjp=[
         lambda ans, x, axis: lambda g: shape.flip(

@@ -440,7 +440,7 @@ def _repeat_vjp(ans, x, repeats, axis):
     index = (slice(None),) * axis + (groups,)
 
     def pullback(g):
-        zeros = Tensor(full_like(g._value, x_shape, 0, g.dtype))
+        zeros = Tensor(full_like(g, x_shape, 0, g.dtype))
         return zeros.at[index].add(g)
 
     return pullback
