@@ -79,6 +79,7 @@ def fit(
     key: Key | None = None,
     progress: bool | None = None,
     description: str = "training",
+    client: Any = None,
 ) -> FitResult:
     """Train ``params`` by minimizing ``loss_fn`` over minibatches of ``data``.
 
@@ -114,6 +115,13 @@ def fit(
         (``kenaz[progress]``); ``False``: silent.
     description : str, optional
         The progress bar's label.
+    client : dask.distributed.Client, optional
+        Data-parallel training: each minibatch is split across the cluster's
+        workers, which compute the shard gradients with kenaz; their average
+        (weighted by shard size) is the step's gradient, equal to the local
+        one to rounding when the loss is a mean over the examples. A worker
+        lost mid-epoch is replaced by Dask's retries. Not with ``state`` or
+        ``key`` yet. See :mod:`kenaz.distributed` (``kenaz[dask]``).
 
     Returns
     -------
@@ -142,7 +150,17 @@ def fit(
             f"drop_last={drop_last}"
         )
     stateful = state is not None
-    step = value_and_grad(loss_fn, has_aux=stateful)
+    if client is not None:
+        if stateful or key is not None:
+            raise NotImplementedError(
+                "kenaz.train.fit: client= (data-parallel training) does not take state= or "
+                "key= yet; train those models without a client"
+            )
+        from .distributed import data_parallel_value_and_grad
+
+        step = data_parallel_value_and_grad(loss_fn, client)
+    else:
+        step = value_and_grad(loss_fn, has_aux=stateful)
     step_keys = None if key is None else as_generator(key)
     opt_state = optimizer.init(params) if opt_state is None else opt_state
     history: History = {"loss": [], "epoch_time": [], "step_loss": []}
