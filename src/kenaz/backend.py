@@ -65,7 +65,9 @@ def is_numpy(value: Any) -> bool:
 def is_backend_array(value: Any) -> bool:
     """Whether ``value`` is an array of a library other than NumPy that kenaz runs on
     (anything with ``__array_namespace__``, and Dask arrays, which have none)."""
-    if type(value) in NUMPY_TYPES or not hasattr(value, "shape"):
+    if type(value) in NUMPY_TYPES or isinstance(value, (np.ndarray, np.generic)):
+        return False
+    if not hasattr(value, "shape"):
         return False
     if hasattr(value, "__array_namespace__"):
         return True
@@ -104,7 +106,8 @@ def _namespace_of_type(value: Any) -> Any:
 def namespace(*values: Any) -> Any:
     """The array namespace that runs an op on ``values``.
 
-    ``numpy`` itself when every value is a NumPy value or a Python number;
+    ``numpy`` itself when every value is a NumPy value (subclasses included) or a
+    Python number;
     otherwise the Array API namespace (through ``array-api-compat``) of the
     first value that is not. Values that are neither arrays nor numbers
     (``None``, tuples of indices) are ignored.
@@ -117,7 +120,11 @@ def namespace(*values: Any) -> Any:
     True
     """
     for value in values:
-        if type(value) not in NUMPY_TYPES and hasattr(value, "shape"):
+        if (
+            type(value) not in NUMPY_TYPES
+            and hasattr(value, "shape")
+            and not isinstance(value, (np.ndarray, np.generic))  # subclasses: NumPy's own
+        ):
             return _namespace_of_type(value)
     return np
 

@@ -223,10 +223,18 @@ def zero_derivative(name: str, impl: Callable) -> Op:
 _sin = neutral_unary(np.sin, "sin")
 _cos = neutral_unary(np.cos, "cos")
 
+def _negative_impl(x):
+    if type(x) is np.ndarray:
+        return np.negative(x)
+    # `-x` on NumPy scalars (see `_by_operator`) and on other backends' arrays
+    if type(x) in _NUMPY_SCALARS or namespace(x) is not np:
+        return -x
+    return np.negative(x)
+
+
 negative = Op(
     "neg",
-    # `-x` on NumPy scalars (see `_by_operator`) and on every backend's arrays
-    lambda x: np.negative(x) if type(x) is np.ndarray else -x,
+    _negative_impl,
     jvp=[lambda t, ans, x: -t],
     vjp=[lambda ans, x: lambda g: -g],
     batch=batching.elementwise,
