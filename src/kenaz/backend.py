@@ -43,6 +43,8 @@ __all__ = [
     "asarray_on",
     "full_like",
     "scatter_add",
+    "standard_index",
+    "take_flat",
     "einsum",
     "special_function",
     "default_backend",
@@ -198,6 +200,42 @@ def common(values: tuple) -> tuple[Any, tuple]:
     return xp, tuple(asarray_on(xp, v) for v in values)
 
 
+_PYTHON_NUMBERS = (bool, int, float, complex)
+
+
+def promoted(xp: Any, values: tuple) -> tuple:
+    """``values`` (arrays of ``xp`` and Python numbers) cast to their common dtype by
+    NumPy's rules (NEP 50: Python numbers are weak), so that an op mixing kinds (a boolean
+    mask times a float, an int array plus a float) means on every backend what it means
+    on NumPy; the standard leaves mixed kinds undefined and strict libraries refuse them."""
+    if xp is np:
+        return values
+    dtypes = [numpy_dtype(v.dtype) for v in values if hasattr(v, "dtype")]
+    numbers = [v for v in values if type(v) in _PYTHON_NUMBERS]
+    target = np.result_type(*dtypes, *numbers)
+    if all(d == target for d in dtypes) and all(_weakly_fits(n, target) for n in numbers):
+        return values
+    backend_target = backend_dtype(xp, target)
+    return tuple(
+        xp.asarray(v, dtype=backend_target)
+        if type(v) in _PYTHON_NUMBERS
+        else (xp.astype(v, backend_target) if numpy_dtype(v.dtype) != target else v)
+        for v in values
+    )
+
+
+def _weakly_fits(number: Any, dtype: np.dtype) -> bool:
+    """Whether the standard mixes the Python ``number`` with arrays of ``dtype`` as is."""
+    kind = dtype.kind
+    if type(number) is bool:
+        return kind == "b"
+    if type(number) is int:
+        return kind in "iufc"
+    if type(number) is float:
+        return kind in "fc"
+    return kind == "c"
+
+
 def value_of(like: Any) -> Any:
     """The backend value behind ``like``: a Tensor's value, that of the batch behind a
     ``vmap`` view (which has none of its own), or ``like`` itself."""
@@ -255,6 +293,41 @@ def scatter_add(xp: Any, out: Any, index: Any, values: Any) -> Any:
     onehot[np.arange(positions.size), positions] = 1
     added = xp.matmul(xp.asarray(onehot.T), values[:, None])
     return out + xp.reshape(added, shape)
+
+
+def standard_index(xp: Any, ndim: int, index: Any) -> Any:
+    """A NumPy-style index for an array of namespace ``xp`` and rank ``ndim``: index arrays
+    moved to ``xp`` (as int64), and a trailing ``...`` where NumPy implies one (the
+    standard requires an index to name every axis)."""
+    if xp is np:
+        return index
+    items = index if isinstance(index, tuple) else (index,)
+    moved = []
+    for item in items:
+        if type(item) is np.ndarray or isinstance(item, np.generic) and not isinstance(
+            item, np.bool_
+        ):
+            array = np.asarray(item)
+            if array.dtype.kind in "iu":
+                array = array.astype(np.int64)
+            item = xp.asarray(array)
+        moved.append(item)
+    named = sum(1 for item in moved if item is not None and item is not Ellipsis)
+    if Ellipsis not in [i for i in moved if i is Ellipsis] and named < ndim:
+        moved.append(Ellipsis)
+    return tuple(moved)
+
+
+def take_flat(xp: Any, x: Any, index: Any) -> Any:
+    """``x[index]`` for any NumPy index, by ``take`` on the flattened array: the positions
+    the index selects are found on NumPy (index arrays are known on the host), so a
+    namespace with only the standard's indexing (integers, slices, or integer arrays
+    alone) serves NumPy's advanced indexing, mixed with slices, masks and ``None``."""
+    shape = tuple(x.shape)
+    positions = np.arange(int(np.prod(shape)), dtype=np.int64).reshape(shape)
+    positions = positions[_numpy_index(index)]
+    flat = xp.take(xp.reshape(x, (-1,)), xp.asarray(positions.reshape(-1)), axis=0)
+    return xp.reshape(flat, positions.shape)
 
 
 def _numpy_index(index: Any) -> Any:

@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..backend import NUMPY_TYPES, backend_dtype, common, namespace
+from ..backend import NUMPY_TYPES, backend_dtype, common, namespace, promoted
 from ..effects import Op, identity
 from ..tensor import Tensor
 from . import batching, shape
@@ -76,8 +76,9 @@ def neutral_unary(numpy_function: Callable, standard_name: str) -> Callable:
 
 
 def _on_backend(xp, standard_name: str, x, y):
-    """``xp.<standard_name>(x, y)``, Python numbers made arrays of the other operand's kind
-    (NumPy's rule, NEP 50: a Python float keeps a float32 array's precision)."""
+    """``xp.<standard_name>(x, y)`` after NumPy's promotion (``kenaz.backend.promoted``);
+    Python numbers made arrays of the other operand's dtype."""
+    x, y = promoted(xp, (x, y))
     if type(x) in (bool, int, float, complex):
         x = _scalar_like(xp, x, y)
     elif type(y) in (bool, int, float, complex):
@@ -190,9 +191,16 @@ def unary_with_slope(
     of_output : bool, optional
         ``f'`` is written in terms of the output (``tanh``: ``1 - ans**2``).
     """
+    def slope_impl(g, r):
+        if type(g) in NUMPY_TYPES and type(r) in NUMPY_TYPES:
+            return slope_times(g, r)
+        xp, (g, r) = common((g, r))  # another backend: NumPy values and numbers moved to it
+        g, r = promoted(xp, (xp.asarray(g), xp.asarray(r)))
+        return slope_times(g, r)
+
     slope = Op(
         f"d{name}",
-        slope_times,
+        slope_impl,
         # Linear in g, so the product is its own derivative there; in r, g * f''(r).
         # Under vmap g and r may broadcast (one batched, one not), as any binary op's.
         jvp=[
@@ -427,7 +435,7 @@ def _by_operator(ufunc: np.ufunc, operation: Callable) -> Callable:
         # Another backend's arrays (NumPy constants moved to it): the operator, which
         # every Array API array has, and which mixes in Python numbers by NumPy's rule.
         xp, (x, y) = common((x, y))
-        return ufunc(x, y) if xp is np else operation(x, y)
+        return ufunc(x, y) if xp is np else operation(*promoted(xp, (x, y)))
 
     impl.__name__ = ufunc.__name__
     return impl
@@ -593,6 +601,7 @@ def _where_impl(condition, x, y):
     if type(condition) in NUMPY_TYPES and type(x) in NUMPY_TYPES and type(y) in NUMPY_TYPES:
         return np.where(condition, x, y)
     xp, (condition, x, y) = common((condition, x, y))
+    x, y = promoted(xp, (x, y))
     if type(x) in (bool, int, float, complex):
         x = _scalar_like(xp, x, y) if hasattr(y, "dtype") else xp.asarray(x)
     if type(y) in (bool, int, float, complex):

@@ -18,7 +18,15 @@ from typing import Any
 
 import numpy as np
 
-from ..backend import NUMPY_TYPES, common, full_like, scatter_add
+from ..backend import (
+    NUMPY_TYPES,
+    common,
+    full_like,
+    namespace,
+    scatter_add,
+    standard_index,
+    take_flat,
+)
 from ..effects import Op, _handlers
 from ..tensor import Tensor
 from . import batching, shape
@@ -96,9 +104,15 @@ def _zeros_like(x: Tensor) -> Tensor:
 
 # -- gather ----------------------------------------------------------------------------
 def _gather_impl(x, *arrays, spec):
-    if arrays and type(x) not in NUMPY_TYPES:  # index arrays on x's backend
-        xp, moved = common((x, *arrays))
-        arrays = moved[1:]
+    if type(x) not in NUMPY_TYPES:  # index arrays on x's backend, the index made standard
+        xp = namespace(x)
+        index = join_index(spec, arrays) if arrays else spec
+        try:
+            return x[standard_index(xp, x.ndim, index)]
+        except IndexError:  # advanced indexing beyond the standard's: by positions
+            if not arrays:
+                raise
+            return take_flat(xp, x, index)
     return x[join_index(spec, arrays) if arrays else spec]
 
 
@@ -223,7 +237,9 @@ def _basic_index_batch(op, args, batch_axes):
 
 basic_index = Op(
     "basic_index",
-    lambda x, index: x[index],
+    lambda x, index: (
+        x[index] if type(x) in NUMPY_TYPES else x[standard_index(namespace(x), x.ndim, index)]
+    ),
     jvp=[lambda t, ans, x, index: basic_index(t, index), None],
     vjp=[_basic_index_vjp, None],
     batch=_basic_index_batch,
@@ -254,7 +270,11 @@ def getitem(x, index) -> Tensor:
         if _current_handlers():
             return basic_index(x, index)
         out = _new_tensor(Tensor)
-        out._value = x._value[index]
+        value = x._value
+        try:  # free until it raises
+            out._value = value[index]
+        except IndexError:  # another backend may want the standard's form of the index
+            out._value = basic_index.impl(value, index)
         out._trace = None
         return out
     spec, arrays = split_index(index)
@@ -292,14 +312,13 @@ def _backend_scatter(mode: str, x, values, arrays, spec):
     if mode == "add":
         if not arrays:  # basic indexing names each position once
             out = xp.asarray(x, copy=True)
-            out[spec] = out[spec] + values
+            index = standard_index(xp, x.ndim, spec)
+            out[index] = out[index] + values
             return out
         return scatter_add(xp, x, join_index(spec, arrays), values)
     if mode == "set":
         out = xp.asarray(x, copy=True)
-        if arrays:
-            arrays = tuple(xp.asarray(np.asarray(a)) for a in arrays)
-        out[join_index(spec, arrays)] = values
+        out[standard_index(xp, x.ndim, join_index(spec, arrays))] = values
         return out
     raise NotImplementedError(
         f"kenaz: .at[...].{mode} runs on NumPy only so far, not on {xp.__name__}"

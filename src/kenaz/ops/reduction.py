@@ -281,7 +281,11 @@ def _cumprod_by_masked_prod(x: Tensor, axis: int) -> Tensor:
 _cumprod = Call(
     "cumprod",
     lambda args, params: _cumprod_by_masked_prod(args[0], params["axis"]),
-    impl=lambda x, axis: np.cumprod(x, axis=axis),
+    impl=lambda x, axis: (
+        np.cumprod(x, axis=axis)
+        if type(x) in NUMPY_TYPES
+        else namespace(x).cumulative_prod(x, axis=axis)
+    ),
     batch=batching.scan,
     multiple_results=False,
 )

@@ -410,9 +410,26 @@ def _pad_batch(op, args, batch_axes, *, pad_width, constant_values):
     return op(x, pad_width=widths, constant_values=constant_values), b
 
 
+def _backend_pad(x: Any, pad_width: tuple, constant_values: Any) -> Any:
+    """A constant pad with the standard's functions: blocks of the constant concatenated
+    on each side of each axis (the standard has no ``pad``)."""
+    xp = namespace(x)
+    for axis, (before, after) in enumerate(pad_width):
+        parts = []
+        for width in (before, after):
+            block_shape = tuple(x.shape[:axis]) + (width,) + tuple(x.shape[axis + 1 :])
+            parts.append(xp.full(block_shape, constant_values, dtype=x.dtype))
+        x = xp.concat([parts[0], x, parts[1]], axis=axis)
+    return x
+
+
 _pad = Op(
     "pad",
-    lambda x, pad_width, constant_values: np.pad(x, pad_width, constant_values=constant_values),
+    lambda x, pad_width, constant_values: (
+        np.pad(x, pad_width, constant_values=constant_values)
+        if type(x) in NUMPY_TYPES
+        else _backend_pad(x, pad_width, constant_values)
+    ),
     jvp=[
         lambda t, ans, x, pad_width, constant_values: _pad(
             t, pad_width=pad_width, constant_values=0
