@@ -41,6 +41,7 @@ from numpy import (  # noqa: F401  (re-exported)
     uint64,
 )
 
+from .. import backend as _backend
 from ..ops import elementwise as _ew
 from ..ops import indexing as _indexing
 from ..ops import reduction as _reduction
@@ -173,12 +174,25 @@ def asarray(obj: Any, dtype: Any = None) -> Tensor:
     return array(obj, dtype=dtype, copy=None) if not isinstance(obj, Tensor) else obj.astype(dtype)
 
 
+def _placed(value: Any, like: Any = None) -> Tensor:
+    """``value`` (made by NumPy) as a Tensor on the backend of ``like``, or on the default
+    backend (``kenaz.default_backend``) when there is no ``like``."""
+    if like is None:
+        xp = _backend.current_default()
+    else:
+        xp = _backend.namespace(_backend.value_of(like))
+    return Tensor(value if xp is _np else _backend.asarray_on(xp, _np.asarray(value)))
+
+
 def _constant(maker):
     def create(*args: Any, **kwargs: Any) -> Tensor:
-        return Tensor(maker(*args, **kwargs))
+        return _placed(maker(*args, **kwargs))
 
     create.__name__ = maker.__name__
-    create.__doc__ = f"NumPy's ``{maker.__name__}``, as a constant Tensor."
+    create.__doc__ = (
+        f"NumPy's ``{maker.__name__}``, as a constant Tensor (on the default backend: "
+        "``kenaz.default_backend``)."
+    )
     return create
 
 
@@ -196,7 +210,7 @@ def _like(maker):
     def create(a: Any, dtype: Any = None, shape: Any = None, **kwargs: Any) -> Tensor:
         a_shape = _shape_of(a) if shape is None else shape
         a_dtype = _result_dtype(a) if dtype is None else dtype
-        return Tensor(maker(a_shape, *kwargs.values(), dtype=a_dtype))
+        return _placed(maker(a_shape, *kwargs.values(), dtype=a_dtype), like=a)
 
     return create
 
@@ -217,7 +231,8 @@ empty_like = zeros_like
 def full_like(a: Any, fill_value: Any, dtype: Any = None, shape: Any = None) -> Tensor:
     """A tensor shaped like ``a`` filled with ``fill_value``."""
     a_shape = _shape_of(a) if shape is None else shape
-    return Tensor(_np.full(a_shape, fill_value, dtype=_result_dtype(a) if dtype is None else dtype))
+    value = _np.full(a_shape, fill_value, dtype=_result_dtype(a) if dtype is None else dtype)
+    return _placed(value, like=a)
 
 
 def linspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None, axis: int = 0):

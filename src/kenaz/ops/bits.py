@@ -11,6 +11,7 @@ import numpy as np
 
 from ..effects import Op
 from . import batching
+from .elementwise import neutral_binary, neutral_unary
 from .shape import broadcast_to, sum_to
 
 
@@ -27,20 +28,20 @@ def _constant_op(name: str, impl) -> Op:
     return Op(name, impl, batch=batching.elementwise, differentiable=False)
 
 
-signbit = _constant_op("signbit", np.signbit)
+signbit = _constant_op("signbit", neutral_unary(np.signbit, "signbit"))
 spacing = _constant_op("spacing", np.spacing)
 # nextafter(x, y) moves x by one ulp: its derivative in x is 1 (as x itself), in y 0.
 nextafter = Op(
     "nextafter",
-    np.nextafter,
+    neutral_binary(np.nextafter, "nextafter"),
     jvp=[lambda t, ans, x, y: _broadcast_tangent(t, ans), None],
     vjp=[lambda ans, x, y: _identity_pullback(x), None],
     batch=batching.elementwise,
 )
 gcd = _constant_op("gcd", np.gcd)
 lcm = _constant_op("lcm", np.lcm)
-left_shift = _constant_op("left_shift", np.left_shift)
-right_shift = _constant_op("right_shift", np.right_shift)
-trunc = _constant_op("trunc", np.trunc)
-rint = _constant_op("rint", np.rint)
+left_shift = _constant_op("left_shift", neutral_binary(np.left_shift, "bitwise_left_shift"))
+right_shift = _constant_op("right_shift", neutral_binary(np.right_shift, "bitwise_right_shift"))
+trunc = _constant_op("trunc", neutral_unary(np.trunc, "trunc"))
+rint = _constant_op("rint", neutral_unary(np.rint, "round"))  # both round half to even
 frexp_exponent = _constant_op("frexp_exponent", lambda x: np.frexp(x)[1])

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from ..backend import NUMPY_TYPES, namespace
 from ..effects import Op
 from ..tensor import Tensor
 from . import elementwise as ew
@@ -48,6 +49,11 @@ def _real_if(x: Tensor, real: bool) -> Tensor:
 
 # -- complex to complex -----------------------------------------------------------------------
 def _fftn_impl(x, axes, norm, inverse):
+    if type(x) not in NUMPY_TYPES:  # the standard's fft extension
+        xp = namespace(x)
+        if not xp.isdtype(x.dtype, "complex floating"):  # NumPy's fftn takes real input too
+            x = xp.astype(x, xp.complex64 if x.dtype == xp.float32 else xp.complex128)
+        return (xp.fft.ifftn if inverse else xp.fft.fftn)(x, axes=axes, norm=norm)
     transform = np.fft.ifftn if inverse else np.fft.fftn
     return transform(x, axes=axes, norm=norm)
 
@@ -82,7 +88,11 @@ def _rfftn_vjp(ans, x, axes, norm):
 
 rfftn = Op(
     "rfftn",
-    lambda x, axes, norm: np.fft.rfftn(x, axes=axes, norm=norm),
+    lambda x, axes, norm: (
+        np.fft.rfftn(x, axes=axes, norm=norm)
+        if type(x) in NUMPY_TYPES
+        else namespace(x).fft.rfftn(x, axes=axes, norm=norm)
+    ),
     jvp=[lambda t, ans, x, axes, norm: rfftn(t, axes=axes, norm=norm)],
     vjp=[_rfftn_vjp],
     batch=_batch,
@@ -113,7 +123,11 @@ def _irfftn_vjp(ans, y, axes, norm, lengths):
 
 irfftn = Op(
     "irfftn",
-    lambda y, axes, norm, lengths: np.fft.irfftn(y, s=lengths, axes=axes, norm=norm),
+    lambda y, axes, norm, lengths: (
+        np.fft.irfftn(y, s=lengths, axes=axes, norm=norm)
+        if type(y) in NUMPY_TYPES
+        else namespace(y).fft.irfftn(y, s=lengths, axes=axes, norm=norm)
+    ),
     jvp=[
         lambda t, ans, y, axes, norm, lengths: irfftn(t, axes=axes, norm=norm, lengths=lengths)
     ],

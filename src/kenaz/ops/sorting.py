@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..backend import NUMPY_TYPES, namespace
 from ..effects import Op
 from . import batching
 
@@ -19,6 +20,8 @@ def _argsort_batch(op, args, batch_axes, *, axis: int, descending: bool):
 
 
 def _argsort_impl(x, axis: int, descending: bool):
+    if type(x) not in NUMPY_TYPES:  # the standard's argsort is stable and sorts descending too
+        return namespace(x).argsort(x, axis=axis, descending=descending, stable=True)
     if not descending:
         return np.argsort(x, axis=axis, kind="stable")
     # Stable descending: sort the reversed array ascending, read it backwards, and map the
