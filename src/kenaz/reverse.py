@@ -226,7 +226,9 @@ class SharedPullback:
 
     def __init__(self, backward: Callable[[Any], Sequence[Any]], inputs: list[tuple[int, Any]]):
         self.backward = backward
-        self.inputs = inputs  # (position, input) of each consumer
+        # (position, shape, dtype) of each consumer's input: not the input itself,
+        # which the tape must not keep alive.
+        self.inputs = [(i, x.shape, x.dtype) for i, x in inputs]
         self.remaining = 0
         self.cotangent: Any = None
         self.result: Sequence[Any] | None = None
@@ -237,12 +239,12 @@ class SharedPullback:
     def _take(self, g: Any, consumer: int) -> Any:
         if self.result is None or self.cotangent is not g:
             self.cotangent, self.result, self.remaining = g, self.backward(g), len(self.inputs)
-        position, x = self.inputs[consumer]
+        position, shape, dtype = self.inputs[consumer]
         part = self.result[position]
         self.remaining -= 1
         if self.remaining <= 0:
             self.cotangent = self.result = None
-        return zeros_like(x) if part is None else part
+        return Tensor(np.zeros(shape, dtype)) if part is None else part
 
 
 def _take_cotangents(cotangents: list, nodes: tuple[int, ...]) -> tuple | None:
