@@ -236,17 +236,13 @@ def batch_first(value: Any, axis: int | None, size: int) -> Tensor:
     return shape_ops.moveaxis(value, axis, 0) if axis != 0 else value
 
 
-def split_batched(level: BatchHandler, leaves: Sequence[Any]) -> tuple[list, list]:
-    """The batches one level out of ``leaves`` (views of ``level``) and their batch axes."""
-    values, axes = [], []
-    for x in leaves:
-        if type(x) is BatchedTensor and x._level is level:
-            values.append(x._batched)
-            axes.append(x._batch_axis)
-        else:
-            values.append(x)
-            axes.append(None)
-    return values, axes
+def batched_function(fn: Callable[..., Sequence[Any]], axes: Sequence[int | None], size: int):
+    """``fn`` of flat leaves, batched over ``axes``: every output with its batch axis first."""
+
+    def batched(*leaves: Any) -> tuple[Tensor, ...]:
+        return tuple(batch_first(o, a, size) for o, a in vmap_flat(fn, leaves, axes, size))
+
+    return batched
 
 
 # -- vmap ----------------------------------------------------------------------------------

@@ -558,6 +558,7 @@ def nonzero(a) -> tuple[Tensor, ...]:
 def argsort(a, axis: int | None = -1, kind: Any = None, order: Any = None, *,
             stable: Any = None, descending: bool = False) -> Tensor:  # fmt: skip
     """Indices that sort ``a`` along ``axis`` (always stable; flattened when ``axis`` is None)."""
+    # The sorting primitives load on first use (no other function here needs them).
     from ..ops.sorting import argsort as _argsort
 
     a = asarray(a)

@@ -49,6 +49,7 @@ __all__ = [
 
 
 def _knp():
+    # kenaz.numpy imports this module, so it is read when used, not when this loads.
     from .. import numpy
 
     return numpy
@@ -172,6 +173,7 @@ def divmod(x: Any, y: Any) -> tuple[Tensor, Tensor]:  # noqa: A001
 
 def i0(x: Any) -> Tensor:
     """Modified Bessel function of order 0 (needs SciPy, like ``kenaz.scipy``)."""
+    # Imported when used: SciPy-backed functions load SciPy lazily, and so does this.
     from ..ops import special
 
     return special.i0(_float(x))

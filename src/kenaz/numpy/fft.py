@@ -217,6 +217,7 @@ def irfft2(a: Any, s: Any = None, axes: Any = (-2, -1), norm: str | None = None,
 
 # -- shifts ---------------------------------------------------------------------------------------
 def _shift(x: Any, axes: Any, sign: int) -> Tensor:
+    # kenaz.numpy imports this module: its `roll` is read at the call.
     from . import roll
 
     x = x if isinstance(x, Tensor) else Tensor(x)
