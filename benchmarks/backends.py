@@ -22,6 +22,7 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
+from functools import partial
 
 import numpy as np
 
@@ -66,10 +67,10 @@ def per_op() -> None:
         matrix = name == "m @ n"
         np_args = (m, n) if matrix else (x, y) if binary else (x,)
         st_args = (sm, sn) if matrix else (sx, sy) if binary else (sx,)
-        numpy_time = _cpu_per_call(lambda: numpy_op(*np_args))
-        strict_time = _cpu_per_call(lambda: strict_op(*st_args))
-        kenaz_numpy = _cpu_per_call(lambda: through_kenaz(*tensors))
-        kenaz_strict = _cpu_per_call(lambda: through_kenaz(*strict_tensors))
+        numpy_time = _cpu_per_call(partial(numpy_op, *np_args))
+        strict_time = _cpu_per_call(partial(strict_op, *st_args))
+        kenaz_numpy = _cpu_per_call(partial(through_kenaz, *tensors))
+        kenaz_strict = _cpu_per_call(partial(through_kenaz, *strict_tensors))
         print(
             f"{name:10s} {numpy_time * 1e6:8.2f} {kenaz_numpy * 1e6:12.2f} "
             f"{strict_time * 1e6:8.2f} {kenaz_strict * 1e6:13.2f}"
@@ -125,7 +126,8 @@ def dask_graph() -> None:
             f"{compute * 1e3:.0f} ms (1 thread); max |difference| vs NumPy {error:.1e}"
         )
     print(
-        f"NumPy eager grad of the same function: {eager * 1e3:.1f} ms ({eager / ops * 1e6:.0f} us per op)"
+        f"NumPy eager grad of the same function: {eager * 1e3:.1f} ms "
+        f"({eager / ops * 1e6:.0f} us per op)"
     )
 
 
