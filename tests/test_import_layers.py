@@ -1,6 +1,6 @@
 """The imports of src/kenaz flow one way: no cycle, and no module imports a layer above its own.
 
-The layers, lowest first (docs/architecture.md): errors and tree; tensor;
+The layers, lowest first (docs/architecture.md): errors, tree and backend; tensor;
 effects; the primitives (ops/, and call.py, the call op); the
 transformations; the numpy and scipy namespaces; testing; nn, optim, train
 and the data utilities. Only imports a module runs when it loads count (at
@@ -22,6 +22,7 @@ SOURCE = Path(__file__).resolve().parent.parent / "src"
 LAYERS: dict[str, int] = {
     "kenaz.errors": 0,
     "kenaz.tree": 0,
+    "kenaz.backend": 0,  # array namespaces: below Tensor, which keeps backends' values
     "kenaz.tensor": 1,
     "kenaz.effects": 2,
     "kenaz.ops": 3,
@@ -47,12 +48,13 @@ LAYERS: dict[str, int] = {
     "kenaz.nn": 7,
     "kenaz.optim": 7,
     "kenaz.train": 7,
+    "kenaz.distributed": 7,
     "kenaz.data": 7,
     "kenaz.io": 7,
     "kenaz": 8,  # the package itself gathers everything
 }
 LAYER_NAMES = [
-    "errors/tree",
+    "errors/tree/backend",
     "tensor",
     "effects",
     "ops",

@@ -239,7 +239,7 @@ def _weakly_fits(number: Any, dtype: np.dtype) -> bool:
 def value_of(like: Any) -> Any:
     """The backend value behind ``like``: a Tensor's value, that of the batch behind a
     ``vmap`` view (which has none of its own), or ``like`` itself."""
-    from .tensor import Tensor
+    from .tensor import Tensor  # a layer above (Tensor keeps backend values): imported here
 
     while isinstance(like, Tensor):
         batched = getattr(like, "_batched", None)
@@ -481,7 +481,7 @@ def materialize(tree: Any) -> Any:
     array([1., 1.])
     """
     from . import tree as trees
-    from .tensor import Tensor, _make
+    from .tensor import Tensor, _make  # a layer above (Tensor keeps backend values)
 
     leaves, treedef = trees.flatten(tree)
     values = [leaf._value if isinstance(leaf, Tensor) else leaf for leaf in leaves]
