@@ -183,24 +183,18 @@ def unary_with_slope(
     Parameters
     ----------
     slope_times : callable
-        ``slope_times(g, r) = g * f'(r)`` on NumPy values (``r`` is ``x``, or
-        ``ans`` with ``of_output``).
+        ``slope_times(g, r) = g * f'(r)`` (``r`` is ``x``, or ``ans`` with
+        ``of_output``): on NumPy values at once, on other backends' through
+        :func:`_slope_on_backend` (one type test, no extra frame on NumPy's path).
     slope_derivative : callable
         ``d f'(r) / dr`` written with tensor ops: the ``r`` rule of the product,
         so that derivatives of every order hold.
     of_output : bool, optional
         ``f'`` is written in terms of the output (``tanh``: ``1 - ans**2``).
     """
-    def slope_impl(g, r):
-        if type(g) in NUMPY_TYPES and type(r) in NUMPY_TYPES:
-            return slope_times(g, r)
-        xp, (g, r) = common((g, r))  # another backend: NumPy values and numbers moved to it
-        g, r = promoted(xp, (xp.asarray(g), xp.asarray(r)))
-        return slope_times(g, r)
-
     slope = Op(
         f"d{name}",
-        slope_impl,
+        slope_times,
         # Linear in g, so the product is its own derivative there; in r, g * f''(r).
         # Under vmap g and r may broadcast (one batched, one not), as any binary op's.
         jvp=[
@@ -223,13 +217,19 @@ def unary_with_slope(
     return Op(name, impl, jvp=[jvp], vjp=[vjp], batch=batching.elementwise)
 
 
+def _slope_on_backend(g, r, slope_times: Callable) -> object:
+    """``slope_times(xp, g, r)`` with ``g`` and ``r`` on one backend, promoted as NumPy would."""
+    xp, (g, r) = common((g, r))  # NumPy values and numbers moved to the other backend
+    if xp is np:
+        return slope_times(np, g, r)
+    g, r = promoted(xp, (xp.asarray(g), xp.asarray(r)))
+    return slope_times(xp, g, r)
+
+
 def zero_derivative(name: str, impl: Callable) -> Op:
     """An op whose output carries no derivative (piecewise constant or boolean)."""
     return Op(name, impl, batch=batching.elementwise, differentiable=False)
 
-
-_sin = neutral_unary(np.sin, "sin")
-_cos = neutral_unary(np.cos, "cos")
 
 def _negative_impl(x):
     if type(x) is np.ndarray:
@@ -280,27 +280,43 @@ expm1 = unary("expm1", neutral_unary(np.expm1, "expm1"), d_ans=lambda ans: ans +
 log = unary_with_slope(
     "log",
     neutral_unary(np.log, "log"),
-    slope_times=lambda g, x: g / x,
+    slope_times=lambda g, x: (
+        g / x
+        if type(g) in NUMPY_TYPES and type(x) in NUMPY_TYPES
+        else _slope_on_backend(g, x, lambda xp, g, x: g / x)
+    ),
     slope_derivative=lambda x: -1 / (x * x),
 )
 log1p = unary("log1p", neutral_unary(np.log1p, "log1p"), d_x=lambda x: 1 / (x + 1))
 sqrt = unary_with_slope(
     "sqrt",
     neutral_unary(np.sqrt, "sqrt"),
-    slope_times=lambda g, ans: g * 0.5 / ans,
+    slope_times=lambda g, ans: (
+        g * 0.5 / ans
+        if type(g) in NUMPY_TYPES and type(ans) in NUMPY_TYPES
+        else _slope_on_backend(g, ans, lambda xp, g, ans: g * 0.5 / ans)
+    ),
     slope_derivative=lambda ans: -0.5 / (ans * ans),
     of_output=True,
 )
 sin = unary_with_slope(
     "sin",
     neutral_unary(np.sin, "sin"),
-    slope_times=lambda g, x: g * _cos(x),
+    slope_times=lambda g, x: (
+        g * np.cos(x)
+        if type(g) in NUMPY_TYPES and type(x) in NUMPY_TYPES
+        else _slope_on_backend(g, x, lambda xp, g, x: g * xp.cos(x))
+    ),
     slope_derivative=lambda x: -sin(x),
 )
 cos = unary_with_slope(
     "cos",
     neutral_unary(np.cos, "cos"),
-    slope_times=lambda g, x: g * -_sin(x),
+    slope_times=lambda g, x: (
+        g * -np.sin(x)
+        if type(g) in NUMPY_TYPES and type(x) in NUMPY_TYPES
+        else _slope_on_backend(g, x, lambda xp, g, x: g * -xp.sin(x))
+    ),
     slope_derivative=lambda x: -cos(x),
 )
 tan = unary("tan", neutral_unary(np.tan, "tan"), d_ans=lambda ans: 1 + ans * ans)
@@ -312,7 +328,11 @@ cosh = unary("cosh", neutral_unary(np.cosh, "cosh"), d_x=lambda x: sinh(x))
 tanh = unary_with_slope(
     "tanh",
     neutral_unary(np.tanh, "tanh"),
-    slope_times=lambda g, ans: g * (1 - ans * ans),
+    slope_times=lambda g, ans: (
+        g * (1 - ans * ans)
+        if type(g) in NUMPY_TYPES and type(ans) in NUMPY_TYPES
+        else _slope_on_backend(g, ans, lambda xp, g, ans: g * (1 - ans * ans))
+    ),
     slope_derivative=lambda ans: -2 * ans,
     of_output=True,
 )
@@ -330,7 +350,11 @@ arctanh = unary("arctanh", neutral_unary(np.arctanh, "atanh"), d_x=lambda x: 1 /
 square = unary_with_slope(
     "square",
     neutral_unary(np.square, "square"),
-    slope_times=lambda g, x: g * (2 * x),
+    slope_times=lambda g, x: (
+        g * (2 * x)
+        if type(g) in NUMPY_TYPES and type(x) in NUMPY_TYPES
+        else _slope_on_backend(g, x, lambda xp, g, x: g * (2 * x))
+    ),
     slope_derivative=lambda x: 2,
 )
 
@@ -346,7 +370,11 @@ def _logistic_impl(x):
 logistic = unary_with_slope(
     "logistic",
     _logistic_impl,
-    slope_times=lambda g, ans: g * ans * (1 - ans),
+    slope_times=lambda g, ans: (
+        g * ans * (1 - ans)
+        if type(g) in NUMPY_TYPES and type(ans) in NUMPY_TYPES
+        else _slope_on_backend(g, ans, lambda xp, g, ans: g * ans * (1 - ans))
+    ),
     slope_derivative=lambda ans: 1 - 2 * ans,
     of_output=True,
 )
