@@ -59,6 +59,9 @@ NUMPY_TYPES = frozenset(
 )
 
 
+_PYTHON_NUMBERS = (bool, int, float, complex)
+
+
 def is_numpy(value: Any) -> bool:
     """Whether ``value`` is a NumPy value (array, NumPy scalar or Python number)."""
     return type(value) in NUMPY_TYPES
@@ -186,9 +189,9 @@ def backend_dtype(xp: Any, dtype: Any) -> Any:
 def asarray_on(xp: Any, value: Any) -> Any:
     """``value`` as an array of namespace ``xp`` (Python numbers are left alone: every
     namespace mixes them with arrays)."""
-    if type(value) in (bool, int, float, complex) or xp is np:
+    if type(value) in _PYTHON_NUMBERS or xp is np:
         return value
-    if type(value) is np.ndarray or type(value) in NUMPY_TYPES:
+    if type(value) in NUMPY_TYPES:
         array = np.asarray(value)
         return xp.asarray(array, dtype=backend_dtype(xp, array.dtype))
     return value
@@ -197,10 +200,10 @@ def asarray_on(xp: Any, value: Any) -> Any:
 def common(values: tuple) -> tuple[Any, tuple]:
     """The namespace of ``values`` and the values moved to it (the slow path of an impl)."""
     xp = namespace(*values)
+    if xp is np:
+        return xp, values
     return xp, tuple(asarray_on(xp, v) for v in values)
 
-
-_PYTHON_NUMBERS = (bool, int, float, complex)
 
 
 def promoted(xp: Any, values: tuple) -> tuple:
@@ -210,6 +213,9 @@ def promoted(xp: Any, values: tuple) -> tuple:
     on NumPy; the standard leaves mixed kinds undefined and strict libraries refuse them."""
     if xp is np:
         return values
+    first = values[0]
+    if all(hasattr(v, "dtype") and v.dtype == first.dtype for v in values):
+        return values  # one dtype already: the common case
     dtypes = [numpy_dtype(v.dtype) for v in values if hasattr(v, "dtype")]
     numbers = [v for v in values if type(v) in _PYTHON_NUMBERS]
     target = np.result_type(*dtypes, *numbers)
