@@ -168,7 +168,7 @@ class Tensor:
         return perform_args(negative, (self,), {})
 
     def __pos__(self):
-        return self
+        return _copy(self)  # NumPy's `+x` is a copy
 
     def __abs__(self):
         return perform_args(absolute, (self,), {})
@@ -213,10 +213,56 @@ class Tensor:
         return perform_args(greater_equal, (self, other), {})
 
     def __setitem__(self, index, value):
-        raise TypeError(
-            "Tensors are immutable; use the functional update "
-            "`x = x.at[index].set(value)` instead of `x[index] = value`"
-        )
+        # In place, as NumPy, unless a running transformation tracks `self` or `value`
+        # (then a clear error naming `.at[]`): see kenaz.mutation.
+        _mutation.assign(self, index, value)
+
+    # In-place operators change an untracked Tensor's memory, as NumPy's do; on a
+    # tracked one (or with a tracked operand) they rebind the name, as in JAX.
+    def __iadd__(self, other):
+        return _mutation.update_in_place(self, add, np.add, other)
+
+    def __isub__(self, other):
+        return _mutation.update_in_place(self, subtract, np.subtract, other)
+
+    def __imul__(self, other):
+        return _mutation.update_in_place(self, multiply, np.multiply, other)
+
+    def __itruediv__(self, other):
+        return _mutation.update_in_place(self, divide, np.divide, other)
+
+    def __ifloordiv__(self, other):
+        return _mutation.update_in_place(self, floor_divide, np.floor_divide, other)
+
+    def __imod__(self, other):
+        return _mutation.update_in_place(self, remainder, np.remainder, other)
+
+    def __ipow__(self, other):
+        return _mutation.update_in_place(self, power, np.power, other)
+
+    def __iand__(self, other):
+        return _mutation.update_in_place(self, bitwise_and, np.bitwise_and, other)
+
+    def __ior__(self, other):
+        return _mutation.update_in_place(self, bitwise_or, np.bitwise_or, other)
+
+    def __ixor__(self, other):
+        return _mutation.update_in_place(self, bitwise_xor, np.bitwise_xor, other)
+
+    def __imatmul__(self, other):
+        return _mutation.update_in_place(self, matmul, np.matmul, other)
+
+    def __format__(self, spec: str) -> str:
+        """Format as NumPy formats the value: a 0-d Tensor takes every spec its scalar
+        takes (``f"{loss:.6f}"``, ``f"{acc:15}"``); an empty spec gives ``str``."""
+        if not spec:
+            return str(self)
+        value = self._value
+        return format(value[()] if isinstance(value, np.ndarray) else value, spec)
+
+    def copy(self) -> Tensor:
+        """A copy with its own memory (differentiable), as ``ndarray.copy``."""
+        return _copy(self)
 
     @property
     def at(self) -> _IndexUpdateHelper:
@@ -278,14 +324,17 @@ class Tensor:
     def swapaxes(self, axis1, axis2):
         return swapaxes(self, axis1, axis2)
 
-    def astype(self, dtype):
+    def astype(self, dtype, copy: bool = True):
+        """Cast to ``dtype``: a copy even for the same dtype unless ``copy=False`` (NumPy's)."""
+        if copy and np.dtype(dtype) == self.dtype:
+            return _copy(self)
         return astype(self, dtype)
 
     def ravel(self):
         return ravel(self)
 
     def flatten(self):
-        return ravel(self)
+        return _copy(ravel(self))
 
     def squeeze(self, axis=None):
         return squeeze(self, axis)
@@ -412,6 +461,7 @@ def asarray_value(value: Any, dtype: Any = None) -> np.ndarray:
 
 # The operators above call these module-level names; they are bound here, once
 # `Tensor` exists, because the primitives themselves import `Tensor`.
+from . import mutation as _mutation  # noqa: E402
 from .effects import perform_args  # noqa: E402
 from .numpy import _signatures as _numpy_api  # noqa: E402
 from .ops.elementwise import (  # noqa: E402
@@ -440,6 +490,7 @@ from .ops.elementwise import (  # noqa: E402
     square,
     subtract,
 )
+from .ops.elementwise import copy as _copy  # noqa: E402
 from .ops.indexing import getitem, scatter  # noqa: E402
 from .ops.linalg import dot, matmul  # noqa: E402
 from .ops.shape import ravel, reshape, squeeze, swapaxes, transpose  # noqa: E402

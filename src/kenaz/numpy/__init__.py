@@ -159,7 +159,11 @@ permute_dims = transpose
 def array(obj: Any, dtype: Any = None, copy: bool = True) -> Tensor:
     """Create a tensor. Nested sequences of tensors are stacked differentiably."""
     if isinstance(obj, Tensor):
-        return obj if dtype is None else obj.astype(dtype)
+        if not copy:
+            return obj if dtype is None else _ew.astype(obj, dtype)
+        return _ew.copy(obj) if dtype is None or _np.dtype(dtype) == obj.dtype else (
+            _ew.astype(obj, dtype)
+        )
     if isinstance(obj, (list, tuple)) and holds_tensor(obj):
         stacked = _shape.stack([array(item) for item in obj])
         return stacked if dtype is None else stacked.astype(dtype)
@@ -170,7 +174,7 @@ def asarray(obj: Any, dtype: Any = None) -> Tensor:
     """Convert to a tensor without copying where possible."""
     if isinstance(obj, Tensor) and dtype is None:
         return obj
-    return array(obj, dtype=dtype, copy=None) if not isinstance(obj, Tensor) else obj.astype(dtype)
+    return array(obj, dtype=dtype, copy=None) if not isinstance(obj, Tensor) else astype(obj, dtype)
 
 
 def _constant(maker):
@@ -508,7 +512,7 @@ def cross(a, b, axis: int = -1) -> Tensor:
 
 
 def allclose(a, b, rtol: float = 1e-5, atol: float = 1e-8, equal_nan: bool = False) -> bool:
-    return bool(_np.allclose(_np.asarray(a), _np.asarray(b), rtol, atol, equal_nan))
+    return _builtins.bool(_np.allclose(_np.asarray(a), _np.asarray(b), rtol, atol, equal_nan))
 
 
 def isclose(a, b, rtol: float = 1e-5, atol: float = 1e-8, equal_nan: bool = False) -> Tensor:

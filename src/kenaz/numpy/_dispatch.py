@@ -124,8 +124,8 @@ def _rebind(
     numpy_sig, kenaz_sig = _signature(numpy_func), _signature(kenaz_func)
     if kwargs.get("out") is not None:
         raise TypeError(
-            f"kenaz: numpy.{name}(..., out=...) is not supported: Tensors are immutable; "
-            "use the returned value instead of out="
+            f"kenaz: numpy.{name}(..., out=...) is not supported on tracked "
+            "Tensors: use the returned value instead of out="
         )
     kenaz_params = list(kenaz_sig.parameters.values()) if kenaz_sig is not None else []
     variadic = bool(kenaz_params) and kenaz_params[0].kind is inspect.Parameter.VAR_POSITIONAL
@@ -190,8 +190,8 @@ def array_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict) -> An
     out = kwargs.pop("out", None)
     if out is not None and any(o is not None for o in out):
         raise TypeError(
-            f"kenaz: numpy.{name}(..., out=...) is not supported: Tensors are immutable; "
-            "use the returned value instead of out="
+            f"kenaz: numpy.{name}(..., out=...) is not supported on tracked "
+            "Tensors: use the returned value instead of out="
         )
     dtype = kwargs.pop("dtype", None)
     for key, value in kwargs.items():

@@ -84,8 +84,8 @@ def fabs(x: Any) -> Tensor:
 
 
 def positive(x: Any) -> Tensor:
-    """``+x``."""
-    return _t(x)
+    """``+x``: a copy, as NumPy's."""
+    return _ew.copy(x)
 
 
 def float_power(x: Any, y: Any) -> Tensor:
@@ -283,7 +283,7 @@ def quantile(
 ) -> Tensor:  # fmt: skip
     """``q``-th quantiles (``q`` in [0, 1]) by linear interpolation between sorted values."""
     if out is not None:
-        raise TypeError("kenaz.quantile: out= is not supported; Tensors are immutable")
+        raise TypeError("kenaz.quantile: out= is not supported; use the returned value")
     if method != "linear":
         raise NotImplementedError(f"kenaz.quantile: method {method!r}; only 'linear' is supported")
     knp = _knp()
@@ -323,7 +323,7 @@ def nanquantile(
 ) -> Tensor:  # fmt: skip
     """Quantiles ignoring NaNs (each slice interpolates among its own valid values)."""
     if out is not None:
-        raise TypeError("kenaz.nanquantile: out= is not supported; Tensors are immutable")
+        raise TypeError("kenaz.nanquantile: out= is not supported; use the returned value")
     if method != "linear":
         raise NotImplementedError("kenaz.nanquantile: only method='linear' is supported")
     knp = _knp()
@@ -692,8 +692,8 @@ def choose(a: Any, choices: Sequence[Any], mode: str = "raise") -> Tensor:
 
 
 def copy(a: Any, order: str = "K", subok: bool = False) -> Tensor:
-    """A tensor with ``a``'s values (tensors are immutable, so no data needs copying)."""
-    return _t(a)
+    """A copy of ``a`` with its own memory (differentiable)."""
+    return _ew.copy(a)
 
 
 def compress(condition: Any, a: Any, axis: Any = None) -> Tensor:

@@ -556,6 +556,15 @@ alias = Op(
     batch=batching.elementwise,
 )
 
+# A copy with its own memory (Tensors may be changed in place outside transformations).
+copy = Op(
+    "copy",
+    lambda x: np.array(x, copy=True),
+    jvp=[lambda t, ans, x: t],
+    vjp=[lambda ans, x: identity],
+    batch=batching.elementwise,
+)
+
 stop_gradient = Op("stop_gradient", lambda x: x, batch=batching.elementwise, differentiable=False)
 
 
