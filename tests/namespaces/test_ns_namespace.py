@@ -248,8 +248,16 @@ def test_random_returns_constants():
     np.random.seed(1)
     np.testing.assert_array_equal(a.numpy(), np.random.normal(size=3))
     assert isinstance(knp.random.permutation(knp.arange(4)), kenaz.Tensor)
-    with pytest.raises(TypeError, match="permutation"):
-        knp.random.shuffle(knp.arange(4))
+    deck = knp.arange(10)
+    knp.random.shuffle(deck)  # in place, as NumPy's, on a Tensor nothing tracks
+    assert sorted(deck.tolist()) == list(range(10))
+
+    def shuffled(x):
+        knp.random.shuffle(x)
+        return x.sum()
+
+    with pytest.raises(TypeError, match="random.shuffle"):
+        kenaz.grad(shuffled)(knp.ones(3))
     assert isinstance(knp.random.default_rng(0), np.random.Generator)
 
 
