@@ -583,3 +583,20 @@ from ._signatures import *  # noqa: E402,F401,F403  (NumPy's signatures: out=, i
 
 # Defined last: earlier functions take a `dtype` parameter of the same name.
 dtype = _np.dtype
+
+# The rest of NumPy's namespace: NumPy's own utilities, and pass-throughs that refuse
+# tracked Tensors (see _utilities and docs/numpy_coverage.md). kenaz's own names win.
+from . import _utilities  # noqa: E402
+
+for _name, _value in _utilities.NAMESPACE.items():
+    globals().setdefault(_name, _value)
+del _name, _value
+vectorize = _utilities.vectorize
+r_, c_ = _utilities.r_, _utilities.c_
+
+
+def __getattr__(name: str) -> Any:
+    """NumPy's submodules (``testing``, ``ma``, ``lib``, ...), imported on first use."""
+    if name in _utilities.OWN_MODULES:
+        return getattr(_np, name)
+    raise AttributeError(f"module 'kenaz.numpy' has no attribute {name!r}")

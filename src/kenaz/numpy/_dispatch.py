@@ -32,6 +32,7 @@ import numpy as np
 from ..effects import _handlers
 from ..mutation import in_place_target, is_tracked, plain
 from ..tensor import Tensor
+from ._utilities import VALUES_ONLY
 
 __all__ = ["array_ufunc", "array_function"]
 
@@ -230,7 +231,7 @@ def array_function(func: Callable, types: tuple[type, ...], args: tuple, kwargs:
     if not _tracked_call(args, kwargs):
         return numpy_on_values(func, name, args, kwargs)
     module = getattr(func, "__module__", "numpy") or "numpy"
-    if name in _ON_VALUES and module == "numpy":
+    if (name in _ON_VALUES or name in VALUES_ONLY) and module == "numpy":
         return func(*plain(args), **plain(kwargs))
     kenaz_func = _kenaz_counterpart(module, name)
     qualified = name if module == "numpy" else f"{module.removeprefix('numpy.')}.{name}"
