@@ -117,7 +117,8 @@ def render() -> str:
         for category in [*CATEGORIES, "missing"]:
             names = table.get(category)
             if names:
-                lines += ["", f"**{category}** ({len(names)}): " + ", ".join(f"`{n}`" for n in names)]
+                listed = ", ".join(f"`{n}`" for n in names)
+                lines += ["", f"**{category}** ({len(names)}): {listed}"]
     return "\n".join(lines) + "\n"
 
 

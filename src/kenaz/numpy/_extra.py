@@ -990,7 +990,8 @@ def poly(seq_of_zeros: Any) -> Tensor:
     roots = _poly1d_coefficients(seq_of_zeros)
     coefficients = _knp().ones(1, dtype=roots.dtype)
     for i in range(roots.shape[0]):
-        coefficients = convolve(coefficients, _knp().stack([_knp().ones((), roots.dtype), -roots[i]]))
+        factor = _knp().stack([_knp().ones((), roots.dtype), -roots[i]])  # x - root
+        coefficients = convolve(coefficients, factor)
     return coefficients
 
 
