@@ -928,11 +928,22 @@ def vecmat(x1: Any, x2: Any) -> Tensor:
 
 # -- phase unwrapping: the correction is piecewise constant ------------------------------------
 def unwrap(p: Any, discont: Any = None, axis: int = -1, *, period: float = 2 * math.pi) -> Tensor:
-    """NumPy's ``unwrap``; the added multiples of ``period`` are constants, so the
-    derivative is the identity (away from the jumps, where it is not defined)."""
+    """NumPy's ``unwrap``, composed of primitives (so ``vmap`` batches it). The added
+    multiples of ``period`` are constants: the derivative is the identity (away from
+    the jumps, where it is not defined)."""
+    knp = _knp()
     p = _float(p)
-    unwrapped = _np.unwrap(_np.asarray(p._value), discont=discont, axis=axis, period=period)
-    return p + _ew.stop_gradient(Tensor(unwrapped - _np.asarray(p._value)))
+    axis = _axis(axis, p.ndim)
+    values = _ew.stop_gradient(p)
+    dd = knp.diff(values, axis=axis)
+    high = period / 2
+    discont = high if discont is None else discont
+    ddmod = _ew.remainder(dd + high, period) - high
+    ddmod = _ew.where(_ew.logical_and(_ew.equal(ddmod, -high), _ew.greater(dd, 0)), high, ddmod)
+    correction = _ew.where(_ew.less(_ew.absolute(dd), discont), 0.0, ddmod - dd)
+    correction = knp.cumsum(correction, axis=axis)
+    first = _shape.slice_axis(_ew.multiply(values, 0.0), axis, 0, 1)
+    return p + _ew.stop_gradient(knp.concatenate([first, correction], axis=axis))
 
 
 # -- polynomial arithmetic (coefficients highest power first, as np.polyval) --------------------
