@@ -160,6 +160,8 @@ def jvp(f: Callable, primals: Any, tangents: Any, has_aux: bool = False):
 class LinearizeHandler(Handler):
     """Records, for each op that depends on the inputs, what its jvp rules need."""
 
+    mutations: list | tuple = ()  # (node count, memory written): see kenaz.mutation
+
     def __init__(self) -> None:
         self.level = fresh_level()
         self.entries: list[tuple[Op, tuple, dict, Tensor, list[tuple[int, int]], Any]] = []

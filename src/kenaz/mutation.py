@@ -41,26 +41,37 @@ __all__ = [
     "plain",
 ]
 
-# The tapes (and linearizations) alive now: each has a `mutations` list of
-# (its node count when the change happened, the array region written).
-_watchers: weakref.WeakSet = weakref.WeakSet()
+# The tapes (and linearizations) alive now, as weak references: registering one costs
+# a weak reference and an append (no callback); dead ones are dropped now and then.
+_watchers: list[weakref.ref] = []
+_prune_at = 64
 
 
 def watch_mutations(owner: Any) -> None:
     """Note on ``owner.mutations`` every in-place change of a Tensor while ``owner`` lives.
 
-    ``owner`` has a ``node_count`` (its entries so far); a note is
-    ``(owner.node_count, region written)``.
+    ``owner`` has a ``node_count`` (its entries so far) and a class attribute
+    ``mutations = ()``; a note is ``(owner.node_count, region written)``.
     """
-    owner.mutations = []
-    _watchers.add(owner)
+    _watchers.append(weakref.ref(owner))
+    if len(_watchers) > _prune_at:
+        _prune()
+
+
+def _prune() -> None:
+    global _prune_at
+    _watchers[:] = [ref for ref in _watchers if ref() is not None]
+    _prune_at = 2 * len(_watchers) + 64  # amortized: a prune per 64 registrations at least
 
 
 def note_mutation(region: Any) -> None:
     """Record that the memory of ``region`` (an ndarray) was just written."""
-    if _watchers and isinstance(region, np.ndarray):
-        for owner in list(_watchers):
-            owner.mutations.append((owner.node_count, region))
+    if not isinstance(region, np.ndarray):
+        return
+    for ref in _watchers:
+        owner = ref()
+        if owner is not None:
+            vars(owner).setdefault("mutations", []).append((owner.node_count, region))
 
 
 # -- who is tracked -------------------------------------------------------------------

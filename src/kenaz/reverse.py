@@ -39,6 +39,8 @@ __all__ = ["vjp", "grad", "value_and_grad"]
 class ReverseHandler(Handler):
     """Records a tape of the ops that depend on the watched inputs."""
 
+    mutations: list | tuple = ()  # (node count, memory written): see kenaz.mutation
+
     def __init__(self) -> None:
         self.level = fresh_level()
         self.tape: list[tuple[Any, list[tuple[int, Callable]]]] = []
