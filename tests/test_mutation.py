@@ -280,3 +280,26 @@ def test_tensor_of_a_user_array_shares_its_memory():
     t = Tensor(data)
     t[0] = 1.0
     assert data[0] == 1.0
+
+
+def test_many_changes_keep_the_notes_bounded_and_still_caught():
+    x = knp.array([0.1, 0.2, 0.3])
+    _, pullback = kenaz.vjp(knp.sin, x)
+    data = knp.zeros((1000, 2))
+    for i in range(1000):  # data preparation while a pullback lives
+        data[i, 0] = i
+    assert len(pullback_notes(pullback)) <= 300
+    pullback(knp.ones(3))  # nothing it saved changed
+    x[0] = 1.0
+    with pytest.raises(RuntimeError, match="`sin` saved"):
+        pullback(knp.ones(3))
+
+
+def pullback_notes(pullback):
+    """The notes of the tape a vjp pullback keeps (found through its closure)."""
+    from kenaz.reverse import ReverseHandler
+
+    for cell in pullback.__closure__:
+        if isinstance(cell.cell_contents, ReverseHandler):
+            return cell.cell_contents.mutations
+    raise AssertionError("no tape in the pullback's closure")

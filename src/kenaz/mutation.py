@@ -64,6 +64,11 @@ def _prune() -> None:
     _prune_at = 2 * len(_watchers) + 64  # amortized: a prune per 64 registrations at least
 
 
+# Past this many notes on one tape, notes are merged per underlying buffer (conservative:
+# the whole buffer counts as written), so a long-lived pullback cannot grow without bound.
+_MAX_NOTES = 256
+
+
 def note_mutation(region: Any) -> None:
     """Record that the memory of ``region`` (an ndarray) was just written."""
     if not isinstance(region, np.ndarray):
@@ -71,7 +76,23 @@ def note_mutation(region: Any) -> None:
     for ref in _watchers:
         owner = ref()
         if owner is not None:
-            vars(owner).setdefault("mutations", []).append((owner.node_count, region))
+            notes = vars(owner).setdefault("mutations", [])
+            notes.append((owner.node_count, region))
+            if len(notes) > _MAX_NOTES:
+                notes[:] = _merged(notes)
+
+
+def _merged(notes: list[tuple[int, np.ndarray]]) -> list[tuple[int, np.ndarray]]:
+    """One note per buffer: its earliest node count, and the whole buffer as written."""
+    earliest: dict[int, tuple[int, np.ndarray]] = {}
+    for count, region in notes:
+        root = region
+        while isinstance(root.base, np.ndarray):
+            root = root.base
+        previous = earliest.get(id(root))
+        if previous is None or count < previous[0]:
+            earliest[id(root)] = (count, root)
+    return list(earliest.values())
 
 
 # -- who is tracked -------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""The one public array type: ``Tensor``, an immutable wrapper of a NumPy value.
+"""The one public array type: ``Tensor``, a wrapper of a NumPy value.
 
 Operators, indexing and methods all go through ``perform`` (see
 ``kenaz.effects``), so every transformation sees them. Each tensor carries a
@@ -18,12 +18,15 @@ __all__ = ["Tensor", "asarray_value", "tracked_records"]
 
 
 class Tensor:
-    """An immutable n-dimensional array that transformations can see through.
+    """An n-dimensional array that transformations can see through.
 
     Create tensors with ``kenaz.numpy`` functions (``array``, ``zeros``, ...)
     or ``Tensor(value)``. Every operation accepts tensors, NumPy arrays and
     Python scalars alike and returns a ``Tensor``; ``numpy.asarray(t)``,
-    ``t.numpy()`` and ``float(t)`` give plain values back.
+    ``t.numpy()`` and ``float(t)`` give plain values back. A tensor that no
+    running transformation tracks changes in place as a NumPy array does
+    (``x[idx] = v``, ``x += v``); a tracked one is updated functionally with
+    ``x.at[idx].set(v)`` (see ``kenaz.mutation``).
 
     Examples
     --------
