@@ -223,3 +223,33 @@ def test_a_tracked_tensor_is_not_handed_to_numpy_silently():
         return np.histogram(kenaz.numpy.stop_gradient(x), bins=3)[0].sum() + x.sum()
 
     np.testing.assert_allclose(kenaz.grad(g)(knp.ones(3)).numpy(), [1.0, 1.0, 1.0])
+
+
+def test_ndarray_methods_numpy_programs_call():
+    x = knp.array([3.0, 1.0, 2.0])
+    assert bool(x.all()) and bool((x > 2).any())
+    np.testing.assert_array_equal(x.argsort().numpy(), [1, 2, 0])
+    np.testing.assert_array_equal(x.nonzero()[0].numpy(), [0, 1, 2])
+    assert x.nbytes == 24 and x.itemsize == 8
+    np.testing.assert_array_equal(x.take([0, 2]).numpy(), [3.0, 2.0])
+    np.testing.assert_array_equal(x.repeat(2).numpy(), [3, 3, 1, 1, 2, 2])
+    assert x.tobytes() == np.array([3.0, 1.0, 2.0]).tobytes()
+    m = knp.arange(9.0).reshape(3, 3)
+    np.testing.assert_array_equal(m.diagonal().numpy(), [0, 4, 8])
+    assert float(m.trace()) == 12.0
+    kenaz.testing.check_grads(lambda a: a.reshape(3, 3).diagonal().sum() * a.trace(), (np.eye(3),))
+    # ndarray's in-place methods change an untracked Tensor, as NumPy's
+    x.sort()
+    np.testing.assert_array_equal(x.numpy(), [1, 2, 3])
+    x.fill(7.0)
+    np.testing.assert_array_equal(x.numpy(), [7, 7, 7])
+    y = knp.zeros(4)
+    y.put([0, 2], [5.0, 6.0])
+    np.testing.assert_array_equal(y.numpy(), [5, 0, 6, 0])
+
+    def sorts_in_place(v):
+        v.sort()
+        return v.sum()
+
+    with pytest.raises(TypeError, match=r"\.at\[index\]"):
+        kenaz.grad(sorts_in_place)(knp.ones(3))

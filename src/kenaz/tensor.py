@@ -362,6 +362,76 @@ class Tensor:
     def imag(self):
         return imag(self)
 
+    # More of ndarray's methods: kenaz.numpy's functions with ``self`` first.
+    def all(self, *args, **kwargs):
+        return _numpy_api.all(self, *args, **kwargs)
+
+    def any(self, *args, **kwargs):
+        return _numpy_api.any(self, *args, **kwargs)
+
+    def argsort(self, *args, **kwargs):
+        return _knp.argsort(self, *args, **kwargs)
+
+    def argpartition(self, *args, **kwargs):
+        return _knp.argpartition(self, *args, **kwargs)
+
+    def nonzero(self):
+        return _knp.nonzero(self)
+
+    def diagonal(self, *args, **kwargs):
+        return _knp.diagonal(self, *args, **kwargs)
+
+    def trace(self, *args, **kwargs):
+        return _knp.trace(self, *args, **kwargs)
+
+    def repeat(self, *args, **kwargs):
+        return _knp.repeat(self, *args, **kwargs)
+
+    def take(self, *args, **kwargs):
+        return _knp.take(self, *args, **kwargs)
+
+    def compress(self, condition, axis=None):
+        return _knp.compress(condition, self, axis)
+
+    def choose(self, choices, mode="raise"):
+        return _knp.choose(self, choices, mode)
+
+    def searchsorted(self, *args, **kwargs):
+        return _knp.searchsorted(self, *args, **kwargs)
+
+    def conjugate(self):
+        return conjugate(self)
+
+    def tobytes(self, order="C") -> bytes:
+        return np.asarray(self._value).tobytes(order)
+
+    @property
+    def itemsize(self) -> int:
+        return self.dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.dtype.itemsize
+
+    # ndarray's in-place methods, with the rules of `x[...] = v` (kenaz.mutation).
+    def fill(self, value) -> None:
+        """Set every element to ``value``, in place."""
+        _mutation.assign(self, Ellipsis, value)
+
+    def sort(self, axis=-1, kind=None, order=None) -> None:
+        """Sort in place along ``axis`` (``kenaz.numpy.sort`` returns a sorted copy)."""
+        _mutation.assign(self, Ellipsis, _knp.sort(self, axis=axis))
+
+    def partition(self, kth, axis=-1, kind="introselect", order=None) -> None:
+        """Partition in place around ``kth``, as ``ndarray.partition``."""
+        _mutation.assign(self, Ellipsis, _knp.partition(self, kth, axis=axis))
+
+    def put(self, indices, values, mode="raise") -> None:
+        """``numpy.put``: set the flattened elements at ``indices``, in place."""
+        _mutation.in_place_target(self, "put").put(
+            _mutation.plain(indices), _mutation.plain(values), mode
+        )
+
 
 class _IndexUpdateHelper:
     """``x.at``: indexing it returns the functional update methods for that index."""
@@ -465,6 +535,7 @@ def asarray_value(value: Any, dtype: Any = None) -> np.ndarray:
 # The operators above call these module-level names; they are bound here, once
 # `Tensor` exists, because the primitives themselves import `Tensor`.
 from . import mutation as _mutation  # noqa: E402
+from . import numpy as _knp  # noqa: E402
 from .effects import perform_args  # noqa: E402
 from .numpy import _signatures as _numpy_api  # noqa: E402
 from .ops.elementwise import (  # noqa: E402
