@@ -166,7 +166,7 @@ def array(obj: Any, dtype: Any = None, copy: bool = True) -> Tensor:
         )
     if isinstance(obj, (list, tuple)) and holds_tensor(obj):
         stacked = _shape.stack([array(item) for item in obj])
-        return stacked if dtype is None else stacked.astype(dtype)
+        return stacked if dtype is None else stacked.astype(dtype, copy=False)
     return Tensor(_np.array(obj, dtype=dtype, copy=copy))
 
 
@@ -234,7 +234,7 @@ def linspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None, axis
     steps = steps.reshape((-1,) + (1,) * _np.broadcast_shapes(start.shape, stop.shape).__len__())
     out = start + (stop - start) * steps
     out = moveaxis(out, 0, axis) if axis != 0 else out
-    return out if dtype is None else out.astype(dtype)
+    return out if dtype is None else out.astype(dtype, copy=False)
 
 
 # -- shape helpers that work on tensors ---------------------------------------------------

@@ -418,7 +418,7 @@ power = binary(
 
 def _chooser_weights(ans, x, y):
     """Where ``x`` is selected by max/min: 1, at ties 0.5 (JAX splits ties evenly)."""
-    return (equal(ans, x) * 1.0 + equal(x, y) * -0.5).astype(ans.dtype)
+    return (equal(ans, x) * 1.0 + equal(x, y) * -0.5).astype(ans.dtype, copy=False)
 
 
 maximum = binary(
