@@ -54,9 +54,9 @@ def classify(name: str, numpy_module: Any, kenaz_module: Any) -> str:
         theirs = getattr(numpy_module, name, _MISSING)
     if ours is _MISSING:
         return "missing"
-    if ours is theirs:
-        return "NumPy's own"
     marker = getattr(ours, "__kenaz_numpy__", None)
+    if ours is theirs or marker == "NumPy's own":
+        return "NumPy's own"
     if marker == "values":
         return "on values"
     if marker == "pass-through":

@@ -595,8 +595,8 @@ vectorize = _utilities.vectorize
 r_, c_ = _utilities.r_, _utilities.c_
 
 
-def __getattr__(name: str) -> Any:
-    """NumPy's submodules (``testing``, ``ma``, ``lib``, ...), imported on first use."""
-    if name in _utilities.OWN_MODULES:
-        return getattr(_np, name)
-    raise AttributeError(f"module 'kenaz.numpy' has no attribute {name!r}")
+# NumPy's submodules (`testing`, `ma`, `lib`, ...), imported on first use. Not a module
+# `__getattr__`: that would stop Python from specializing every `knp.<name>` lookup.
+for _name in _utilities.OWN_MODULES:
+    globals()[_name] = _utilities.NumpySubmodule(_name)
+del _name

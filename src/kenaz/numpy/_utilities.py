@@ -133,6 +133,26 @@ class _Concatenator:
         return 0
 
 
+class NumpySubmodule:
+    """``kenaz.numpy.<name>``: NumPy's submodule of that name, imported on first use
+    (``numpy.testing`` and ``numpy.f2py`` take a tenth of a second to import)."""
+
+    __kenaz_numpy__ = "NumPy's own"
+
+    def __init__(self, name: str) -> None:
+        self.__name__ = f"numpy.{name}"
+        self._name = name
+
+    def __getattr__(self, attribute: str) -> Any:
+        return getattr(getattr(_np, self._name), attribute)
+
+    def __dir__(self) -> list[str]:
+        return dir(getattr(_np, self._name))
+
+    def __repr__(self) -> str:
+        return f"<NumPy's module numpy.{self._name}, imported on first use>"
+
+
 r_ = _Concatenator("r_")
 c_ = _Concatenator("c_")
 
