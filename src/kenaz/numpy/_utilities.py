@@ -169,10 +169,8 @@ def _namespace() -> dict[str, Any]:
         if hasattr(_np, name):
             found[name] = _pass_through(name)
     # Classes: dtypes and scalar types, errstate, nditer, matrix, ... (NumPy's own).
-    for name in dir(_np):
-        if name in OWN_MODULES:
-            continue
-        value = getattr(_np, name, None)
+    # (NumPy's own dict, not getattr over dir(): that would import lazy submodules.)
+    for name, value in list(vars(_np).items()):
         if not name.startswith("_") and isinstance(value, type) and name not in found:
             found[name] = value
     found["__array_namespace_info__"] = _np.__array_namespace_info__
