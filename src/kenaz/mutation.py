@@ -154,8 +154,10 @@ def assign(tensor: Tensor, index: Any, value: Any) -> None:
                 "kenaz.numpy.stack / where"
             )
     array = _writable(tensor, "assign into")
-    array[plain(index)] = plain(value)
-    note_mutation(_region(array, index))
+    index = plain(index)
+    array[index] = plain(value)
+    if _watchers:  # some tape may be alive: say which memory changed
+        note_mutation(_region(array, index))
 
 
 def in_place_target(tensor: Tensor, name: str) -> np.ndarray:
@@ -190,12 +192,20 @@ def _writable(tensor: Tensor, what: str) -> np.ndarray:
 
 
 def _region(array: np.ndarray, index: Any) -> np.ndarray:
-    """The memory an assignment at ``index`` wrote: that view for a basic index, else all."""
-    try:
-        view = array[plain(index)]
-    except Exception:  # noqa: BLE001 - any failure: say the whole array was written
+    """The memory an assignment at ``index`` wrote: that view for a basic index (ints,
+    slices, ``...``, ``None``), else (an advanced index) the whole array."""
+    parts = index if type(index) is tuple else (index,)
+    basic = all(
+        part is None
+        or part is Ellipsis
+        or isinstance(part, (np.integer, slice))
+        or (isinstance(part, int) and not isinstance(part, bool))  # True is an advanced index
+        for part in parts
+    )
+    if not basic:
         return array
-    return view if isinstance(view, np.ndarray) and view.base is not None else array
+    view = array[index]
+    return view if isinstance(view, np.ndarray) else array
 
 
 # -- x += v ---------------------------------------------------------------------------
