@@ -153,11 +153,22 @@ def assign(tensor: Tensor, index: Any, value: Any) -> None:
                 "dropped. Build the result functionally: `x = x.at[index].set(value)`, or "
                 "kenaz.numpy.stack / where"
             )
-    array = _writable(tensor, "assign into")
-    index = plain(index)
-    array[index] = plain(value)
+    array = tensor._value
+    index = _plain_index(index)
+    value = value._value if isinstance(value, Tensor) else plain(value)
+    try:
+        array[index] = value
+    except (TypeError, ValueError):
+        _writable(tensor, "assign into")  # raises the clearer error, if that was the cause
+        raise
     if _watchers:  # some tape may be alive: say which memory changed
         note_mutation(_region(array, index))
+
+
+def _plain_index(index: Any) -> Any:
+    if type(index) is int or type(index) is slice:  # the commonest, first
+        return index
+    return plain(index)
 
 
 def in_place_target(tensor: Tensor, name: str) -> np.ndarray:
@@ -218,14 +229,18 @@ def update_in_place(tensor: Tensor, op: Op, ufunc: Callable, other: Any) -> Tens
     cannot change, so the name is rebound, as for NumPy scalars.
     """
     array = tensor._value if type(tensor) is Tensor else None
-    if (
-        not isinstance(array, np.ndarray)
-        or (_handlers.get() and (is_tracked(tensor) or is_tracked(other)))
-        or not array.flags.writeable
+    if type(array) is not np.ndarray or (
+        _handlers.get() and (is_tracked(tensor) or is_tracked(other))
     ):
         return perform_args(op, (tensor, other), {})
-    ufunc(array, plain(other), out=array)
-    note_mutation(array)
+    try:
+        ufunc(array, other._value if isinstance(other, Tensor) else plain(other), out=array)
+    except ValueError:
+        if array.flags.writeable:
+            raise
+        return perform_args(op, (tensor, other), {})  # read-only memory: rebind the name
+    if _watchers:
+        note_mutation(array)
     return tensor
 
 
