@@ -303,3 +303,26 @@ def pullback_notes(pullback):
         if isinstance(cell.cell_contents, ReverseHandler):
             return cell.cell_contents.mutations
     raise AssertionError("no tape in the pullback's closure")
+
+
+def test_custom_vjp_residuals_and_checkpoint_inputs_are_checked():
+    @kenaz.custom_vjp
+    def scaled(x, c):
+        return x * c
+
+    scaled.defvjp(lambda x, c: (x * c, (c,)), lambda res, g: (g * res[0], knp.zeros_like(res[0])))
+    c = knp.array([1.0, 2.0])
+    _, pullback = kenaz.vjp(lambda x: scaled(x, c), knp.ones(2))
+    c[0] = 5.0
+    with pytest.raises(RuntimeError, match="custom rule .* of `scaled`"):
+        pullback(knp.ones(2))
+
+    weights = knp.array([1.0, 2.0])
+
+    def layer(x):
+        return knp.sin(x * weights)
+
+    _, pullback = kenaz.vjp(lambda v: kenaz.checkpoint(layer)(v).sum(), knp.ones(2))
+    weights[1] = 7.0  # the recomputation in the backward pass would see it
+    with pytest.raises(RuntimeError, match="checkpoint.* of `layer`"):
+        pullback(knp.ones(()))

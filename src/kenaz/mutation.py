@@ -19,14 +19,16 @@ keeps memory the change wrote, naming the op that saved it (PyTorch's
 
 from __future__ import annotations
 
+import functools
 import gc
+import types
 import weakref
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 
-from .effects import Op, _handlers, perform_args
+from .effects import Handler, Op, _handlers, perform_args
 from .tensor import Tensor
 
 __all__ = [
@@ -306,9 +308,28 @@ def _arrays_in(obj: Any, depth: int, seen: set[int]) -> Iterator[np.ndarray]:
     elif isinstance(obj, dict):
         for item in obj.values():
             yield from _arrays_in(item, depth + 1, seen)
-    elif callable(obj):
+    elif callable(obj) and not isinstance(obj, (type, Op, Handler)):
         for inner in _callable_parts(obj):
             yield from _arrays_in(inner, depth + 1, seen)
+    else:
+        for inner in _object_parts(obj):
+            yield from _arrays_in(inner, depth + 1, seen)
+
+
+def _object_parts(obj: Any) -> list[Any]:
+    """The attributes of an object a pullback keeps (a shared pullback, a call's record),
+    not of handlers (their tapes hold other entries' residuals), modules or types."""
+    if isinstance(obj, (Handler, type, types.ModuleType, Op, str, bytes, int, float, complex)):
+        return []
+    attributes = getattr(obj, "__dict__", None)
+    parts = list(attributes.values()) if isinstance(attributes, dict) else []
+    for cls in type(obj).__mro__:
+        for name in getattr(cls, "__slots__", ()):
+            if name not in ("__weakref__", "__dict__"):
+                value = getattr(obj, name, None)
+                if value is not None:
+                    parts.append(value)
+    return parts
 
 
 def _callable_parts(fn: Any) -> list[Any]:
@@ -316,9 +337,11 @@ def _callable_parts(fn: Any) -> list[Any]:
     func = getattr(fn, "__func__", None)
     if func is not None:  # bound method
         return [func, getattr(fn, "__self__", None)]
-    if hasattr(fn, "func") and hasattr(fn, "args"):  # functools.partial
+    if isinstance(fn, functools.partial):
         return [fn.func, fn.args, dict(fn.keywords or {})]
-    closure = getattr(fn, "__closure__", None)
+    if not isinstance(fn, types.FunctionType):  # a callable object (custom_vjp, ...)
+        return _object_parts(fn)
+    closure = fn.__closure__
     if not closure:
         return []
     parts = []
@@ -348,7 +371,27 @@ def _op_name(pullback: Any) -> str:
     names = sorted({op.name for op in ops if _made(op, pullback)})
     if names:
         return "the op " + " or ".join(f"`{name}`" for name in names)
+    custom = _custom_function(pullback, 0, set())
+    if custom is not None:
+        return f"the custom rule (or checkpoint) of `{custom}`"
     return f"the rule `{getattr(pullback, '__qualname__', repr(pullback))}`"
+
+
+def _custom_function(obj: Any, depth: int, seen: set[int]) -> str | None:
+    """The name of the user's function behind a custom_vjp/custom_jvp/checkpoint entry:
+    what its pullback keeps as ``call.function`` (kenaz.custom.CallInfo)."""
+    if depth > 4 or id(obj) in seen:
+        return None
+    seen.add(id(obj))
+    function = getattr(obj, "function", None) if not isinstance(obj, Handler) else None
+    if function is not None and hasattr(function, "__name__"):
+        return function.__name__
+    parts = _callable_parts(obj) if callable(obj) else _object_parts(obj)
+    for part in parts:
+        found = _custom_function(part, depth + 1, seen)
+        if found is not None:
+            return found
+    return None
 
 
 def _made(op: Op, pullback: Any) -> bool:
