@@ -19,6 +19,7 @@ keeps memory the change wrote, naming the op that saved it (PyTorch's
 
 from __future__ import annotations
 
+import bisect
 import functools
 import gc
 import types
@@ -254,12 +255,19 @@ def check_saved(entries: list, mutations: list, where: str = "backward pass") ->
     whose first item is the tuple of output nodes) or linearize entries (any
     tuple whose last item is the node). Runs only when ``mutations`` is not empty.
     """
+    notes = sorted(mutations, key=lambda note: note[0])
+    counts = [count for count, _ in notes]
     for entry in entries:
         node = _first_node(entry)
-        for count, region in mutations:
-            if node >= count:
-                continue  # recorded after the change: it saw the new values
-            for owner, array in _saved_arrays(entry):
+        later = bisect.bisect_right(counts, node)  # the changes after this entry was recorded
+        if later == len(notes):
+            continue
+        regions = notes[later:]
+        roots = {id(_root(region)) for _, region in regions}
+        for owner, array in _saved_arrays(entry):
+            if id(_root(array)) not in roots:
+                continue  # another buffer: cannot share memory with what was written
+            for _, region in regions:
                 if _overlaps(array, region):
                     raise RuntimeError(_saved_error(owner, array, where))
 
@@ -269,6 +277,13 @@ def _first_node(entry: tuple) -> int:
     while isinstance(node, tuple):
         node = node[0]
     return node
+
+
+def _root(array: np.ndarray) -> Any:
+    """The object owning ``array``'s memory: the end of its chain of bases."""
+    while array.base is not None:
+        array = array.base
+    return array
 
 
 def _overlaps(a: np.ndarray, b: np.ndarray) -> bool:
