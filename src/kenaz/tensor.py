@@ -310,6 +310,48 @@ class Tensor:
     def imag(self):
         return imag(self)
 
+    # -- exchange with other array libraries, and notebooks ----------------------
+    def __dlpack__(
+        self,
+        *,
+        stream: Any = None,
+        max_version: tuple[int, int] | None = None,
+        dl_device: Any = None,
+        copy: bool | None = None,
+    ) -> Any:
+        """Export the value as a DLPack capsule, for ``torch.from_dlpack``, ``jax.dlpack``,
+        ``numpy.from_dlpack`` and CuPy.
+
+        The consumer shares the tensor's memory (no copy), and sees a plain array: what
+        it computes is outside kenaz's transformations. A consumer that cannot receive a
+        read-only array (DLPack before 1.0) gets a copy, unless it asked for none.
+        """
+        value = np.asarray(self._value)  # a NumPy scalar result becomes a 0-d array
+        requested = {"stream": stream, "max_version": max_version, "dl_device": dl_device}
+        kwargs = {name: v for name, v in requested.items() if v is not None}
+        if copy is not None:
+            kwargs["copy"] = copy
+        try:
+            return value.__dlpack__(**kwargs)
+        except BufferError:
+            if value.flags.writeable or copy is False:
+                raise
+            return value.copy().__dlpack__(**kwargs)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        """The DLPack device of the value: ``(1, 0)``, the CPU, for NumPy."""
+        return np.asarray(self._value).__dlpack_device__()
+
+    def _repr_html_(self) -> str:
+        """The notebook display: shape and dtype above the values."""
+        from html import escape
+
+        summary = f"Tensor &middot; shape {escape(str(self.shape))} &middot; {self.dtype}"
+        return (
+            f'<div class="kenaz-tensor"><div style="font-family: monospace; opacity: 0.7">'
+            f"{summary}</div><pre>{escape(repr(self))}</pre></div>"
+        )
+
 
 class _IndexUpdateHelper:
     """``x.at``: indexing it returns the functional update methods for that index."""

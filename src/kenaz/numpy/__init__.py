@@ -173,6 +173,55 @@ def asarray(obj: Any, dtype: Any = None) -> Tensor:
     return array(obj, dtype=dtype, copy=None) if not isinstance(obj, Tensor) else obj.astype(dtype)
 
 
+def from_dlpack(x: Any, *, device: Any = None, copy: bool | None = None) -> Tensor:
+    """A tensor sharing the memory of another library's array, through DLPack.
+
+    ``x`` is any object with ``__dlpack__`` on the CPU: a NumPy array, a PyTorch
+    tensor, a JAX or CuPy array (after moving it to the host). No data is copied
+    unless ``copy=True``; do not modify ``x`` in place while the tensor is in use,
+    since tensors are immutable. The tensor is a constant: derivatives do not
+    flow back into the other library.
+
+    Parameters
+    ----------
+    x : object with ``__dlpack__`` and ``__dlpack_device__``
+        The array to import.
+    device : optional
+        Must be the CPU (``"cpu"`` or None): kenaz's backend is NumPy.
+    copy : bool, optional
+        True always copies; False never does (an error if a copy were needed).
+
+    Returns
+    -------
+    Tensor
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import kenaz.numpy as knp
+    >>> source = np.arange(3.0)
+    >>> t = knp.from_dlpack(source)
+    >>> t
+    Tensor([0., 1., 2.])
+    >>> np.shares_memory(np.from_dlpack(t), source)
+    True
+    """
+    if not hasattr(x, "__dlpack__"):
+        raise TypeError(
+            f"kenaz.numpy.from_dlpack: {type(x).__name__} does not support DLPack (it has no "
+            "__dlpack__ method); use kenaz.numpy.asarray for lists and other values"
+        )
+    try:
+        value = _np.from_dlpack(x, device=device, copy=copy)
+    except (BufferError, RuntimeError, TypeError, ValueError) as error:
+        raise type(error)(
+            f"kenaz.numpy.from_dlpack: cannot import {type(x).__name__} ({error}); kenaz "
+            "computes with NumPy on the CPU, so move GPU arrays to the host first "
+            "(e.g. `x.cpu()` in PyTorch)"
+        ) from error
+    return Tensor(value)
+
+
 def _constant(maker):
     def create(*args: Any, **kwargs: Any) -> Tensor:
         return Tensor(maker(*args, **kwargs))
