@@ -71,9 +71,9 @@ def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
         _run_python_blocks(markdown, path)
     markdown = _API_TABLE.sub(lambda match: api_table(match.group(1)), markdown)
     if _architecture_missing:
-        readme = config["repo_url"].rstrip("/") + "#how-it-works"
+        readme = config["extra"]["source_url"].rstrip("/") + "#how-it-works"
         markdown = re.sub(r"\]\((?:\.\./)?architecture\.md\)", f"]({readme})", markdown)
-    return _link_repository_files(markdown, path, config["repo_url"])
+    return _link_repository_files(markdown, path, config["extra"]["source_url"])
 
 
 def _run_python_blocks(markdown: str, page: str) -> None:

@@ -8,6 +8,7 @@ scripts/docs_hooks.py). The build takes about 10 s.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import os
 import re
 import subprocess
@@ -111,7 +112,7 @@ def test_strict_mode_fails_on_a_raising_example_or_a_broken_link(tmp_path):
     config.write_text(textwrap.dedent(f"""
         site_name: check
         docs_dir: {docs}
-        repo_url: https://example.org/kenaz
+        extra: {{source_url: https://example.org/kenaz}}
         hooks: [{ROOT / "scripts" / "docs_hooks.py"}]
         plugins: [search, markdown-exec]
         markdown_extensions: [pymdownx.superfences]
@@ -128,3 +129,44 @@ def test_strict_mode_fails_on_a_raising_example_or_a_broken_link(tmp_path):
         assert result.returncode != 0 and message in result.stderr, (text, result.stderr)
     (docs / "index.md").write_text("# ok\n\n```python\nx = kenaz.grad(knp.sin)(0.0)\n```\n")
     assert build(config, tmp_path / "site").returncode == 0
+
+
+def _check_site_module():
+    spec = importlib.util.spec_from_file_location("check_site", ROOT / "scripts" / "check_site.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _needs_chromium():
+    pytest.importorskip("websockets")
+    check_site = _check_site_module()
+    if check_site.find_chromium() is None:
+        pytest.skip("Chromium is not installed (Debian: apt-get install chromium)")
+    return check_site
+
+
+@pytest.mark.slow
+def test_every_page_loads_in_chromium_without_console_errors(site, capsys):
+    check_site = _needs_chromium()
+    status = check_site.main([str(site)])
+    report = capsys.readouterr().out
+    assert status == 0, report
+    assert "0 with errors" in report
+
+
+@pytest.mark.slow
+def test_the_browser_check_reports_console_errors_and_missing_resources(tmp_path, capsys):
+    check_site = _needs_chromium()
+    (tmp_path / "index.html").write_text("<title>fine</title><p>fine</p>")
+    (tmp_path / "broken").mkdir()
+    (tmp_path / "broken" / "index.html").write_text(
+        '<title>broken</title><img src="missing.png">'
+        '<script>console.error("stale example"); undefined_function();</script>'
+    )
+    status = check_site.main([str(tmp_path)])
+    report = capsys.readouterr().out
+    assert status == 1, report
+    assert "1 clean, 1 with errors" in report
+    for problem in ("console.error: stale example", "uncaught exception", "HTTP 404"):
+        assert problem in report, report
