@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from operator import attrgetter
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -236,7 +236,7 @@ class Tensor:
     def __ge__(self, other: Any) -> Tensor:
         return perform_args(greater_equal, (self, other), {})
 
-    def __setitem__(self, index: Any, value: Any) -> NoReturn:
+    def __setitem__(self, index: Any, value: Any) -> None:
         raise TypeError(
             "Tensors are immutable; use the functional update "
             "`x = x.at[index].set(value)` instead of `x[index] = value`"

@@ -626,7 +626,7 @@ def scatter(x, index, values, mode: str = "add") -> Tensor:
 
 
 # -- submodules ------------------------------------------------------------------------------
-from . import _extra, fft, linalg, random  # noqa: E402,F401
+from . import fft, linalg, random  # noqa: E402,F401
 from ._extra import *  # noqa: E402,F401,F403  (more of NumPy's namespace, composed)
 from ._signatures import *  # noqa: E402,F401,F403  (NumPy's signatures: out=, initial, where)
 
@@ -635,6 +635,8 @@ dtype = _np.dtype
 
 # The public names: what `from kenaz.numpy import *` gives, and what type checkers and the
 # API reference see as exported (tests/typing checks this list against the module).
+from . import _extra  # noqa: E402
+
 __all__ = [
     "abs", "absolute", "add", "allclose", "angle", "arange", "arccos", "arccosh", "arcsin",
     "arcsinh", "arctan", "arctan2", "arctanh", "argsort", "array", "asarray", "astype", "atan2",
