@@ -182,9 +182,9 @@ def from_dlpack(x: Any, *, device: Any = None, copy: bool | None = None) -> Tens
 
     ``x`` is any object with ``__dlpack__`` on the CPU: a NumPy array, a PyTorch
     tensor, a JAX or CuPy array (after moving it to the host). No data is copied
-    unless ``copy=True``; do not modify ``x`` in place while the tensor is in use,
-    since tensors are immutable. The tensor is a constant: derivatives do not
-    flow back into the other library.
+    unless ``copy=True``; changing ``x`` in place changes the tensor (and a change
+    made that way is invisible to kenaz's check of what a tape saved). The tensor
+    is a constant: derivatives do not flow back into the other library.
 
     Parameters
     ----------
