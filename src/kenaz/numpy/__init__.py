@@ -687,5 +687,6 @@ r_, c_ = _utilities.r_, _utilities.c_
 # `__getattr__`: that would stop Python from specializing every `knp.<name>` lookup.
 for _name in sorted(_utilities.OWN_MODULES):
     globals()[_name] = _utilities.NumpySubmodule(_name)
-__all__ += [*_added, "vectorize", "r_", "c_", *sorted(_utilities.OWN_MODULES)]
+__all__ += [name for name in _added if not name.startswith("_")]
+__all__ += ["vectorize", "r_", "c_", *sorted(_utilities.OWN_MODULES)]
 del _name, _added
