@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import functools
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Literal, ParamSpec, TypeVar, overload
 
 import numpy as np
 
@@ -21,6 +21,7 @@ from . import tree
 from .backend import full_like
 from .call import ClosureGuard, fresh_outputs
 from .effects import Handler, Op, fresh_level, handler, identity, perform_args, scope
+from .mutation import check_saved, watch_mutations
 from .ops.elementwise import alias
 from .tensor import Tensor, _make, tracked_records
 from .transform import (
@@ -36,14 +37,22 @@ from .transform import (
 
 __all__ = ["vjp", "grad", "value_and_grad"]
 
+P = ParamSpec("P")  # the user function's parameters, kept by grad and value_and_grad
+Out = TypeVar("Out")
+Aux = TypeVar("Aux")
+Pullback = Callable[[Any], tuple[Any, ...]]
+
 
 class ReverseHandler(Handler):
     """Records a tape of the ops that depend on the watched inputs."""
+
+    mutations: list | tuple = ()  # (node count, memory written): see kenaz.mutation
 
     def __init__(self) -> None:
         self.level = fresh_level()
         self.tape: list[tuple[Any, list[tuple[int, Callable]]]] = []
         self.node_count = 0
+        watch_mutations(self)  # in-place changes of Tensors are noted on self.mutations
 
     def watch(self, x: Tensor) -> Tensor:
         """Give ``x`` a fresh identity (an alias, performed outward) that this level tracks."""
@@ -180,6 +189,8 @@ class ReverseHandler(Handler):
         With ``consume``, each entry is dropped from the tape once used, so its
         residuals are freed during the pass (for a pullback called only once).
         """
+        if self.mutations:  # a Tensor changed in place while this tape lived
+            check_saved(self.tape, self.mutations)
         # Node numbers are dense, so the cotangents live in a list indexed by node.
         cotangents: list[Any] = [None] * self.node_count
         for node, g in seeds.items():
@@ -342,7 +353,15 @@ def transpose(
     return [zeros_like(z) if g is None else g for g, z in zip(grads, zeros)]
 
 
-def vjp(f: Callable, *primals: Any, has_aux: bool = False):
+@overload
+def vjp(
+    f: Callable[..., Out], *primals: Any, has_aux: Literal[False] = False
+) -> tuple[Out, Pullback]: ...
+@overload
+def vjp(
+    f: Callable[..., tuple[Out, Aux]], *primals: Any, has_aux: Literal[True]
+) -> tuple[Out, Pullback, Aux]: ...
+def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
     """Evaluate ``f(*primals)`` and return its vector-Jacobian product function.
 
     Parameters
@@ -434,13 +453,38 @@ def _check_inputs(args: Sequence[Any], allow_int: bool, where: str) -> None:
                 )
 
 
+@overload
 def value_and_grad(
-    f: Callable,
+    f: Callable[P, Any],
+    argnums: int | Sequence[int] = 0,
+    has_aux: Literal[False] = False,
+    allow_int: bool = False,
+    holomorphic: bool = False,
+) -> Callable[P, tuple[Tensor, Any]]: ...
+@overload
+def value_and_grad(
+    f: Callable[P, Any],
+    argnums: int | Sequence[int] = 0,
+    *,
+    has_aux: Literal[True],
+    allow_int: bool = False,
+    holomorphic: bool = False,
+) -> Callable[P, tuple[tuple[Tensor, Any], Any]]: ...
+@overload
+def value_and_grad(
+    f: Callable[P, Any],
     argnums: int | Sequence[int] = 0,
     has_aux: bool = False,
     allow_int: bool = False,
     holomorphic: bool = False,
-) -> Callable:
+) -> Callable[P, tuple[Any, Any]]: ...
+def value_and_grad(
+    f: Callable[P, Any],
+    argnums: int | Sequence[int] = 0,
+    has_aux: bool = False,
+    allow_int: bool = False,
+    holomorphic: bool = False,
+) -> Callable[P, tuple[Any, Any]]:
     """Return a function computing both ``f`` and its gradient.
 
     Parameters
@@ -553,12 +597,12 @@ def _grad_output_error(out: Any) -> str:
 
 
 def grad(
-    f: Callable,
+    f: Callable[P, Any],
     argnums: int | Sequence[int] = 0,
     has_aux: bool = False,
     allow_int: bool = False,
     holomorphic: bool = False,
-) -> Callable:
+) -> Callable[P, Any]:
     """Return a function computing the gradient of the scalar function ``f``.
 
     Same parameters as :func:`value_and_grad`; returns only the gradient

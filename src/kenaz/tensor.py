@@ -1,4 +1,4 @@
-"""The one public array type: ``Tensor``, an immutable wrapper of a NumPy value.
+"""The one public array type: ``Tensor``, a wrapper of a NumPy value.
 
 Operators, indexing and methods all go through ``perform`` (see
 ``kenaz.effects``), so every transformation sees them. Each tensor carries a
@@ -9,6 +9,7 @@ as soon as the user's code drops it.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
@@ -31,12 +32,15 @@ _NUMPY_DTYPE_TYPES = frozenset(type(np.dtype(t)) for t in np.sctypeDict.values()
 
 
 class Tensor:
-    """An immutable n-dimensional array that transformations can see through.
+    """An n-dimensional array that transformations can see through.
 
     Create tensors with ``kenaz.numpy`` functions (``array``, ``zeros``, ...)
     or ``Tensor(value)``. Every operation accepts tensors, NumPy arrays and
     Python scalars alike and returns a ``Tensor``; ``numpy.asarray(t)``,
-    ``t.numpy()`` and ``float(t)`` give plain values back.
+    ``t.numpy()`` and ``float(t)`` give plain values back. A tensor that no
+    running transformation tracks changes in place as a NumPy array does
+    (``x[idx] = v``, ``x += v``); a tracked one is updated functionally with
+    ``x.at[idx].set(v)`` (see ``kenaz.mutation``).
 
     Examples
     --------
@@ -59,12 +63,30 @@ class Tensor:
     # -- plain values ---------------------------------------------------------
     # Getters in C (attrgetter): transformations and rules read these for nearly
     # every op, and a Python-level property takes about twice as long.
-    shape = property(attrgetter("_value.shape"), doc="The shape: a tuple of ints.")
-    dtype = property(
-        _numpy_dtype_of, doc="The NumPy dtype (a backend's own maps to it)."
-    )
-    ndim = property(attrgetter("_value.ndim"), doc="The number of dimensions.")
-    size = property(attrgetter("_value.size"), doc="The number of elements.")
+    if TYPE_CHECKING:  # what type checkers see of the getters below
+
+        @property
+        def shape(self) -> tuple[int, ...]:
+            """The shape: a tuple of ints."""
+
+        @property
+        def dtype(self) -> np.dtype[Any]:
+            """The NumPy dtype."""
+
+        @property
+        def ndim(self) -> int:
+            """The number of dimensions."""
+
+        @property
+        def size(self) -> int:
+            """The number of elements."""
+
+    else:
+        shape = property(attrgetter("_value.shape"), doc="The shape: a tuple of ints.")
+        # A backend's own dtypes (a strict Array API library's) map to NumPy's by name.
+        dtype = property(_numpy_dtype_of, doc="The NumPy dtype (a backend's own maps to it).")
+        ndim = property(attrgetter("_value.ndim"), doc="The number of dimensions.")
+        size = property(attrgetter("_value.size"), doc="The number of elements.")
 
     def numpy(self) -> np.ndarray:
         """Return the value as a NumPy array (no copy for NumPy values; do not modify it).
@@ -117,7 +139,7 @@ class Tensor:
             raise TypeError("len() of a 0-d Tensor")
         return self.shape[0]
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Tensor]:
         if not self.shape:
             raise TypeError("iteration over a 0-d Tensor")
         return (self[i] for i in range(self.shape[0]))
@@ -130,112 +152,162 @@ class Tensor:
 
     __hash__ = object.__hash__
 
+    if TYPE_CHECKING:  # `x[index]`: bound at the end of this module to the getitem primitive
+
+        def __getitem__(self, index: Any) -> Tensor: ...
+
     # -- operators (bound below, once the primitives exist) ----------------------
     # Operators perform their op directly, with their arguments in a tuple
     # (`perform_args`): calling the `Op` object costs one frame more per op.
-    def __add__(self, other):
+    def __add__(self, other: Any) -> Tensor:
         return perform_args(add, (self, other), {})
 
-    def __radd__(self, other):
+    def __radd__(self, other: Any) -> Tensor:
         return perform_args(add, (other, self), {})
 
-    def __sub__(self, other):
+    def __sub__(self, other: Any) -> Tensor:
         return perform_args(subtract, (self, other), {})
 
-    def __rsub__(self, other):
+    def __rsub__(self, other: Any) -> Tensor:
         return perform_args(subtract, (other, self), {})
 
-    def __mul__(self, other):
+    def __mul__(self, other: Any) -> Tensor:
         return perform_args(multiply, (self, other), {})
 
-    def __rmul__(self, other):
+    def __rmul__(self, other: Any) -> Tensor:
         return perform_args(multiply, (other, self), {})
 
-    def __truediv__(self, other):
+    def __truediv__(self, other: Any) -> Tensor:
         return perform_args(divide, (self, other), {})
 
-    def __rtruediv__(self, other):
+    def __rtruediv__(self, other: Any) -> Tensor:
         return perform_args(divide, (other, self), {})
 
-    def __floordiv__(self, other):
+    def __floordiv__(self, other: Any) -> Tensor:
         return perform_args(floor_divide, (self, other), {})
 
-    def __rfloordiv__(self, other):
+    def __rfloordiv__(self, other: Any) -> Tensor:
         return perform_args(floor_divide, (other, self), {})
 
-    def __mod__(self, other):
+    def __mod__(self, other: Any) -> Tensor:
         return perform_args(remainder, (self, other), {})
 
-    def __rmod__(self, other):
+    def __rmod__(self, other: Any) -> Tensor:
         return perform_args(remainder, (other, self), {})
 
-    def __pow__(self, other):
+    def __pow__(self, other: Any) -> Tensor:
         if type(other) is int and other == 2:  # the commonest power, as NumPy's `x ** 2`
             return perform_args(square, (self,), {})
         return perform_args(power, (self, other), {})
 
-    def __rpow__(self, other):
+    def __rpow__(self, other: Any) -> Tensor:
         return perform_args(power, (other, self), {})
 
-    def __matmul__(self, other):
+    def __matmul__(self, other: Any) -> Tensor:
         return matmul(self, other)
 
-    def __rmatmul__(self, other):
+    def __rmatmul__(self, other: Any) -> Tensor:
         return matmul(other, self)
 
-    def __neg__(self):
+    def __neg__(self) -> Tensor:
         return perform_args(negative, (self,), {})
 
-    def __pos__(self):
-        return self
+    def __pos__(self) -> Tensor:
+        return _copy(self)  # NumPy's `+x` is a copy
 
-    def __abs__(self):
+    def __abs__(self) -> Tensor:
         return perform_args(absolute, (self,), {})
 
-    def __invert__(self):
+    def __invert__(self) -> Tensor:
         return perform_args(invert, (self,), {})
 
-    def __and__(self, other):
+    def __and__(self, other: Any) -> Tensor:
         return perform_args(bitwise_and, (self, other), {})
 
-    def __rand__(self, other):
+    def __rand__(self, other: Any) -> Tensor:
         return perform_args(bitwise_and, (other, self), {})
 
-    def __or__(self, other):
+    def __or__(self, other: Any) -> Tensor:
         return perform_args(bitwise_or, (self, other), {})
 
-    def __ror__(self, other):
+    def __ror__(self, other: Any) -> Tensor:
         return perform_args(bitwise_or, (other, self), {})
 
-    def __xor__(self, other):
+    def __xor__(self, other: Any) -> Tensor:
         return perform_args(bitwise_xor, (self, other), {})
 
-    def __rxor__(self, other):
+    def __rxor__(self, other: Any) -> Tensor:
         return perform_args(bitwise_xor, (other, self), {})
 
-    def __eq__(self, other):  # type: ignore[override]
+    def __eq__(self, other: Any) -> Tensor:  # type: ignore[override]
         return perform_args(equal, (self, other), {})
 
-    def __ne__(self, other):  # type: ignore[override]
+    def __ne__(self, other: Any) -> Tensor:  # type: ignore[override]
         return perform_args(not_equal, (self, other), {})
 
-    def __lt__(self, other):
+    def __lt__(self, other: Any) -> Tensor:
         return perform_args(less, (self, other), {})
 
-    def __le__(self, other):
+    def __le__(self, other: Any) -> Tensor:
         return perform_args(less_equal, (self, other), {})
 
-    def __gt__(self, other):
+    def __gt__(self, other: Any) -> Tensor:
         return perform_args(greater, (self, other), {})
 
-    def __ge__(self, other):
+    def __ge__(self, other: Any) -> Tensor:
         return perform_args(greater_equal, (self, other), {})
 
-    def __setitem__(self, index, value):
-        raise TypeError(
-            "Tensors are immutable; use the functional update "
-            "`x = x.at[index].set(value)` instead of `x[index] = value`"
-        )
+    def __setitem__(self, index: Any, value: Any) -> None:
+        # In place, as NumPy, unless a running transformation tracks `self` or `value`
+        # (then a clear error naming `.at[]`): see kenaz.mutation.
+        _mutation.assign(self, index, value)
+
+    # In-place operators change an untracked Tensor's memory, as NumPy's do; on a
+    # tracked one (or with a tracked operand) they rebind the name, as in JAX.
+    def __iadd__(self, other: Any) -> Tensor:
+        return _mutation.update_in_place(self, add, np.add, other)
+
+    def __isub__(self, other: Any) -> Tensor:
+        return _mutation.update_in_place(self, subtract, np.subtract, other)
+
+    def __imul__(self, other: Any) -> Tensor:
+        return _mutation.update_in_place(self, multiply, np.multiply, other)
+
+    def __itruediv__(self, other: Any) -> Tensor:
+        return _mutation.update_in_place(self, divide, np.divide, other)
+
+    def __ifloordiv__(self, other: Any) -> Tensor:
+        return _mutation.update_in_place(self, floor_divide, np.floor_divide, other)
+
+    def __imod__(self, other: Any) -> Tensor:
+        return _mutation.update_in_place(self, remainder, np.remainder, other)
+
+    def __ipow__(self, other: Any) -> Tensor:
+        return _mutation.update_in_place(self, power, np.power, other)
+
+    def __iand__(self, other: Any) -> Tensor:
+        return _mutation.update_in_place(self, bitwise_and, np.bitwise_and, other)
+
+    def __ior__(self, other: Any) -> Tensor:
+        return _mutation.update_in_place(self, bitwise_or, np.bitwise_or, other)
+
+    def __ixor__(self, other: Any) -> Tensor:
+        return _mutation.update_in_place(self, bitwise_xor, np.bitwise_xor, other)
+
+    def __imatmul__(self, other: Any) -> Tensor:
+        return _mutation.update_in_place(self, matmul, np.matmul, other)
+
+    def __format__(self, spec: str) -> str:
+        """Format as NumPy formats the value: a 0-d Tensor takes every spec its scalar
+        takes (``f"{loss:.6f}"``, ``f"{acc:15}"``); an empty spec gives ``str``."""
+        if not spec:
+            return str(self)
+        value = self._value
+        return format(value[()] if isinstance(value, np.ndarray) else value, spec)
+
+    def copy(self) -> Tensor:
+        """A copy with its own memory (differentiable), as ``ndarray.copy``."""
+        return _copy(self)
 
     @property
     def at(self) -> _IndexUpdateHelper:
@@ -243,91 +315,208 @@ class Tensor:
         return _IndexUpdateHelper(self)
 
     # -- methods: NumPy's ndarray signatures (kenaz.numpy's functions, self first) ----
-    def sum(self, *args, **kwargs):
+    def sum(self, *args: Any, **kwargs: Any) -> Tensor:
         return _numpy_api.sum(self, *args, **kwargs)
 
-    def mean(self, *args, **kwargs):
+    def mean(self, *args: Any, **kwargs: Any) -> Tensor:
         return _numpy_api.mean(self, *args, **kwargs)
 
-    def prod(self, *args, **kwargs):
+    def prod(self, *args: Any, **kwargs: Any) -> Tensor:
         return _numpy_api.prod(self, *args, **kwargs)
 
-    def max(self, *args, **kwargs):
+    def max(self, *args: Any, **kwargs: Any) -> Tensor:
         return _numpy_api.max(self, *args, **kwargs)
 
-    def min(self, *args, **kwargs):
+    def min(self, *args: Any, **kwargs: Any) -> Tensor:
         return _numpy_api.min(self, *args, **kwargs)
 
-    def argmax(self, *args, **kwargs):
+    def argmax(self, *args: Any, **kwargs: Any) -> Tensor:
         return _numpy_api.argmax(self, *args, **kwargs)
 
-    def argmin(self, *args, **kwargs):
+    def argmin(self, *args: Any, **kwargs: Any) -> Tensor:
         return _numpy_api.argmin(self, *args, **kwargs)
 
-    def var(self, *args, **kwargs):
+    def var(self, *args: Any, **kwargs: Any) -> Tensor:
         return _numpy_api.var(self, *args, **kwargs)
 
-    def std(self, *args, **kwargs):
+    def std(self, *args: Any, **kwargs: Any) -> Tensor:
         return _numpy_api.std(self, *args, **kwargs)
 
-    def cumsum(self, *args, **kwargs):
+    def cumsum(self, *args: Any, **kwargs: Any) -> Tensor:
         return _numpy_api.cumsum(self, *args, **kwargs)
 
-    def cumprod(self, *args, **kwargs):
+    def cumprod(self, *args: Any, **kwargs: Any) -> Tensor:
         return _numpy_api.cumprod(self, *args, **kwargs)
 
-    def reshape(self, *shape, order="C"):
+    def reshape(self, *shape: Any, order: str = "C") -> Tensor:
         if len(shape) == 1 and not isinstance(shape[0], int):
             shape = shape[0]
         return reshape(self, shape, order=order)
 
-    def transpose(self, *axes):
+    def transpose(self, *axes: Any) -> Tensor:
         if len(axes) == 1 and not isinstance(axes[0], int):
             axes = axes[0]
         return transpose(self, axes or None)
 
     @property
-    def T(self):
+    def T(self) -> Tensor:
         return transpose(self)
 
     @property
-    def mT(self):
+    def mT(self) -> Tensor:
         return swapaxes(self, -1, -2)
 
-    def swapaxes(self, axis1, axis2):
+    def swapaxes(self, axis1: int, axis2: int) -> Tensor:
         return swapaxes(self, axis1, axis2)
 
-    def astype(self, dtype):
+    def astype(self, dtype: Any, copy: bool = True) -> Tensor:
+        """Cast to ``dtype``: a copy even for the same dtype unless ``copy=False`` (NumPy's)."""
+        if copy and np.dtype(dtype) == self.dtype:
+            return _copy(self)
         return astype(self, dtype)
 
-    def ravel(self):
+    def ravel(self) -> Tensor:
         return ravel(self)
 
-    def flatten(self):
-        return ravel(self)
+    def flatten(self) -> Tensor:
+        return _copy(ravel(self))
 
-    def squeeze(self, axis=None):
+    def squeeze(self, axis: int | tuple[int, ...] | None = None) -> Tensor:
         return squeeze(self, axis)
 
-    def clip(self, *args, **kwargs):
+    def clip(self, *args: Any, **kwargs: Any) -> Tensor:
         return _numpy_api.clip(self, *args, **kwargs)
 
-    def dot(self, other):
+    def dot(self, other: Any) -> Tensor:
         return dot(self, other)
 
-    def conj(self):
+    def conj(self) -> Tensor:
         return conjugate(self)
 
-    def round(self, *args, **kwargs):
+    def round(self, *args: Any, **kwargs: Any) -> Tensor:
         return _numpy_api.round(self, *args, **kwargs)
 
     @property
-    def real(self):
+    def real(self) -> Tensor:
         return real(self)
 
     @property
-    def imag(self):
+    def imag(self) -> Tensor:
         return imag(self)
+
+    # More of ndarray's methods: kenaz.numpy's functions with ``self`` first.
+    def all(self, *args: Any, **kwargs: Any) -> Tensor:
+        return _numpy_api.all(self, *args, **kwargs)
+
+    def any(self, *args: Any, **kwargs: Any) -> Tensor:
+        return _numpy_api.any(self, *args, **kwargs)
+
+    def argsort(self, *args: Any, **kwargs: Any) -> Tensor:
+        return _knp.argsort(self, *args, **kwargs)
+
+    def argpartition(self, *args: Any, **kwargs: Any) -> Tensor:
+        return _knp.argpartition(self, *args, **kwargs)
+
+    def nonzero(self) -> tuple[Tensor, ...]:
+        return _knp.nonzero(self)
+
+    def diagonal(self, *args: Any, **kwargs: Any) -> Tensor:
+        return _knp.diagonal(self, *args, **kwargs)
+
+    def trace(self, *args: Any, **kwargs: Any) -> Tensor:
+        return _knp.trace(self, *args, **kwargs)
+
+    def repeat(self, *args: Any, **kwargs: Any) -> Tensor:
+        return _knp.repeat(self, *args, **kwargs)
+
+    def take(self, *args: Any, **kwargs: Any) -> Tensor:
+        return _knp.take(self, *args, **kwargs)
+
+    def compress(self, condition: Any, axis: int | None = None) -> Tensor:
+        return _knp.compress(condition, self, axis)
+
+    def choose(self, choices: Any, mode: str = "raise") -> Tensor:
+        return _knp.choose(self, choices, mode)
+
+    def searchsorted(self, *args: Any, **kwargs: Any) -> Tensor:
+        return _knp.searchsorted(self, *args, **kwargs)
+
+    def conjugate(self) -> Tensor:
+        return conjugate(self)
+
+    def tobytes(self, order: str = "C") -> bytes:
+        return np.asarray(self._value).tobytes(order)
+
+    @property
+    def itemsize(self) -> int:
+        return self.dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.dtype.itemsize
+
+    # ndarray's in-place methods, with the rules of `x[...] = v` (kenaz.mutation).
+    def fill(self, value: Any) -> None:
+        """Set every element to ``value``, in place."""
+        _mutation.assign(self, Ellipsis, value)
+
+    def sort(self, axis: int = -1, kind: Any = None, order: Any = None) -> None:
+        """Sort in place along ``axis`` (``kenaz.numpy.sort`` returns a sorted copy)."""
+        _mutation.assign(self, Ellipsis, _knp.sort(self, axis=axis))
+
+    def partition(
+        self, kth: Any, axis: int = -1, kind: str = "introselect", order: Any = None
+    ) -> None:
+        """Partition in place around ``kth``, as ``ndarray.partition``."""
+        _mutation.assign(self, Ellipsis, _knp.partition(self, kth, axis=axis))
+
+    def put(self, indices: Any, values: Any, mode: str = "raise") -> None:
+        """``numpy.put``: set the flattened elements at ``indices``, in place."""
+        _mutation.in_place_target(self, "put").put(
+            _mutation.plain(indices), _mutation.plain(values), mode
+        )
+
+    # -- exchange with other array libraries, and notebooks ----------------------
+    def __dlpack__(
+        self,
+        *,
+        stream: Any = None,
+        max_version: tuple[int, int] | None = None,
+        dl_device: Any = None,
+        copy: bool | None = None,
+    ) -> Any:
+        """Export the value as a DLPack capsule, for ``torch.from_dlpack``, ``jax.dlpack``,
+        ``numpy.from_dlpack`` and CuPy.
+
+        The consumer shares the tensor's memory (no copy), and sees a plain array: what
+        it computes is outside kenaz's transformations. A consumer that cannot receive a
+        read-only array (DLPack before 1.0) gets a copy, unless it asked for none.
+        """
+        value = np.asarray(self._value)  # a NumPy scalar result becomes a 0-d array
+        requested = {"stream": stream, "max_version": max_version, "dl_device": dl_device}
+        kwargs = {name: v for name, v in requested.items() if v is not None}
+        if copy is not None:
+            kwargs["copy"] = copy
+        try:
+            return value.__dlpack__(**kwargs)
+        except BufferError:
+            if value.flags.writeable or copy is False:
+                raise
+            return value.copy().__dlpack__(**kwargs)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        """The DLPack device of the value: ``(1, 0)``, the CPU, for NumPy."""
+        return np.asarray(self._value).__dlpack_device__()
+
+    def _repr_html_(self) -> str:
+        """The notebook display: shape and dtype above the values."""
+        from html import escape
+
+        summary = f"Tensor &middot; shape {escape(str(self.shape))} &middot; {self.dtype}"
+        return (
+            f'<div class="kenaz-tensor"><div style="font-family: monospace; opacity: 0.7">'
+            f"{summary}</div><pre>{escape(repr(self))}</pre></div>"
+        )
 
 
 class _IndexUpdateHelper:
@@ -338,14 +527,14 @@ class _IndexUpdateHelper:
     def __init__(self, tensor: Tensor) -> None:
         self.tensor = tensor
 
-    def __getitem__(self, index) -> _IndexUpdate:
+    def __getitem__(self, index: Any) -> _IndexUpdate:
         return _IndexUpdate(self.tensor, index)
 
 
 class _IndexUpdate:
     __slots__ = ("tensor", "index")
 
-    def __init__(self, tensor: Tensor, index) -> None:
+    def __init__(self, tensor: Tensor, index: Any) -> None:
         self.tensor = tensor
         self.index = index
 
@@ -353,23 +542,23 @@ class _IndexUpdate:
         """``x[index]``."""
         return getitem(self.tensor, self.index)
 
-    def set(self, values) -> Tensor:
+    def set(self, values: Any) -> Tensor:
         """A copy of ``x`` with ``x[index] = values``."""
         return scatter(self.tensor, self.index, values, "set")
 
-    def add(self, values) -> Tensor:
+    def add(self, values: Any) -> Tensor:
         """A copy of ``x`` with ``values`` added at ``index`` (repeated indices accumulate)."""
         return scatter(self.tensor, self.index, values, "add")
 
-    def multiply(self, values) -> Tensor:
+    def multiply(self, values: Any) -> Tensor:
         """A copy of ``x`` with ``x[index]`` multiplied by ``values``."""
         return scatter(self.tensor, self.index, values, "multiply")
 
-    def min(self, values) -> Tensor:
+    def min(self, values: Any) -> Tensor:
         """A copy of ``x`` with ``x[index] = minimum(x[index], values)``."""
         return scatter(self.tensor, self.index, values, "min")
 
-    def max(self, values) -> Tensor:
+    def max(self, values: Any) -> Tensor:
         """A copy of ``x`` with ``x[index] = maximum(x[index], values)``."""
         return scatter(self.tensor, self.index, values, "max")
 
@@ -443,40 +632,42 @@ def _backend_value(value: Any, dtype: Any) -> Any:
     return value
 
 
-# -- the primitives the operators and methods above perform ----------------------------
-# Tensor sits below the effects and the primitives (they import it; see
-# docs/architecture.md), so it cannot import them. `kenaz.numpy._tensor_methods`,
-# above them all, binds these module-level names (and `Tensor.__getitem__`) when kenaz
-# is imported: the operators read them as globals, exactly as if imported here.
-if TYPE_CHECKING:
-    from .effects import perform_args
-    from .numpy import _signatures as _numpy_api
-    from .ops.elementwise import (
-        absolute,
-        add,
-        astype,
-        bitwise_and,
-        bitwise_or,
-        bitwise_xor,
-        conjugate,
-        divide,
-        equal,
-        floor_divide,
-        greater,
-        greater_equal,
-        imag,
-        invert,
-        less,
-        less_equal,
-        multiply,
-        negative,
-        not_equal,
-        power,
-        real,
-        remainder,
-        square,
-        subtract,
-    )
-    from .ops.indexing import getitem, scatter
-    from .ops.linalg import dot, matmul
-    from .ops.shape import ravel, reshape, squeeze, swapaxes, transpose
+# The operators above call these module-level names; they are bound here, once
+# `Tensor` exists, because the primitives themselves import `Tensor`.
+from . import mutation as _mutation  # noqa: E402
+from . import numpy as _knp  # noqa: E402
+from .effects import perform_args  # noqa: E402
+from .numpy import _signatures as _numpy_api  # noqa: E402
+from .ops.elementwise import (  # noqa: E402
+    absolute,
+    add,
+    astype,
+    bitwise_and,
+    bitwise_or,
+    bitwise_xor,
+    conjugate,
+    divide,
+    equal,
+    floor_divide,
+    greater,
+    greater_equal,
+    imag,
+    invert,
+    less,
+    less_equal,
+    multiply,
+    negative,
+    not_equal,
+    power,
+    real,
+    remainder,
+    square,
+    subtract,
+)
+from .ops.elementwise import copy as _copy  # noqa: E402
+from .ops.indexing import getitem, scatter  # noqa: E402
+from .ops.linalg import dot, matmul  # noqa: E402
+from .ops.shape import ravel, reshape, squeeze, swapaxes, transpose  # noqa: E402
+
+# `x[index]` is `getitem(x, index)` itself: no wrapper frame (a third of a basic index's time).
+Tensor.__getitem__ = getitem  # type: ignore[method-assign]
