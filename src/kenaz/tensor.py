@@ -632,42 +632,43 @@ def _backend_value(value: Any, dtype: Any) -> Any:
     return value
 
 
-# The operators above call these module-level names; they are bound here, once
-# `Tensor` exists, because the primitives themselves import `Tensor`.
-from . import mutation as _mutation  # noqa: E402
-from . import numpy as _knp  # noqa: E402
-from .effects import perform_args  # noqa: E402
-from .numpy import _signatures as _numpy_api  # noqa: E402
-from .ops.elementwise import (  # noqa: E402
-    absolute,
-    add,
-    astype,
-    bitwise_and,
-    bitwise_or,
-    bitwise_xor,
-    conjugate,
-    divide,
-    equal,
-    floor_divide,
-    greater,
-    greater_equal,
-    imag,
-    invert,
-    less,
-    less_equal,
-    multiply,
-    negative,
-    not_equal,
-    power,
-    real,
-    remainder,
-    square,
-    subtract,
-)
-from .ops.elementwise import copy as _copy  # noqa: E402
-from .ops.indexing import getitem, scatter  # noqa: E402
-from .ops.linalg import dot, matmul  # noqa: E402
-from .ops.shape import ravel, reshape, squeeze, swapaxes, transpose  # noqa: E402
-
-# `x[index]` is `getitem(x, index)` itself: no wrapper frame (a third of a basic index's time).
-Tensor.__getitem__ = getitem  # type: ignore[method-assign]
+# -- the primitives the operators and methods above perform ----------------------------
+# Tensor sits below the effects and the primitives (they import it; see
+# docs/architecture.md), so it cannot import them. `kenaz.numpy._tensor_methods`,
+# above them all, binds these module-level names (and `Tensor.__getitem__`) when kenaz
+# is imported: the operators read them as globals, exactly as if imported here.
+if TYPE_CHECKING:
+    from . import mutation as _mutation
+    from . import numpy as _knp
+    from .effects import perform_args
+    from .numpy import _signatures as _numpy_api
+    from .ops.elementwise import (
+        absolute,
+        add,
+        astype,
+        bitwise_and,
+        bitwise_or,
+        bitwise_xor,
+        conjugate,
+        divide,
+        equal,
+        floor_divide,
+        greater,
+        greater_equal,
+        imag,
+        invert,
+        less,
+        less_equal,
+        multiply,
+        negative,
+        not_equal,
+        power,
+        real,
+        remainder,
+        square,
+        subtract,
+    )
+    from .ops.elementwise import copy as _copy
+    from .ops.indexing import getitem, scatter
+    from .ops.linalg import dot, matmul
+    from .ops.shape import ravel, reshape, squeeze, swapaxes, transpose

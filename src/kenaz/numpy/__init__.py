@@ -9,6 +9,7 @@ derivatives for free.
 from __future__ import annotations
 
 import builtins as _builtins  # `max`, `min`, `abs`, `any`, `sum` are NumPy's below
+import sys as _sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -652,6 +653,8 @@ from . import (  # noqa: E402,F401
     linalg,
     random,
 )
+
+_tensor_methods.bind(_sys.modules[__name__])  # Tensor's operators and methods: see there
 from ._extra import *  # noqa: E402,F401,F403  (more of NumPy's namespace, composed)
 from ._signatures import *  # noqa: E402,F401,F403  (NumPy's signatures: out=, initial, where)
 

@@ -719,7 +719,9 @@ alias = Op(
 # A copy with its own memory (Tensors may be changed in place outside transformations).
 copy = Op(
     "copy",
-    lambda x: np.array(x, copy=True),
+    lambda x: (
+        np.array(x, copy=True) if type(x) in NUMPY_TYPES else namespace(x).asarray(x, copy=True)
+    ),
     jvp=[lambda t, ans, x: t],
     vjp=[lambda ans, x: identity],
     batch=batching.elementwise,

@@ -68,14 +68,19 @@ def default_tolerance(dtype: Any) -> Tolerance:
     return _DEFAULT_TOLERANCES.get(real, _DEFAULT_TOLERANCES[np.dtype(np.float64)])
 
 
+def _dtype_of(x: Any) -> np.dtype:
+    # A Tensor's own (NumPy) dtype, also for another backend's value; else NumPy's reading.
+    return x.dtype if isinstance(x, Tensor) else np.result_type(x)
+
+
 def _is_inexact(x: Any) -> bool:
-    return np.result_type(x).kind in "fc"
+    return _dtype_of(x).kind in "fc"
 
 
 def _lowest_precision(*trees: Any) -> np.dtype:
     """The float dtype with the fewest bits among the inexact leaves of ``trees``."""
     dtypes = [
-        np.finfo(np.result_type(leaf)).dtype
+        np.finfo(_dtype_of(leaf)).dtype
         for t in trees
         for leaf in tree.leaves(t)
         if _is_inexact(leaf)
