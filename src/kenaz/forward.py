@@ -13,9 +13,10 @@ from collections.abc import Callable
 from typing import Any
 
 from . import tree
+from .convert import perform_stacked
 from .effects import Handler, Op, fresh_level, handler, perform_args, scope
 from .ops.elementwise import alias
-from .tensor import Tensor, tracked_records
+from .tensor import NestedTensorsArgument, Tensor, tracked_records
 from .transform import as_tensor, check_tangent, forget_level, split_aux, zeros_like
 
 __all__ = ["jvp", "linearize"]
@@ -81,7 +82,10 @@ class ForwardHandler(Handler):
         out = perform_args(op, args, params)
         if not op.differentiable or not _has_float_output(op, out):
             return out
-        tangents = tracked_records(op.name, args, self.level)
+        try:
+            tangents = tracked_records(op.name, args, self.level)
+        except NestedTensorsArgument:
+            return perform_stacked(self, op, args, params)  # kenaz.convert's one rule
         if not tangents:
             return out
         tangent = op_tangent(op, tangents, out, args, params)
@@ -180,7 +184,10 @@ class LinearizeHandler(Handler):
         out = perform_args(op, args, params)
         if not op.differentiable or not _has_float_output(op, out):
             return out
-        parents = tracked_records(op.name, args, self.level)
+        try:
+            parents = tracked_records(op.name, args, self.level)
+        except NestedTensorsArgument:
+            return perform_stacked(self, op, args, params)  # kenaz.convert's one rule
         if parents:
             self.record(op, args, params, out, parents)
         return out

@@ -18,9 +18,10 @@ from typing import Any
 import numpy as np
 
 from . import tree
+from .convert import perform_stacked
 from .effects import Handler, Op, fresh_level, handler, identity, perform_args, scope
 from .ops.elementwise import alias
-from .tensor import Tensor, _make, tracked_records
+from .tensor import Tensor, _make, holds_tensor
 from .transform import (
     as_tensor,
     check_tangent,
@@ -75,8 +76,8 @@ class ReverseHandler(Handler):
                     node = trace.get(level)
                     if node is not None:
                         tracked.append((position, node))
-            elif isinstance(a, (list, tuple)):
-                tracked_records(op.name, args, level)  # refuses a list of tensors
+            elif isinstance(a, (list, tuple)) and holds_tensor(a):
+                return perform_stacked(self, op, args, params)  # kenaz.convert's one rule
             position += 1
         if not tracked:
             return out  # nothing here depends on the watched inputs

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Tensor", "asarray_value", "tracked_records"]
+__all__ = ["Tensor", "asarray_value", "tracked_records", "NestedTensorsArgument"]
 
 
 class Tensor:
@@ -40,6 +40,8 @@ class Tensor:
     __array_priority__ = 1000
 
     def __init__(self, value: Any, dtype: Any = None) -> None:
+        if isinstance(value, Tensor) and (value._trace or type(value) is not Tensor):
+            check_convertible(value, "Tensor(t)")
         self._value = asarray_value(value, dtype)
         self._trace: dict[int, Any] | None = None
 
@@ -52,7 +54,13 @@ class Tensor:
     size = property(attrgetter("_value.size"), doc="The number of elements.")
 
     def numpy(self) -> np.ndarray:
-        """Return the value as a NumPy array (no copy; do not modify it)."""
+        """Return the value as a NumPy array (no copy; do not modify it).
+
+        Inside ``grad``, ``jvp`` or ``vmap``, a tensor they track cannot be
+        converted (the derivative would silently be lost): see ``kenaz.convert``.
+        """
+        if self._trace or type(self) is not Tensor:
+            check_convertible(self, "t.numpy()")
         return np.asarray(self._value)
 
     def item(self) -> Any:
@@ -63,6 +71,10 @@ class Tensor:
         return np.asarray(self._value).tolist()
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        # numpy.asarray(t), numpy.array([t, ...]): refused for a tensor a running
+        # transformation tracks (kenaz.convert); `_trace` is None for most tensors.
+        if self._trace or type(self) is not Tensor:
+            check_convertible(self, "numpy.asarray(t) (Tensor.__array__)")
         value = np.asarray(self._value, dtype=dtype)
         return value.copy() if copy else value
 
@@ -370,8 +382,9 @@ def tracked_records(op_name: str, args: tuple, level: int) -> list[tuple[int, An
     """The ``(position, record)`` of each argument tracked at transformation ``level``
     (empty when none is): what a handler needs of an op's arguments, in one pass.
 
-    A list or tuple holding tensors is refused: NumPy would turn it into a plain
-    array and the derivative through it would be silently lost.
+    A list or tuple holding tensors raises :class:`NestedTensorsArgument`:
+    the handler catches it and performs the op again with the list stacked
+    (``kenaz.convert.perform_stacked``).
     """
     found = []
     for i, a in enumerate(args):
@@ -382,12 +395,19 @@ def tracked_records(op_name: str, args: tuple, level: int) -> list[tuple[int, An
                 if record is not None:  # `is not None`: a record may be a Tensor
                     found.append((i, record))
         elif isinstance(a, (list, tuple)) and holds_tensor(a):
-            raise TypeError(
+            raise NestedTensorsArgument(
                 f"kenaz.{op_name}: got a {type(a).__name__} of Tensors where an array was "
-                "expected; under a transformation pass a single Tensor "
-                "(kenaz.numpy.stack or kenaz.numpy.array) so the derivative can flow"
+                "expected; pass a single Tensor (kenaz.numpy.stack or kenaz.numpy.array)"
             )
     return found
+
+
+class NestedTensorsArgument(TypeError):
+    """An op's argument is a list or tuple holding tensors (see :func:`tracked_records`).
+
+    Handlers catch it and stack the list differentiably; one that does not
+    refuses the call with this message rather than losing the derivative.
+    """
 
 
 def holds_tensor(items: Any) -> bool:
@@ -412,6 +432,7 @@ def asarray_value(value: Any, dtype: Any = None) -> np.ndarray:
 
 # The operators above call these module-level names; they are bound here, once
 # `Tensor` exists, because the primitives themselves import `Tensor`.
+from .convert import check_convertible  # noqa: E402
 from .effects import perform_args  # noqa: E402
 from .numpy import _signatures as _numpy_api  # noqa: E402
 from .ops.elementwise import (  # noqa: E402

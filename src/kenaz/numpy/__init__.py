@@ -41,6 +41,7 @@ from numpy import (  # noqa: F401  (re-exported)
     uint64,
 )
 
+from ..convert import as_tensor as _as_tensor
 from ..ops import elementwise as _ew
 from ..ops import indexing as _indexing
 from ..ops import reduction as _reduction
@@ -157,20 +158,15 @@ permute_dims = transpose
 
 # -- creation -----------------------------------------------------------------------------
 def array(obj: Any, dtype: Any = None, copy: bool = True) -> Tensor:
-    """Create a tensor. Nested sequences of tensors are stacked differentiably."""
-    if isinstance(obj, Tensor):
-        return obj if dtype is None else obj.astype(dtype)
-    if isinstance(obj, (list, tuple)) and holds_tensor(obj):
-        stacked = _shape.stack([array(item) for item in obj])
-        return stacked if dtype is None else stacked.astype(dtype)
+    """Create a tensor. Nested lists of tensors are stacked differentiably (``kenaz.convert``)."""
+    if isinstance(obj, Tensor) or (isinstance(obj, (list, tuple)) and holds_tensor(obj)):
+        return _as_tensor(obj, dtype)
     return Tensor(_np.array(obj, dtype=dtype, copy=copy))
 
 
 def asarray(obj: Any, dtype: Any = None) -> Tensor:
-    """Convert to a tensor without copying where possible."""
-    if isinstance(obj, Tensor) and dtype is None:
-        return obj
-    return array(obj, dtype=dtype, copy=None) if not isinstance(obj, Tensor) else obj.astype(dtype)
+    """Convert to a tensor without copying where possible (lists of tensors are stacked)."""
+    return _as_tensor(obj, dtype)
 
 
 def _constant(maker):
@@ -185,11 +181,21 @@ def _constant(maker):
 zeros = _constant(_np.zeros)
 ones = _constant(_np.ones)
 empty = _constant(_np.zeros)  # never hand out uninitialized memory
-full = _constant(_np.full)
 eye = _constant(_np.eye)
 identity = _constant(_np.identity)
 arange = _constant(_np.arange)
 tri = _constant(_np.tri)
+
+
+def full(shape: Any, fill_value: Any, dtype: Any = None, order: str = "C", **kwargs: Any) -> Tensor:
+    """A tensor of ``shape`` filled with ``fill_value`` (differentiable in ``fill_value``)."""
+    if not isinstance(fill_value, Tensor) and not (
+        isinstance(fill_value, (list, tuple)) and holds_tensor(fill_value)
+    ):
+        return Tensor(_np.full(shape, fill_value, dtype=dtype, order=order, **kwargs))
+    fill = _as_tensor(fill_value, dtype)
+    shape = (shape,) if isinstance(shape, (int, _np.integer)) else tuple(shape)
+    return _shape.broadcast_to(fill, shape)
 
 
 def _like(maker):
@@ -579,3 +585,8 @@ from ._signatures import *  # noqa: E402,F401,F403  (NumPy's signatures: out=, i
 
 # Defined last: earlier functions take a `dtype` parameter of the same name.
 dtype = _np.dtype
+
+from ..convert import accept_nested_lists_in as _accept_nested_lists_in  # noqa: E402
+
+# Every public function accepts lists holding tensors as array-likes (kenaz.convert).
+_accept_nested_lists_in(globals())

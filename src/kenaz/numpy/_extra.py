@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as _np
 
+from ..convert import read_value as _read_value
 from ..ops import bits as _bits
 from ..ops import elementwise as _ew
 from ..ops import reduction as _reduction
@@ -293,7 +294,7 @@ def quantile(
     n = ordered.shape[-1]
     # The interpolation weights are differentiable in q; the indices are not.
     q_tensor = _float(q)
-    q_values = _np.asarray(q_tensor, dtype=float)
+    q_values = _read_value(q_tensor, dtype=float)  # the indices only: piecewise constant
     below = _np.floor(q_values * (n - 1)).astype(int)
     above = _np.minimum(below + 1, n - 1)
     weight = _shape.reshape(q_tensor * (n - 1) - below, (-1,))
@@ -852,7 +853,7 @@ def unique(
     """Sorted unique elements; the values are differentiable (gathered from ``ar``)."""
     if axis is not None:
         raise NotImplementedError("kenaz.unique: axis is not supported")
-    values = _np.asarray(ar)
+    values = _read_value(ar)  # the order and grouping only: piecewise constant
     _, first, inverse, counts = _np.unique(
         values, return_index=True, return_inverse=True, return_counts=True, equal_nan=equal_nan
     )

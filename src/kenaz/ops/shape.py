@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from ..convert import as_tensor
 from ..effects import Op, each_argument
 from ..tensor import Tensor
 from . import batching, indexing, reduction
@@ -251,7 +252,7 @@ def expand_dims(x, axis: int | Sequence[int]) -> Tensor:
 
 
 def _as_tensor(x) -> Tensor:
-    return x if isinstance(x, Tensor) else Tensor(x)
+    return x if isinstance(x, Tensor) else as_tensor(x)
 
 
 # -- joining and splitting ---------------------------------------------------------------------

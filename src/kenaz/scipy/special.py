@@ -165,3 +165,8 @@ def kl_div(x: Any, y: Any) -> Tensor:
     """``x log(x / y) - x + y``."""
     x, y = _float(x), _float(y)
     return rel_entr(x, y) - x + y
+
+from ..convert import accept_nested_lists_in as _accept_nested_lists_in  # noqa: E402
+
+# Every public function accepts lists holding tensors as array-likes (kenaz.convert).
+_accept_nested_lists_in(globals())
