@@ -174,9 +174,10 @@ def _stack_lists(args: tuple, kwargs: dict) -> tuple[tuple, dict] | None:
 def accepts_nested_lists(f: Any) -> Any:
     """Wrap the namespace function ``f`` so that its array-like arguments may be lists of tensors.
 
-    ``f`` runs as is. Only if it refuses to convert a tracked tensor
-    (:class:`TrackedConversionError`: it treated a list holding tensors as a
-    NumPy array-like) is it called again with those lists stacked by
+    ``f`` runs as is. Only if it raises a ``TypeError`` (such as
+    :class:`TrackedConversionError`: it treated a list holding tracked
+    tensors as a NumPy array-like; or Python's own for ``list * 2.0``) while
+    an argument is a list holding tensors is it called again with those lists stacked by
     :func:`stack_nested`: the one rule, with no cost to calls that do not
     need it. A list the function meant as a sequence of arrays of different
     shapes cannot be stacked, and the original error stands.
@@ -188,7 +189,7 @@ def accepts_nested_lists(f: Any) -> Any:
     def call(*args: Any, **kwargs: Any) -> Any:
         try:
             return f(*args, **kwargs)
-        except TrackedConversionError:
+        except TypeError:  # TrackedConversionError, or Python's `list * float`
             try:
                 stacked = _stack_lists(args, kwargs)
             except (ValueError, TypeError):

@@ -79,13 +79,15 @@ class ForwardHandler(Handler):
         return watched
 
     def handle(self, op: Op, args: tuple, params: dict) -> Any:
-        out = perform_args(op, args, params)
-        if not op.differentiable or not _has_float_output(op, out):
-            return out
-        try:
+        if not op.differentiable:
+            return perform_args(op, args, params)
+        try:  # before performing: a list holding tensors must be stacked first
             tangents = tracked_records(op.name, args, self.level)
         except NestedTensorsArgument:
             return perform_stacked(self, op, args, params)  # kenaz.convert's one rule
+        out = perform_args(op, args, params)
+        if not _has_float_output(op, out):
+            return out
         if not tangents:
             return out
         tangent = op_tangent(op, tangents, out, args, params)
@@ -181,13 +183,15 @@ class LinearizeHandler(Handler):
         return node
 
     def handle(self, op: Op, args: tuple, params: dict) -> Any:
-        out = perform_args(op, args, params)
-        if not op.differentiable or not _has_float_output(op, out):
-            return out
-        try:
+        if not op.differentiable:
+            return perform_args(op, args, params)
+        try:  # before performing: a list holding tensors must be stacked first
             parents = tracked_records(op.name, args, self.level)
         except NestedTensorsArgument:
             return perform_stacked(self, op, args, params)  # kenaz.convert's one rule
+        out = perform_args(op, args, params)
+        if not _has_float_output(op, out):
+            return out
         if parents:
             self.record(op, args, params, out, parents)
         return out

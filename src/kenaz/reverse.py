@@ -61,9 +61,8 @@ class ReverseHandler(Handler):
         return node
 
     def handle(self, op: Op, args: tuple, params: dict) -> Any:
-        out = perform_args(op, args, params)
         if not op.differentiable:
-            return out
+            return perform_args(op, args, params)
         # `tracked_records(op.name, args, level)`, inlined: the (position, node) pairs
         # of the tracked arguments. The call alone was 3% of grad's time per op.
         level = self.level
@@ -79,6 +78,7 @@ class ReverseHandler(Handler):
             elif isinstance(a, (list, tuple)) and holds_tensor(a):
                 return perform_stacked(self, op, args, params)  # kenaz.convert's one rule
             position += 1
+        out = perform_args(op, args, params)  # after the scan: a list must be stacked first
         if not tracked:
             return out  # nothing here depends on the watched inputs
         if op.multiple_results:

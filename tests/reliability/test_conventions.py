@@ -333,7 +333,9 @@ def test_converting_a_tracked_tensor_to_an_array_raises(name: str, convert: Call
     for transform in (kenaz.grad, lambda f: lambda x: kenaz.jvp(f, (x,), (1.0,))):
         with pytest.raises(TrackedConversionError, match="stop_gradient"):
             transform(lambda x: knp.sum(x * convert(x)))(3.0)
-    assert float(kenaz.grad(lambda x: knp.sum(x * convert(kenaz.stop_gradient(x))))(3.0)) == 3.0
+    constant = float(np.sum(np.asarray(convert(kenaz.Tensor(3.0)))))  # outside: passes
+    with_stop = kenaz.grad(lambda x: knp.sum(x * convert(kenaz.stop_gradient(x))))(3.0)
+    assert float(with_stop) == constant
 
 
 def test_python_control_flow_and_numpy_functions_are_differentiated() -> None:

@@ -11,7 +11,6 @@ what has no floating-point argument to sweep, each with why.
 
 from __future__ import annotations
 
-import inspect
 from typing import Any
 
 import numpy as np
@@ -77,6 +76,7 @@ OVERRIDES: dict[str, list[Call]] = {
     "numpy.take": [c(vec, ints)],
     "numpy.take_along_axis": [c(vec, ints, 0)],
     "numpy.choose": [c(np.array([0, 1, 0, 1]), [vec, vec2])],
+    "numpy.stop_gradient": [],
     "numpy.select": [c([mask, ~mask], [vec, vec2], 0.3)],
     "numpy.compress": [c(mask, vec)],
     "numpy.extract": [c(mask, vec)],
@@ -129,7 +129,7 @@ OVERRIDES: dict[str, list[Call]] = {
     "numpy.modf": [c(vec * 3)], "numpy.frexp": [c(vec * 3)],
     "numpy.diff": [c(vec)], "numpy.ediff1d": [c(vec)],
     "numpy.trim_zeros": [c(vec)],
-    "numpy.astype": [c(vec, np.float32)],
+    "numpy.astype": [c(vec, np.complex128)],
     "numpy.cumulative_sum": [c(vec)], "numpy.cumulative_prod": [c(vec)],
     "numpy.logsumexp": [c(vec)],
     "numpy.copysign": [c(vec, vec2 - 0.5)],
@@ -142,7 +142,13 @@ OVERRIDES: dict[str, list[Call]] = {
     "numpy.linalg.solve": [c(spd, vec[:3])], "numpy.linalg.lstsq": [c(tall, vec)],
     "numpy.linalg.matrix_power": [c(mat, 3)], "numpy.linalg.multi_dot": [c([mat, mat2, mat])],
     "numpy.linalg.tensorinv": [c(spd, ind=1)], "numpy.linalg.tensorsolve": [c(spd, vec[:3])],
-    "numpy.linalg.qr": [c(tall)], "numpy.linalg.svd": [c(tall)],
+    "numpy.linalg.qr": [c(tall)], "numpy.linalg.svd": [c(tall, full_matrices=False)],
+    "numpy.linalg.cond": [c(spd)], "numpy.linalg.det": [c(mat)], "numpy.linalg.inv": [c(mat)],
+    "numpy.linalg.slogdet": [c(mat)], "numpy.linalg.pinv": [c(tall)],
+    "numpy.linalg.svdvals": [c(tall)], "numpy.linalg.matrix_norm": [c(mat)],
+    "numpy.linalg.diagonal": [c(mat)], "numpy.linalg.trace": [c(mat)],
+    "numpy.linalg.matrix_transpose": [c(mat)], "numpy.fliplr": [c(mat)],
+    "scipy.linalg.det": [c(mat)], "scipy.linalg.inv": [c(mat)], "scipy.linalg.pinv": [c(tall)],
     "numpy.linalg.cross": [c(vec[:3], vec2[:3])],
     "numpy.linalg.outer": [c(vec, vec2)], "numpy.linalg.vecdot": [c(vec, vec2)],
     "numpy.linalg.tensordot": [c(mat, mat2)], "numpy.linalg.matmul": [c(mat, mat2)],
@@ -175,7 +181,8 @@ OVERRIDES: dict[str, list[Call]] = {
     "scipy.linalg.cho_solve": [c((np.linalg.cholesky(spd), True), vec[:3])],
     "scipy.linalg.solve": [c(spd, vec[:3])], "scipy.linalg.lstsq": [c(tall, vec)],
     "scipy.linalg.solve_triangular": [c(np.triu(mat) + np.eye(3), vec[:3])],
-    "scipy.linalg.sqrtm": [c(spd)], "scipy.linalg.qr": [c(tall)], "scipy.linalg.svd": [c(tall)],
+    "scipy.linalg.sqrtm": [c(spd)], "scipy.linalg.qr": [c(tall)],
+    "scipy.linalg.svd": [c(tall, full_matrices=False)],
     "scipy.linalg.expm": [c(mat * 0.5)],
     # -- scipy.stats ----------------------------------------------------------------------------
     "scipy.stats.beta.pdf": [c(vec, 2.3, 1.7)], "scipy.stats.beta.logpdf": [c(vec, 2.3, 1.7)],
@@ -200,10 +207,10 @@ OVERRIDES: dict[str, list[Call]] = {
     # -- nn -------------------------------------------------------------------------------------
     "nn.conv2d": [c(image, kernel, vec2[:3])],
     "nn.avg_pool2d": [c(image, 2)], "nn.max_pool2d": [c(image, 2)],
-    "nn.linear": [c(mat, mat2, vec[:3])],
+    "nn.linear": [c({"weight": mat, "bias": vec[:3]}, mat2)],
     "nn.layer_norm": [c(mat, vec[:3], vec2[:3])],
-    "nn.batch_norm": [c(mat, vec[:3], vec2[:3])],
-    "nn.embedding": [c(mat, np.array([0, 2]))],
+    "nn.batch_norm": [c(mat, vec[:3], vec2[:3], {"mean": np.zeros(3), "var": np.ones(3)}, True)],
+    "nn.embedding": [c({"weight": mat}, np.array([0, 2]))],
     "nn.softmax_cross_entropy": [c(logits, labels)],
     "nn.binary_cross_entropy": [c(vec - 0.5, mask.astype(float))],
     "nn.mse": [c(vec, vec2)], "nn.mae": [c(vec, vec2)], "nn.huber": [c(vec, vec2 * 3)],
@@ -214,6 +221,11 @@ OVERRIDES: dict[str, list[Call]] = {
 
 # Functions with no floating-point argument to sweep, or none whose derivative exists.
 NOT_SWEPT: dict[str, str] = {
+    **{f"numpy.{n}": "integers only" for n in (
+        "bitwise_and", "bitwise_invert", "bitwise_left_shift", "bitwise_not", "bitwise_or",
+        "bitwise_right_shift", "bitwise_xor", "gcd", "lcm", "invert", "left_shift",
+        "right_shift")},
+    "numpy.stop_gradient": "zero derivative by definition (tests/test_no_grad.py)",
     "numpy.arange": "integer range (its float arguments are piecewise constant in the length)",
     "numpy.array_equal": "returns a bool", "numpy.array_equiv": "returns a bool",
     "numpy.allclose": "returns a bool", "numpy.isclose": "returns bools",
@@ -236,18 +248,15 @@ NOT_SWEPT: dict[str, str] = {
 
 
 def _default_call(f: Any) -> list[Call]:
-    """One float vector per required positional parameter."""
-    try:
-        parameters = inspect.signature(f).parameters.values()
-    except (TypeError, ValueError):
-        return [c(vec)]
-    required = [
-        p for p in parameters
-        if p.default is inspect.Parameter.empty
-        and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
-    ]  # fmt: skip
+    """One float vector per required positional parameter: the first arity that runs."""
     pool = [vec, vec2, positive]
-    return [c(*pool[: max(1, len(required))])]
+    for count in (1, 2, 3):
+        try:
+            f(*pool[:count])
+        except Exception:  # noqa: BLE001, S112 - try the next arity
+            continue
+        return [c(*pool[:count])]
+    return []
 
 
 def calls(name: str, f: Any) -> list[Call]:
