@@ -32,6 +32,7 @@ from numpy import (  # noqa: F401  (re-exported)
     int32,
     int64,
     intp,
+    longdouble,
     nan,
     newaxis,
     pi,
