@@ -30,6 +30,7 @@ MODULES = {
     "numpy.fft": "kenaz.numpy.fft",
     "scipy.special": "kenaz.scipy.special",
     "scipy.linalg": "kenaz.scipy.linalg",
+    "scipy.signal": "kenaz.scipy.signal",
     "nn": "kenaz.nn",
     **{f"scipy.stats.{d}": f"kenaz.scipy.stats.{d}" for d in (
         "beta", "chi2", "dirichlet", "gamma", "multivariate_normal", "norm", "poisson", "t")},

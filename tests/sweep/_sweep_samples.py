@@ -107,7 +107,6 @@ OVERRIDES: dict[str, list[Call]] = {
     "numpy.einsum": [c("ij,jk->ik", mat, mat2)],
     "numpy.tensordot": [c(mat, mat2)],
     "numpy.kron": [c(vec[:2], vec2)],
-    "numpy.cross": [c(vec[:3], vec2[:3])],
     "numpy.dot": [c(mat, vec[:3])], "numpy.matmul": [c(mat, mat2)],
     "numpy.inner": [c(vec, vec2)], "numpy.outer": [c(vec, vec2)],
     "numpy.vdot": [c(vec, vec2)], "numpy.vecdot": [c(vec, vec2)],
@@ -175,6 +174,12 @@ OVERRIDES: dict[str, list[Call]] = {
     "scipy.special.gamma": [c(positive)], "scipy.special.rgamma": [c(positive)],
     "scipy.special.kl_div": [c(vec, vec2)], "scipy.special.rel_entr": [c(vec, vec2)],
     "scipy.special.xlogy": [c(vec, vec2)], "scipy.special.xlog1py": [c(vec, vec2)],
+    # -- scipy.signal ---------------------------------------------------------------------------
+    "scipy.signal.convolve": [c(mat, mat2[:2, :2]), c(vec, vec2[:3], mode="same")],
+    "scipy.signal.correlate": [c(mat, mat2[:2, :2]), c(vec, vec2[:3], mode="valid")],
+    "scipy.signal.convolve2d": [c(mat, mat2[:2, :2], fillvalue=0.3)],
+    "scipy.signal.correlate2d": [c(mat, mat2[:2, :2], mode="same", fillvalue=0.3)],
+    "numpy.cross": [c(vec[:3], vec2[:3]), c(mat, mat2, axisa=0, axisb=1, axisc=0)],
     # -- scipy.linalg -------------------------------------------------------------------------
     "scipy.linalg.cholesky": [c(spd)], "scipy.linalg.eigh": [c(spd)],
     "scipy.linalg.cho_factor": [c(spd)],

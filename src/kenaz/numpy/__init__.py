@@ -505,13 +505,33 @@ def triu(m, k: int = 0) -> Tensor:
     return where(_np.tri(*m.shape[-2:], k=k - 1, dtype=bool), 0, m)
 
 
-def cross(a, b, axis: int = -1) -> Tensor:
-    """Cross product of 3-vectors along ``axis``."""
-    a, b = moveaxis(asarray(a), axis, -1), moveaxis(asarray(b), axis, -1)
-    a0, a1, a2 = (a[..., i] for i in range(3))
-    b0, b1, b2 = (b[..., i] for i in range(3))
-    out = stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=-1)
-    return moveaxis(out, -1, axis)
+def cross(a, b, axisa: int = -1, axisb: int = -1, axisc: int = -1, axis: int | None = None):
+    """Cross product of 2- or 3-vectors, NumPy's signature (``axis`` sets all three axes).
+
+    ``axisa``/``axisb`` are the vector axes of ``a`` and ``b``, ``axisc`` that of
+    the result. Two 2-vectors give the scalar z-component, as in NumPy; a
+    2-vector with a 3-vector is taken with z = 0.
+    """
+    if axis is not None:
+        axisa = axisb = axisc = axis
+    a, b = moveaxis(asarray(a), axisa, -1), moveaxis(asarray(b), axisb, -1)
+    sizes = (a.shape[-1], b.shape[-1])
+    if _builtins.any(n not in (2, 3) for n in sizes):
+        raise ValueError(
+            f"kenaz.cross: incompatible dimensions for cross product (dimension must be 2 or "
+            f"3), got {sizes[0]} and {sizes[1]}"
+        )
+    a0, a1 = a[..., 0], a[..., 1]
+    b0, b1 = b[..., 0], b[..., 1]
+    z = a0 * b1 - a1 * b0
+    if sizes == (2, 2):
+        return z
+    a2 = a[..., 2] if sizes[0] == 3 else 0.0
+    b2 = b[..., 2] if sizes[1] == 3 else 0.0
+    x, y = a1 * b2 - a2 * b1, a2 * b0 - a0 * b2
+    common = _np.broadcast_shapes(*(shape(c) for c in (x, y, z)))
+    out = stack([broadcast_to(c, common) for c in (x, y, z)], axis=-1)
+    return moveaxis(out, -1, axisc)
 
 
 def allclose(a, b, rtol: float = 1e-5, atol: float = 1e-8, equal_nan: bool = False) -> bool:
@@ -582,6 +602,7 @@ def scatter(x, index, values, mode: str = "add") -> Tensor:
 # -- submodules ------------------------------------------------------------------------------
 from . import fft, linalg, random  # noqa: E402,F401
 from ._extra import *  # noqa: E402,F401,F403  (more of NumPy's namespace, composed)
+from ._index_tricks import c_, r_  # noqa: E402,F401
 from ._signatures import *  # noqa: E402,F401,F403  (NumPy's signatures: out=, initial, where)
 
 # Defined last: earlier functions take a `dtype` parameter of the same name.

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as _np
 
+from ..convert import as_tensor as _as_tensor
 from ..convert import read_value as _read_value
 from ..ops import bits as _bits
 from ..ops import elementwise as _ew
@@ -56,7 +57,7 @@ def _knp():
 
 
 def _t(x: Any) -> Tensor:
-    return x if isinstance(x, Tensor) else Tensor(x)
+    return x if isinstance(x, Tensor) else _as_tensor(x)
 
 
 def _float(x: Any) -> Tensor:
