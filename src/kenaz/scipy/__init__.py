@@ -13,6 +13,6 @@ except ImportError:  # pragma: no cover - exercised only without SciPy
         "kenaz.scipy needs SciPy; install it with `pip install kenaz[scipy]`"
     ) from None
 
-from . import linalg, signal, special, stats  # noqa: E402
+from . import integrate, linalg, signal, special, stats  # noqa: E402
 
-__all__ = ["linalg", "signal", "special", "stats"]
+__all__ = ["integrate", "linalg", "signal", "special", "stats"]
