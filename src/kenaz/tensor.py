@@ -23,7 +23,9 @@ class Tensor:
     Create tensors with ``kenaz.numpy`` functions (``array``, ``zeros``, ...)
     or ``Tensor(value)``. Every operation accepts tensors, NumPy arrays and
     Python scalars alike and returns a ``Tensor``; ``numpy.asarray(t)``,
-    ``t.numpy()`` and ``float(t)`` give plain values back.
+    ``t.numpy()`` and ``float(t)`` give plain values back (inside ``grad``,
+    ``jvp`` or ``vmap``, the array conversions of a tensor they track raise
+    instead of silently dropping its derivative: see ``kenaz.convert``).
 
     Examples
     --------

@@ -43,6 +43,7 @@ from numpy import (  # noqa: F401  (re-exported)
 )
 
 from ..convert import as_tensor as _as_tensor
+from ..convert import read_value as _read_value
 from ..ops import elementwise as _ew
 from ..ops import indexing as _indexing
 from ..ops import reduction as _reduction
@@ -535,7 +536,7 @@ def cross(a, b, axisa: int = -1, axisb: int = -1, axisc: int = -1, axis: int | N
 
 
 def allclose(a, b, rtol: float = 1e-5, atol: float = 1e-8, equal_nan: bool = False) -> bool:
-    return bool(_np.allclose(_np.asarray(a), _np.asarray(b), rtol, atol, equal_nan))
+    return bool(_np.allclose(_read_value(a), _read_value(b), rtol, atol, equal_nan))
 
 
 def isclose(a, b, rtol: float = 1e-5, atol: float = 1e-8, equal_nan: bool = False) -> Tensor:
@@ -564,7 +565,7 @@ def count_nonzero(a, axis=None) -> Tensor:
 
 
 def nonzero(a) -> tuple[Tensor, ...]:
-    return tuple(Tensor(i) for i in _np.nonzero(_np.asarray(a)))
+    return tuple(Tensor(i) for i in _np.nonzero(_read_value(a)))
 
 
 def argsort(a, axis: int | None = -1, kind: Any = None, order: Any = None, *,

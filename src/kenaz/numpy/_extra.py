@@ -735,7 +735,7 @@ def block(arrays: Any) -> Tensor:
 
 def trim_zeros(filt: Any, trim: str = "fb") -> Tensor:
     """Drop leading (``"f"``) and trailing (``"b"``) zeros of a 1-d array."""
-    values = _np.asarray(filt)
+    values = _read_value(filt)
     nonzero = _np.nonzero(values)[0]
     if nonzero.size == 0:
         return _getitem(_t(filt), slice(0, 0))
@@ -800,23 +800,23 @@ def nan_to_num(x: Any, copy: bool = True, nan: float = 0.0, posinf: Any = None,
 # -- values only: indices and sets ---------------------------------------------------------------
 def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None) -> Tensor:
     """Insertion indices (integers: no derivative)."""
-    return Tensor(_np.searchsorted(_np.asarray(a), _np.asarray(v), side, sorter))
+    return Tensor(_np.searchsorted(_read_value(a), _read_value(v), side, sorter))
 
 
 def flatnonzero(a: Any) -> Tensor:
-    return Tensor(_np.flatnonzero(_np.asarray(a)))
+    return Tensor(_np.flatnonzero(_read_value(a)))
 
 
 def argwhere(a: Any) -> Tensor:
-    return Tensor(_np.argwhere(_np.asarray(a)))
+    return Tensor(_np.argwhere(_read_value(a)))
 
 
 def unravel_index(indices: Any, shape: Any, order: str = "C") -> tuple[Tensor, ...]:
-    return tuple(Tensor(i) for i in _np.unravel_index(_np.asarray(indices), shape, order=order))
+    return tuple(Tensor(i) for i in _np.unravel_index(_read_value(indices), shape, order=order))
 
 
 def ravel_multi_index(multi_index: Any, dims: Any, mode: str = "raise", order: str = "C"):
-    index = tuple(_np.asarray(i) for i in multi_index)
+    index = tuple(_read_value(i) for i in multi_index)
     return Tensor(_np.ravel_multi_index(index, dims, mode=mode, order=order))
 
 
@@ -835,11 +835,11 @@ def isscalar(element: Any) -> bool:
 
 
 def array_equal(a1: Any, a2: Any, equal_nan: bool = False) -> bool:
-    return bool(_np.array_equal(_np.asarray(a1), _np.asarray(a2), equal_nan=equal_nan))
+    return bool(_np.array_equal(_read_value(a1), _read_value(a2), equal_nan=equal_nan))
 
 
 def array_equiv(a1: Any, a2: Any) -> bool:
-    return bool(_np.array_equiv(_np.asarray(a1), _np.asarray(a2)))
+    return bool(_np.array_equiv(_read_value(a1), _read_value(a2)))
 
 
 def unique(
