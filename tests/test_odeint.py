@@ -72,13 +72,30 @@ def test_the_tape_does_not_grow_with_the_solver_steps(horizon):
 def test_vmap_matches_a_loop():
     ks = np.array([0.3, 0.7, 1.2])
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # no batching rule yet: the per-example loop
+        warnings.simplefilter("error")  # odeint has a batching rule: no per-example fallback
         batched = kenaz.vmap(lambda k: loss(y0, times, k, c))(ks)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the adjoint solve runs once per example (no rule)
         grads = kenaz.vmap(kenaz.grad(lambda k: loss(y0, times, k, c)))(ks)
     for i, value in enumerate(ks):
         assert float(batched[i]) == pytest.approx(float(loss(y0, times, value, c)))
         assert float(grads[i]) == pytest.approx(
             float(kenaz.grad(lambda k: loss(y0, times, k, c))(value))
+        )
+
+
+def test_vmap_over_the_initial_state_and_the_times():
+    y0s = np.stack([y0, 2 * y0, -y0])
+    batched = kenaz.vmap(lambda y: odeint(dynamics, y, times, (k, c)))(y0s)
+    for i in range(3):
+        np.testing.assert_allclose(
+            batched[i].numpy(), odeint(dynamics, y0s[i], times, (k, c)).numpy(), rtol=1e-6
+        )
+    grids = np.stack([times, 1.5 * times])
+    per_grid = kenaz.vmap(lambda s: odeint(dynamics, y0, s, (k, c)))(grids)
+    for i in range(2):
+        np.testing.assert_allclose(
+            per_grid[i].numpy(), odeint(dynamics, y0, grids[i], (k, c)).numpy(), rtol=1e-9
         )
 
 

@@ -13,6 +13,8 @@ solver's steps:
   ``s' = J_y s + J_args args_dot`` alongside ``y``.
 
 Both evaluate ``func``'s vjp or jvp with kenaz at each step of SciPy's solver.
+Under ``vmap`` the examples that share the time grid are solved as one system
+(``func`` vmapped); the derivative solves run once per example.
 Derivatives of second order are refused (the adjoint and sensitivity solves
 are primitives without rules of their own), and so is a ``func`` that closes
 over a tensor being differentiated: pass such tensors in ``args``.
@@ -29,6 +31,8 @@ from .. import numpy as _knp
 from ..convert import TrackedConversionError, as_tensor
 from ..effects import Op, each_argument
 from ..forward import jvp as _jvp
+from ..ops import batching as _batching
+from ..ops import indexing as _index
 from ..reverse import vjp as _vjp
 from ..tensor import Tensor
 
@@ -194,7 +198,49 @@ def _jvp_rule(index: int, tangent, ans, y0, t, *args, problem):
     return _sensitivity(t, _zeros(y0), args, tangents, problem, y0)
 
 
-_solve = Op("odeint", _solve_impl, jvp=each_argument(_jvp_rule), vjp=each_argument(_vjp_maker))
+def _solve_batch(op, args, batch_axes, *, problem):
+    """``vmap`` of odeint: one solve of the whole batch, with ``func`` vmapped over it.
+
+    Examples sharing the time grid are one system of ``batch x state`` equations,
+    which SciPy's adaptive solver steps together; batched times need one solve each.
+    """
+    from ..vectorize import vmap
+
+    size = _batching.batch_size(args, batch_axes)
+    y0, t, *arguments = args
+    y0_axis, t_axis, *argument_axes = batch_axes
+    if t_axis is not None:  # a time grid per example
+        columns = []
+        for i in range(size):
+            sliced = [
+                a if b is None else _index.getitem(a, (slice(None),) * b + (i,))
+                for a, b in zip(args, batch_axes, strict=True)
+            ]
+            columns.append(op(*sliced, problem=problem))
+        return _knp.stack(columns), 0
+    in_axes = (0, None, *[None if b is None else 0 for b in argument_axes])
+    batched = _Problem(
+        vmap(problem.func, in_axes=in_axes),
+        (size, *problem.shape),
+        problem.rtol,
+        problem.atol,
+        problem.mxstep,
+        problem.count,
+    )
+    fronted = [
+        _batching.move_batch_to_front(a, b) for a, b in zip(arguments, argument_axes, strict=True)
+    ]
+    y0 = _batching.with_batch_in_front(y0, y0_axis, size)
+    return op(y0, t, *fronted, problem=batched), 1
+
+
+_solve = Op(
+    "odeint",
+    _solve_impl,
+    jvp=each_argument(_jvp_rule),
+    vjp=each_argument(_vjp_maker),
+    batch=_solve_batch,
+)
 
 
 def _refuse_tracked_closures(func: Callable) -> None:
