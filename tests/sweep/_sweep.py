@@ -39,7 +39,8 @@ MODULES = {
 # (function, argument) pairs whose argument is legitimately piecewise constant: the
 # derivative with respect to it is zero (or refused) by definition. Keep it short.
 PIECEWISE_CONSTANT: dict[tuple[str, str], str] = {
-    ("numpy.percentile", "q"): "the interpolation is in the rank; q enters as q/100 (covered)",
+    ("numpy.stop_gradient", "#0"): "zero derivative by definition (its purpose)",
+    ("scipy.special.gammasgn", "x"): "the sign of gamma: constant between its poles",
 }
 
 # Functions returning (output, state) whose state is not differentiated by design.

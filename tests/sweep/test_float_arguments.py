@@ -59,6 +59,20 @@ def test_the_sweep_covers_every_public_function():
     stale = [name for name in OVERRIDES if not calls(name, None) and name not in NOT_SWEPT]
     assert not missing, f"functions with no swept float argument: {missing}"
     assert not stale, stale
+    swept = {(p.function, p.argument) for p in PAIRS}
+    assert set(sweep.PIECEWISE_CONSTANT) <= swept, "a PIECEWISE_CONSTANT entry matches no pair"
+
+
+def test_the_piecewise_constant_table_is_needed():
+    """Without its entry, stop_gradient's (zero by definition) fails the sweep: the check
+    can fail, and the table is what exempts it."""
+    pair = next(p for p in PAIRS if p.function == "numpy.stop_gradient")
+    saved = sweep.PIECEWISE_CONSTANT.pop((pair.function, pair.argument))
+    try:
+        with pytest.raises(AssertionError, match="vs FD"):
+            _check_pair(pair, order=1)
+    finally:
+        sweep.PIECEWISE_CONSTANT[(pair.function, pair.argument)] = saved
     assert len(PAIRS) > 400
 
 
