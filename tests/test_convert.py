@@ -100,3 +100,15 @@ def test_gammasgn_and_longdouble():
     expected = [sp.gammasgn(x).numpy(), sp.gammasgn(-x).numpy()]
     np.testing.assert_array_equal(batched.numpy(), expected)
     assert knp.longdouble is np.longdouble
+
+
+def test_numpy_functions_that_only_inspect_values_still_work_inside_grad():
+    """numpy.iscomplexobj / digitize / isin on a tracked tensor read its value (their
+    answers carry no derivative), rather than being refused."""
+
+    def f(x):
+        bins = np.digitize(x, [0.0, 1.0])
+        assert not np.iscomplexobj(x) and bool(np.isin(x, [1.5]))
+        return x * float(bins)
+
+    assert float(kenaz.grad(f)(1.5)) == 2.0

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from ..convert import read_value
 from ..tensor import Tensor
 
 __all__ = ["array_ufunc", "array_function"]
@@ -68,9 +69,10 @@ _LEADING_ARRAYS = 2
 
 
 def _plain(x: Any) -> Any:
-    """Tensors (also inside lists and tuples) as NumPy arrays."""
+    """Tensors (also inside lists and tuples) as NumPy arrays, for the functions that only
+    inspect values (no derivative flows through them, so tracked tensors are read too)."""
     if isinstance(x, Tensor):
-        return np.asarray(x)
+        return read_value(x)
     if isinstance(x, (list, tuple)):
         return type(x)(_plain(item) for item in x)
     return x
