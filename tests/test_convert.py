@@ -112,3 +112,19 @@ def test_numpy_functions_that_only_inspect_values_still_work_inside_grad():
         return x * float(bins)
 
     assert float(kenaz.grad(f)(1.5)) == 2.0
+
+
+def test_found_by_the_sweep_label_smoothing_at_zero_is_differentiated():
+    """nn.softmax_cross_entropy skipped label_smoothing when it was 0 (its default), so its
+    derivative there was silently 0."""
+    import kenaz.nn as nn
+
+    logits = np.array([[0.3, -0.4, 1.1], [0.9, 0.2, -0.7]])
+    labels = np.array([2, 0])
+    check_grads(lambda s: nn.softmax_cross_entropy(logits, labels, label_smoothing=s), (0.0,))
+    assert (
+        float(
+            kenaz.grad(lambda s: nn.softmax_cross_entropy(logits, labels, label_smoothing=s))(0.0)
+        )
+        != 0.0
+    )

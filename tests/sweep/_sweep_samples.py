@@ -11,6 +11,7 @@ what has no floating-point argument to sweep, each with why.
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 import numpy as np
@@ -48,7 +49,9 @@ OVERRIDES: dict[str, list[Call]] = {
     "numpy.full_like": [c(vec, 0.7)],
     "numpy.where": [c(mask, vec, vec2), c(mask, vec, 0.3)],
     "numpy.interp": [c(np.array([0.3, 1.4, 2.2]), np.array([0.0, 1.1, 1.9, 3.0]),
-                       np.array([0.5, 0.9, 0.2, 0.7]))],
+                       np.array([0.5, 0.9, 0.2, 0.7])),
+                     c(np.array([-0.5, 1.4, 3.5]), np.array([0.0, 1.1, 1.9, 3.0]),
+                       np.array([0.5, 0.9, 0.2, 0.7]), left=0.15, right=0.95)],
     "numpy.quantile": [c(vec, 0.3), c(vec, np.array([0.3, 0.6]))],
     "numpy.nanquantile": [c(vec, 0.3)],
     "numpy.percentile": [c(vec, 30.0)],
@@ -119,7 +122,7 @@ OVERRIDES: dict[str, list[Call]] = {
     "numpy.permute_dims": [c(mat, (1, 0))],
     "numpy.vander": [c(vec)],
     "numpy.cov": [c(mat)], "numpy.corrcoef": [c(mat)],
-    "numpy.gradient": [c(vec * vec)],
+    "numpy.gradient": [c(vec * vec), c(vec * vec, 0.7)],
     "numpy.trapezoid": [c(vec * vec), c(vec, x=np.array([0.0, 0.4, 1.1, 1.5]))],
     "numpy.sum_to": [c(mat, (3, 1))],
     "numpy.scatter": [c(vec, np.array([1, 3]), vec2[:2])],
@@ -174,6 +177,7 @@ OVERRIDES: dict[str, list[Call]] = {
     "scipy.special.y0": [c(positive)], "scipy.special.y1": [c(positive)],
     "scipy.special.stdtr": [c(positive + 1, vec2)],
     "scipy.special.gamma": [c(positive)], "scipy.special.rgamma": [c(positive)],
+    "scipy.special.logsumexp": [c(vec), c(vec, b=vec2)],
     "scipy.special.kl_div": [c(vec, vec2)], "scipy.special.rel_entr": [c(vec, vec2)],
     "scipy.special.xlogy": [c(vec, vec2)], "scipy.special.xlog1py": [c(vec, vec2)],
     # -- scipy.signal ---------------------------------------------------------------------------
@@ -265,8 +269,26 @@ def _default_call(f: Any) -> list[Call]:
     return []
 
 
+def _float_defaults(f: Any, positional: int) -> dict[str, float]:
+    """The parameters of ``f`` after the first ``positional`` whose default is a Python
+    float (``eps``, ``alpha``, ``rtol``...): swept too, at their default."""
+    try:
+        parameters = list(inspect.signature(f).parameters.values())[positional:]
+    except (TypeError, ValueError):
+        return {}
+    return {
+        p.name: p.default
+        for p in parameters
+        if type(p.default) is float and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+    }
+
+
 def calls(name: str, f: Any) -> list[Call]:
-    """The sample calls of the function ``f`` named ``name``."""
+    """The sample calls of the function ``f`` named ``name`` (each with the parameters
+    that default to a float given explicitly, so that they are swept too)."""
     if name in NOT_SWEPT:
         return []
-    return OVERRIDES.get(name) or _default_call(f)
+    chosen = OVERRIDES.get(name) or _default_call(f)
+    if f is None:
+        return chosen
+    return [(args, {**_float_defaults(f, len(args)), **kwargs}) for args, kwargs in chosen]
