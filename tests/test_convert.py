@@ -121,6 +121,7 @@ def test_found_by_the_sweep_label_smoothing_at_zero_is_differentiated():
 
     logits = np.array([[0.3, -0.4, 1.1], [0.9, 0.2, -0.7]])
     labels = np.array([2, 0])
+
     def loss(s):
         return nn.softmax_cross_entropy(logits, labels, label_smoothing=s)
 

@@ -89,8 +89,10 @@ def _parameter_names(f: Callable, count: int) -> list[str]:
         return [f"#{i}" for i in range(count)]
     names = []
     for i in range(count):
-        if i < len(params) and params[i].kind in (params[i].POSITIONAL_ONLY,
-                                                   params[i].POSITIONAL_OR_KEYWORD):
+        if i < len(params) and params[i].kind in (
+            params[i].POSITIONAL_ONLY,
+            params[i].POSITIONAL_OR_KEYWORD,
+        ):
             names.append(params[i].name)
         else:
             names.append(f"#{i}")

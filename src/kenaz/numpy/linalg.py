@@ -505,6 +505,7 @@ def cross(x1: Any, x2: Any, /, *, axis: int = -1) -> Tensor:
 
     return _cross(x1, x2, axis=axis)
 
+
 from ..convert import accept_nested_lists_in as _accept_nested_lists_in  # noqa: E402
 
 # Every public function accepts lists holding tensors as array-likes (kenaz.convert).

@@ -138,6 +138,7 @@ def sqrtm(a: Any) -> Tensor:
     ``X dX + dX X = dA``, defined when no two eigenvalues of ``X`` sum to zero)."""
     return _dec.sqrtm_op(_float(a))
 
+
 from ..convert import accept_nested_lists_in as _accept_nested_lists_in  # noqa: E402
 
 # Every public function accepts lists holding tensors as array-likes (kenaz.convert).

@@ -168,6 +168,7 @@ def kl_div(x: Any, y: Any) -> Tensor:
     x, y = _float(x), _float(y)
     return rel_entr(x, y) - x + y
 
+
 def _gammasgn_impl(x: Any) -> Any:
     from scipy.special import gammasgn as _scipy_gammasgn
 
