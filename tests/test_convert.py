@@ -127,3 +127,19 @@ def test_found_by_the_sweep_label_smoothing_at_zero_is_differentiated():
 
     check_grads(loss, (0.0,))
     assert float(kenaz.grad(loss)(0.0)) != 0.0
+
+
+@pytest.mark.parametrize("name, f, expected", LIST_CASES, ids=[c[0] for c in LIST_CASES])
+def test_lists_of_tensors_under_nested_transformations(name, f, expected):
+    """The handler that meets the list stacks it with itself installed, so the levels
+    outside it see the stacking too: grad(grad), jvp(grad), vmap(grad), linearize."""
+    second = kenaz.grad(kenaz.grad(f))(1.5)
+    h = 1e-4
+    fd = (float(kenaz.grad(f)(1.5 + h)) - float(kenaz.grad(f)(1.5 - h))) / (2 * h)
+    assert float(second) == pytest.approx(fd, rel=1e-6, abs=1e-8)
+    assert float(kenaz.jvp(kenaz.grad(f), (1.5,), (1.0,))[1]) == pytest.approx(float(second))
+    xs = np.array([1.5, 0.3])
+    per_example = [float(kenaz.grad(f)(v)) for v in xs]
+    np.testing.assert_allclose(kenaz.vmap(kenaz.grad(f))(xs).numpy(), per_example)
+    _, f_jvp = kenaz.linearize(f, 1.5)
+    assert float(f_jvp(1.0)) == pytest.approx(expected, rel=1e-12)
