@@ -143,3 +143,15 @@ def test_lists_of_tensors_under_nested_transformations(name, f, expected):
     np.testing.assert_allclose(kenaz.vmap(kenaz.grad(f))(xs).numpy(), per_example)
     _, f_jvp = kenaz.linearize(f, 1.5)
     assert float(f_jvp(1.0)) == pytest.approx(expected, rel=1e-12)
+
+
+def test_a_refused_conversion_names_the_function_and_the_argument():
+    from kenaz.convert import accepts_nested_lists
+
+    def scale(a, factor):  # a composite that (wrongly) reads ``factor`` through NumPy
+        return knp.asarray(a) * float(np.asarray(factor).sum())
+
+    wrapped = accepts_nested_lists(scale, "kenaz.example")
+    with pytest.raises(TrackedConversionError, match=r"kenaz\.example\.scale: its argument factor"):
+        kenaz.grad(lambda x: wrapped(2.0, x))(1.5)
+    assert float(kenaz.grad(lambda x: wrapped(x, 3.0))(1.5)) == 3.0

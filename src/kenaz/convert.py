@@ -25,6 +25,7 @@ One rule each way, enforced here and nowhere else:
 from __future__ import annotations
 
 import functools
+import inspect
 import types
 from typing import Any
 
@@ -171,7 +172,28 @@ def _stack_lists(args: tuple, kwargs: dict) -> tuple[tuple, dict] | None:
     return (new_args, new_kwargs) if found else None
 
 
-def accepts_nested_lists(f: Any) -> Any:
+def _refused_arguments(f: Any, args: tuple, kwargs: dict) -> list[str]:
+    """The names of ``f``'s arguments that hold a tensor whose conversion is refused."""
+
+    def refused(value: Any) -> bool:
+        if isinstance(value, Tensor):
+            try:
+                check_convertible(value, "")
+            except TrackedConversionError:
+                return True
+            return False
+        if isinstance(value, (list, tuple)):
+            return any(refused(v) for v in value)
+        return False
+
+    try:
+        bound = inspect.signature(f).bind(*args, **kwargs).arguments
+    except (TypeError, ValueError):
+        bound = {f"#{i}": a for i, a in enumerate(args)} | kwargs
+    return [name for name, value in bound.items() if refused(value)]
+
+
+def accepts_nested_lists(f: Any, where: str = "kenaz") -> Any:
     """Wrap the namespace function ``f`` so that its array-like arguments may be lists of tensors.
 
     ``f`` runs as is. Only if it raises a ``TypeError`` (such as
@@ -180,7 +202,9 @@ def accepts_nested_lists(f: Any) -> Any:
     an argument is a list holding tensors is it called again with those lists stacked by
     :func:`stack_nested`: the one rule, with no cost to calls that do not
     need it. A list the function meant as a sequence of arrays of different
-    shapes cannot be stacked, and the original error stands.
+    shapes cannot be stacked, and the original error stands. A refused
+    conversion is restated naming the function (``where.f``) and the
+    arguments that cannot be differentiated.
     """
     if getattr(f, "__kenaz_lists__", False):
         return f
@@ -189,12 +213,27 @@ def accepts_nested_lists(f: Any) -> Any:
     def call(*args: Any, **kwargs: Any) -> Any:
         try:
             return f(*args, **kwargs)
-        except TypeError:  # TrackedConversionError, or Python's `list * float`
+        except TypeError as error:  # TrackedConversionError, or Python's `list * float`
             try:
                 stacked = _stack_lists(args, kwargs)
             except (ValueError, TypeError):
                 stacked = None
             if stacked is None:
+                if (
+                    isinstance(error, TrackedConversionError)
+                    and not error.args[0].startswith(f"{where}.")
+                    and not getattr(error, "names_function", False)
+                ):
+                    names = _refused_arguments(f, args, kwargs)
+                    what = (
+                        f"its argument{'s' if len(names) > 1 else ''} {', '.join(names)} "
+                        "cannot be differentiated (converted to a NumPy array inside). "
+                        if names
+                        else ""
+                    )
+                    named = TrackedConversionError(f"{where}.{f.__name__}: {what}{error}")
+                    named.names_function = True  # type: ignore[attr-defined]
+                    raise named from None
                 raise
         return f(*stacked[0], **stacked[1])
 
@@ -217,7 +256,7 @@ def accept_nested_lists_in(namespace: dict[str, Any], names: Any = None) -> None
             and isinstance(value, types.FunctionType)
             and not isinstance(value, Op)
         ):
-            namespace[name] = accepts_nested_lists(value)
+            namespace[name] = accepts_nested_lists(value, namespace.get("__name__", "kenaz"))
 
 
 def read_value(x: Any, dtype: Any = None) -> Any:
