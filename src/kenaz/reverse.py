@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import functools
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Literal, ParamSpec, TypeVar, overload
 
 import numpy as np
 
@@ -34,6 +34,11 @@ from .transform import (
 )
 
 __all__ = ["vjp", "grad", "value_and_grad"]
+
+P = ParamSpec("P")  # the user function's parameters, kept by grad and value_and_grad
+Out = TypeVar("Out")
+Aux = TypeVar("Aux")
+Pullback = Callable[[Any], tuple[Any, ...]]
 
 
 class ReverseHandler(Handler):
@@ -167,7 +172,15 @@ def _take_cotangents(cotangents: list, nodes: tuple[int, ...], metas: list) -> t
     )
 
 
-def vjp(f: Callable, *primals: Any, has_aux: bool = False):
+@overload
+def vjp(
+    f: Callable[..., Out], *primals: Any, has_aux: Literal[False] = False
+) -> tuple[Out, Pullback]: ...
+@overload
+def vjp(
+    f: Callable[..., tuple[Out, Aux]], *primals: Any, has_aux: Literal[True]
+) -> tuple[Out, Pullback, Aux]: ...
+def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
     """Evaluate ``f(*primals)`` and return its vector-Jacobian product function.
 
     Parameters
@@ -259,13 +272,38 @@ def _check_inputs(args: Sequence[Any], allow_int: bool, where: str) -> None:
                 )
 
 
+@overload
 def value_and_grad(
-    f: Callable,
+    f: Callable[P, Any],
+    argnums: int | Sequence[int] = 0,
+    has_aux: Literal[False] = False,
+    allow_int: bool = False,
+    holomorphic: bool = False,
+) -> Callable[P, tuple[Tensor, Any]]: ...
+@overload
+def value_and_grad(
+    f: Callable[P, Any],
+    argnums: int | Sequence[int] = 0,
+    *,
+    has_aux: Literal[True],
+    allow_int: bool = False,
+    holomorphic: bool = False,
+) -> Callable[P, tuple[tuple[Tensor, Any], Any]]: ...
+@overload
+def value_and_grad(
+    f: Callable[P, Any],
     argnums: int | Sequence[int] = 0,
     has_aux: bool = False,
     allow_int: bool = False,
     holomorphic: bool = False,
-) -> Callable:
+) -> Callable[P, tuple[Any, Any]]: ...
+def value_and_grad(
+    f: Callable[P, Any],
+    argnums: int | Sequence[int] = 0,
+    has_aux: bool = False,
+    allow_int: bool = False,
+    holomorphic: bool = False,
+) -> Callable[P, tuple[Any, Any]]:
     """Return a function computing both ``f`` and its gradient.
 
     Parameters
@@ -378,12 +416,12 @@ def _grad_output_error(out: Any) -> str:
 
 
 def grad(
-    f: Callable,
+    f: Callable[P, Any],
     argnums: int | Sequence[int] = 0,
     has_aux: bool = False,
     allow_int: bool = False,
     holomorphic: bool = False,
-) -> Callable:
+) -> Callable[P, Any]:
     """Return a function computing the gradient of the scalar function ``f``.
 
     Same parameters as :func:`value_and_grad`; returns only the gradient

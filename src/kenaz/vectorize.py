@@ -22,7 +22,7 @@ import functools
 import math
 import warnings
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 import numpy as np
 import optree
@@ -202,13 +202,17 @@ def take_example(x: Any, batch_axis: int, index: int) -> Tensor:
 
 
 # -- vmap ----------------------------------------------------------------------------------
+P = ParamSpec("P")
+Out = TypeVar("Out")  # a batch of outputs has the output's type (a tensor, a tuple of them...)
+
+
 def vmap(
-    f: Callable,
+    f: Callable[P, Out],
     in_axes: Any = 0,
     out_axes: Any = 0,
     axis_size: int | None = None,
     method: str = "vectorize",
-) -> Callable:
+) -> Callable[P, Out]:
     """Vectorize ``f`` over a batch axis of its inputs.
 
     ``vmap(f)(xs)`` computes ``stack([f(x) for x in xs])``, but (by default)
@@ -264,7 +268,7 @@ def vmap(
         raise ValueError(f"kenaz.vmap: axis_size must be a non-negative int, got {axis_size!r}")
 
     @functools.wraps(f)
-    def batched_f(*args: Any, **kwargs: Any) -> Any:
+    def batched_f(*args: P.args, **kwargs: P.kwargs) -> Out:
         inputs = _Inputs(args, kwargs, in_axes)
         size = inputs.batch_size(axis_size)
         if method == "loop":
