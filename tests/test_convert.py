@@ -43,6 +43,7 @@ CONVERSIONS = {
     "t.numpy()": lambda t: t.numpy(),
     "__array__": lambda t: t.__array__(),
     "Tensor(t)": kenaz.Tensor,
+    "np.from_dlpack": np.from_dlpack,
 }
 
 

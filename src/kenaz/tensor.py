@@ -364,6 +364,8 @@ class Tensor:
         it computes is outside kenaz's transformations. A consumer that cannot receive a
         read-only array (DLPack before 1.0) gets a copy, unless it asked for none.
         """
+        if self._trace or type(self) is not Tensor:  # the consumer sees a plain array
+            check_convertible(self, "DLPack export (t.__dlpack__())")
         value = np.asarray(self._value)  # a NumPy scalar result becomes a 0-d array
         requested = {"stream": stream, "max_version": max_version, "dl_device": dl_device}
         kwargs = {name: v for name, v in requested.items() if v is not None}

@@ -204,6 +204,8 @@ def from_dlpack(x: Any, *, device: Any = None, copy: bool | None = None) -> Tens
     >>> np.shares_memory(np.from_dlpack(t), source)
     True
     """
+    if isinstance(x, Tensor):  # already kenaz's: itself, so that derivatives flow through
+        return x
     if not hasattr(x, "__dlpack__"):
         raise TypeError(
             f"kenaz.numpy.from_dlpack: {type(x).__name__} does not support DLPack (it has no "
