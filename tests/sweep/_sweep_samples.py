@@ -114,6 +114,7 @@ OVERRIDES: dict[str, list[Call]] = {
     "numpy.kron": [c(vec[:2], vec2)],
     "numpy.dot": [c(mat, vec[:3])], "numpy.matmul": [c(mat, mat2)],
     "numpy.inner": [c(vec, vec2)], "numpy.outer": [c(vec, vec2)],
+    "numpy.vecmat": [c(vec[:3], mat)], "numpy.matvec": [c(mat, vec[:3])],
     "numpy.vdot": [c(vec, vec2)], "numpy.vecdot": [c(vec, vec2)],
     "numpy.convolve": [c(vec, vec2[:3])], "numpy.correlate": [c(vec, vec2[:3])],
     "numpy.trace": [c(mat)], "numpy.diagonal": [c(mat)], "numpy.diag": [c(vec)],
@@ -283,10 +284,20 @@ def _float_defaults(f: Any, positional: int) -> dict[str, float]:
     }
 
 
+def numpy_utility(f: Any) -> str | None:
+    """How ``kenaz.numpy`` passes a NumPy utility through (``"pass-through"``,
+    ``"values"``, NumPy's own): not kenaz's to differentiate (see numpy/_utilities.py);
+    tests/sweep checks the pass-throughs refuse tracked tensors by name instead."""
+    tag = getattr(f, "__kenaz_numpy__", None)
+    if tag is None and (getattr(f, "__module__", None) or "").split(".")[0] == "numpy":
+        return "NumPy's own"
+    return tag
+
+
 def calls(name: str, f: Any) -> list[Call]:
     """The sample calls of the function ``f`` named ``name`` (each with the parameters
     that default to a float given explicitly, so that they are swept too)."""
-    if name in NOT_SWEPT:
+    if name in NOT_SWEPT or numpy_utility(f) is not None:
         return []
     chosen = OVERRIDES.get(name) or _default_call(f)
     if f is None:

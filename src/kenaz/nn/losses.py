@@ -190,7 +190,7 @@ def softmax_cross_entropy(
                 f"logits' shape {logits.shape}, got {labels.shape}; integer labels need an "
                 "integer dtype"
             )
-        targets = labels.astype(logits.dtype)
+        targets = labels.astype(logits.dtype, copy=False)
     # A tensor is always applied: skipping it at 0 would drop its derivative there.
     if isinstance(label_smoothing, knp.ndarray) or label_smoothing:
         targets = (1 - label_smoothing) * targets + label_smoothing / num_classes

@@ -161,14 +161,24 @@ permute_dims = transpose
 # -- creation -----------------------------------------------------------------------------
 def array(obj: Any, dtype: Any = None, copy: bool = True) -> Tensor:
     """Create a tensor. Nested lists of tensors are stacked differentiably (``kenaz.convert``)."""
-    if isinstance(obj, Tensor) or (isinstance(obj, (list, tuple)) and holds_tensor(obj)):
+    if isinstance(obj, Tensor):
+        if not copy:
+            return obj if dtype is None else _ew.astype(obj, dtype)
+        return _ew.copy(obj) if dtype is None or _np.dtype(dtype) == obj.dtype else (
+            _ew.astype(obj, dtype)
+        )
+    if isinstance(obj, (list, tuple)) and holds_tensor(obj):
         return _as_tensor(obj, dtype)
     return Tensor(_np.array(obj, dtype=dtype, copy=copy))
 
 
 def asarray(obj: Any, dtype: Any = None) -> Tensor:
     """Convert to a tensor without copying where possible (lists of tensors are stacked)."""
-    return _as_tensor(obj, dtype)
+    if isinstance(obj, Tensor):
+        return obj if dtype is None else astype(obj, dtype)
+    if isinstance(obj, (list, tuple)) and holds_tensor(obj):
+        return _as_tensor(obj, dtype)
+    return array(obj, dtype=dtype, copy=None)
 
 
 def from_dlpack(x: Any, *, device: Any = None, copy: bool | None = None) -> Tensor:
@@ -176,9 +186,9 @@ def from_dlpack(x: Any, *, device: Any = None, copy: bool | None = None) -> Tens
 
     ``x`` is any object with ``__dlpack__`` on the CPU: a NumPy array, a PyTorch
     tensor, a JAX or CuPy array (after moving it to the host). No data is copied
-    unless ``copy=True``; do not modify ``x`` in place while the tensor is in use,
-    since tensors are immutable. The tensor is a constant: derivatives do not
-    flow back into the other library.
+    unless ``copy=True``; changing ``x`` in place changes the tensor (and a change
+    made that way is invisible to kenaz's check of what a tape saved). The tensor
+    is a constant: derivatives do not flow back into the other library.
 
     Parameters
     ----------
@@ -291,7 +301,7 @@ def linspace(
     steps = steps.reshape((-1,) + (1,) * _np.broadcast_shapes(start.shape, stop.shape).__len__())
     out = start + (stop - start) * steps
     out = moveaxis(out, 0, axis) if axis != 0 else out
-    return out if dtype is None else out.astype(dtype)
+    return out if dtype is None else out.astype(dtype, copy=False)
 
 
 # -- shape helpers that work on tensors ---------------------------------------------------
@@ -591,7 +601,7 @@ def cross(a, b, axisa: int = -1, axisb: int = -1, axisc: int = -1, axis: int | N
 
 
 def allclose(a, b, rtol: float = 1e-5, atol: float = 1e-8, equal_nan: bool = False) -> bool:
-    return bool(_np.allclose(_read_value(a), _read_value(b), rtol, atol, equal_nan))
+    return _builtins.bool(_np.allclose(_read_value(a), _read_value(b), rtol, atol, equal_nan))
 
 
 def isclose(a, b, rtol: float = 1e-5, atol: float = 1e-8, equal_nan: bool = False) -> Tensor:
@@ -698,7 +708,24 @@ __all__ += [
     "cumsum", "cumprod", "clip", "round", "around", "all", "any", "dot", "matmul", "einsum",
     "concatenate", "concat", "stack", "where", "full_like",
 ]  # fmt: skip
-__all__ += ["longdouble", "r_", "c_"]
+
+# The rest of NumPy's namespace: NumPy's own utilities, and pass-throughs that refuse
+# tracked Tensors (see _utilities and docs/numpy_coverage.md). kenaz's own names win.
+from . import _utilities  # noqa: E402
+
+_added = [name for name in _utilities.NAMESPACE if name not in globals()]
+for _name in _added:
+    globals()[_name] = _utilities.NAMESPACE[_name]
+vectorize = _utilities.vectorize
+
+
+# NumPy's submodules (`testing`, `ma`, `lib`, ...), imported on first use. Not a module
+# `__getattr__`: that would stop Python from specializing every `knp.<name>` lookup.
+for _name in sorted(_utilities.OWN_MODULES):
+    globals()[_name] = _utilities.NumpySubmodule(_name)
+__all__ += [name for name in _added if not name.startswith("_")]
+__all__ += ["vectorize", "r_", "c_", "longdouble", *sorted(_utilities.OWN_MODULES)]
+del _name, _added
 
 from ..convert import accept_nested_lists_in as _accept_nested_lists_in  # noqa: E402
 
