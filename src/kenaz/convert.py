@@ -255,6 +255,10 @@ def accept_nested_lists_in(namespace: dict[str, Any], names: Any = None) -> None
             not name.startswith("_")
             and isinstance(value, types.FunctionType)
             and not isinstance(value, Op)
+            # NumPy's own functions and the NumPy utilities passed through as they are
+            # (numpy/_utilities.py) are not kenaz's conversions: left alone.
+            and not (value.__module__ or "").startswith("numpy")
+            and not hasattr(value, "__kenaz_numpy__")
         ):
             namespace[name] = accepts_nested_lists(value, namespace.get("__name__", "kenaz"))
 
