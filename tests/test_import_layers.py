@@ -27,6 +27,7 @@ LAYERS: dict[str, int] = {
     "kenaz.effects": 2,
     "kenaz.ops": 3,
     "kenaz.call": 3,
+    "kenaz.convert": 3,  # lists of tensors stacked, conversions refused: ops and handlers use it
     "kenaz.transform": 4,
     "kenaz.forward": 4,
     "kenaz.reverse": 4,
