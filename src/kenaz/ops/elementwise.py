@@ -69,7 +69,8 @@ def neutral_unary(numpy_function: Callable, standard_name: str) -> Callable:
     def impl(x):
         if type(x) in NUMPY_TYPES:
             return numpy_function(x)
-        return getattr(namespace(x), standard_name)(x)
+        xp = namespace(x)  # NumPy for lists and other values NumPy converts
+        return numpy_function(x) if xp is np else getattr(xp, standard_name)(x)
 
     impl.__name__ = standard_name
     return impl
@@ -104,6 +105,8 @@ def neutral_binary(numpy_function: Callable, standard_name: str) -> Callable:
         if type(x) in NUMPY_TYPES and type(y) in NUMPY_TYPES:
             return numpy_function(x, y)
         xp, (x, y) = common((x, y))
+        if xp is np:  # lists and other values NumPy converts
+            return numpy_function(x, y)
         return _on_backend(xp, standard_name, x, y)
 
     impl.__name__ = standard_name
@@ -646,6 +649,8 @@ def _where_impl(condition, x, y):
     if type(condition) in NUMPY_TYPES and type(x) in NUMPY_TYPES and type(y) in NUMPY_TYPES:
         return np.where(condition, x, y)
     xp, (condition, x, y) = common((condition, x, y))
+    if xp is np:  # lists and other values NumPy converts
+        return np.where(condition, x, y)
     x, y = promoted(xp, (x, y))
     if type(x) in (bool, int, float, complex):
         x = _scalar_like(xp, x, y) if hasattr(y, "dtype") else xp.asarray(x)
