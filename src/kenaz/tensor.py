@@ -108,7 +108,7 @@ class Tensor:
         return self._value.item()
 
     def tolist(self) -> Any:
-        return self.numpy().tolist()
+        return to_numpy(self._value).tolist()
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         # numpy.asarray(t), numpy.array([t, ...]): refused for a tensor a running
@@ -158,7 +158,7 @@ class Tensor:
         return (self[i] for i in range(self.shape[0]))
 
     def __repr__(self) -> str:
-        body = np.array2string(self.numpy(), separator=", ", prefix="Tensor(")
+        body = np.array2string(to_numpy(self._value), separator=", ", prefix="Tensor(")
         dtype = self.dtype
         default = dtype in (np.float64, np.int64, np.bool_)
         return f"Tensor({body})" if default else f"Tensor({body}, dtype={dtype})"
