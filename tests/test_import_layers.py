@@ -23,6 +23,7 @@ LAYERS: dict[str, int] = {
     "kenaz.errors": 0,
     "kenaz.tree": 0,
     "kenaz.tensor": 1,
+    "kenaz.convert": 1,  # converting arguments to tensors (imports tensor only at load)
     "kenaz.effects": 2,
     "kenaz.ops": 3,
     "kenaz.call": 3,
