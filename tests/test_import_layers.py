@@ -24,10 +24,10 @@ LAYERS: dict[str, int] = {
     "kenaz.tree": 0,
     "kenaz.backend": 0,  # array namespaces: below Tensor, which keeps backends' values
     "kenaz.tensor": 1,
+    "kenaz.convert": 1,  # converting arguments to tensors (imports tensor only at load)
     "kenaz.effects": 2,
     "kenaz.ops": 3,
     "kenaz.call": 3,
-    "kenaz.convert": 3,  # lists of tensors stacked, conversions refused: ops and handlers use it
     "kenaz.transform": 4,
     "kenaz.forward": 4,
     "kenaz.reverse": 4,

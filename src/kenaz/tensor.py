@@ -96,8 +96,8 @@ class Tensor:
         """Return the value as a NumPy array (no copy for NumPy values; do not modify it).
 
         A Dask value is computed, a CuPy value copied from the device. Inside ``grad``,
-        ``jvp`` or ``vmap``, a tensor they track cannot be converted (the derivative would
-        silently be lost): see ``kenaz.convert``.
+        ``jvp`` or ``vmap``, a tensor they track cannot be converted (the derivative
+        would silently be lost): see ``kenaz.convert``.
         """
         if self._trace or type(self) is not Tensor:
             check_convertible(self, "t.numpy()")
