@@ -25,6 +25,8 @@ from .no_grad import no_grad
 from .graph import graph
 from .vectorize import vmap
 from .jacobians import hessian, hvp, jacfwd, jacrev
+from .program import Program, make_program
+from .jit import jit
 from . import errors, numpy, tree
 
 __version__ = "0.1.0"
@@ -67,6 +69,9 @@ __all__ = [
     "jacrev",
     "hessian",
     "hvp",
+    "jit",
+    "make_program",
+    "Program",
     "numpy",
     "tree",
     "errors",
