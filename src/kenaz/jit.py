@@ -106,9 +106,7 @@ class Jitted:
         compiled = entry.compiled
         if compiled is None:
             compiled = self._compile(entry)
-        values = [
-            x._value if isinstance(x, Tensor) else x for x in leaves if is_traceable(x)
-        ]
+        values = [x._value if isinstance(x, Tensor) else x for x in leaves if is_traceable(x)]
         return wrap_outputs(entry.optimized, compiled(*values))
 
     def _trace(self, key: Any, args: tuple, kwargs: dict, static: dict | None) -> _Entry:

@@ -208,7 +208,9 @@ class Program:
         lines = [f"program {self.name}({head}) {{"]
         for eq in self.equations:
             lines.extend(eq.format())
-        outs = ", ".join(repr(o) if isinstance(o, (Var, Const)) else _short(o) for o in self.outputs)
+        outs = ", ".join(
+            repr(o) if isinstance(o, (Var, Const)) else _short(o) for o in self.outputs
+        )
         lines.append(f"  return ({outs})")
         lines.append("}")
         return "\n".join(lines)
