@@ -20,6 +20,7 @@ side effects run only while tracing, and closed-over arrays are constants.
 from __future__ import annotations
 
 import functools
+import itertools
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
@@ -73,6 +74,7 @@ class Jitted:
         optimize: bool,
     ) -> None:
         functools.update_wrapper(self, fun)
+        self.__name__ = getattr(fun, "__name__", type(fun).__name__)
         self.fun = fun
         self.static_argnums = tuple(static_argnums)
         self.static_argnames = tuple(static_argnames)
@@ -80,7 +82,7 @@ class Jitted:
         self._cache: dict[Any, _Entry] = {}
         self._lock = threading.RLock()  # re-entrant: a traced function may call itself
         self._traces = 0
-        self._hits = 0
+        self._hits = itertools.count()  # `next` on it is atomic: exact from many threads
 
     # -- the call ---------------------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -99,7 +101,7 @@ class Jitted:
         if entry is None:
             entry = self._trace(key, args, kwargs, static)
         else:
-            self._hits += 1
+            next(self._hits)
         if _handlers.get():  # under a transformation: every op performed, one at a time
             inputs = [x for x in leaves if is_traceable(x)]
             return wrap_outputs(entry.program, replay(entry.program, inputs))
@@ -164,7 +166,7 @@ class Jitted:
 
     def cache_info(self) -> CacheInfo:
         """How many signatures were traced, how many calls reused one, how many are cached."""
-        return CacheInfo(self._traces, self._hits, len(self._cache))
+        return CacheInfo(self._traces, self._hits.__reduce__()[1][0], len(self._cache))
 
     def clear_cache(self) -> None:
         """Forget every traced signature (the next call traces again)."""

@@ -316,6 +316,7 @@ _ASKED_BY = {
     "__array__": "numpy.asarray() (a NumPy function called on it)",
     "item": ".item()",
     "tolist": ".tolist()",
+    "_plain_argument": "its use as a shape or a fill value",
 }
 
 
@@ -661,7 +662,7 @@ def _run_equations(equations: Sequence[Equation], env: dict[int, Any], name: str
 def wrap_outputs(program: Program, values: Sequence[Any]) -> Any:
     """The function's result from its output leaves' values (arrays become Tensors)."""
     leaves = [
-        _as_output(v) if isinstance(o, (Var, Const)) else v
+        _as_output(v) if isinstance(o, (Var, Const)) else o
         for o, v in zip(program.outputs, values, strict=True)
     ]
     return tree.unflatten(program.out_tree, leaves)

@@ -173,8 +173,20 @@ def asarray(obj: Any, dtype: Any = None) -> Tensor:
     return array(obj, dtype=dtype, copy=None) if not isinstance(obj, Tensor) else obj.astype(dtype)
 
 
+def _plain_argument(value: Any) -> Any:
+    """A shape or fill value with its tensors read as NumPy values (a traced tensor raises
+    its own clear error here, which NumPy would otherwise swallow into a vague TypeError)."""
+    if isinstance(value, Tensor):
+        return value._value
+    if isinstance(value, (list, tuple)):
+        return type(value)(_plain_argument(v) for v in value)
+    return value
+
+
 def _constant(maker):
     def create(*args: Any, **kwargs: Any) -> Tensor:
+        args = tuple(_plain_argument(a) for a in args)
+        kwargs = {k: _plain_argument(v) for k, v in kwargs.items()}
         return Tensor(maker(*args, **kwargs))
 
     create.__name__ = maker.__name__
