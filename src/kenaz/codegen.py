@@ -81,19 +81,25 @@ class _Namespace:
     def __init__(self) -> None:
         self.values: dict[str, Any] = {"__builtins__": {}}
         self._names: dict[int, str] = {}
+        self._bases: dict[str, str] = {}
+        self._counts: dict[str, int] = {}
 
     def name(self, value: Any, hint: str) -> str:
         found = self._names.get(id(value))
         if found is not None:
             return found
-        base = "".join(c if c.isalnum() else "_" for c in hint) or "k"
-        if base[0].isdigit():
-            base = "_" + base
-        name = base
-        count = 1
-        while name in self.values:
-            name = f"{base}_{count}"
+        base = self._bases.get(hint)
+        if base is None:
+            base = "".join(c if c.isalnum() else "_" for c in hint) or "k"
+            if base[0].isdigit():
+                base = "_" + base
+            self._bases[hint] = base
+        count = self._counts.get(base, 0)
+        self._counts[base] = count + 1
+        name = f"{base}_{count}" if count else base
+        while name in self.values:  # a hint that looks like another's numbered name
             count += 1
+            name = f"{base}_{count}"
         self.values[name] = value
         self._names[id(value)] = name
         return name
@@ -148,7 +154,8 @@ def generate_source(program: Program, in_place: bool = True) -> tuple[str, dict[
         parameters.append(f"captured{i}")
     pinned = set(names.values())  # inputs are never overwritten
     fresh: set[int] = set()  # variables holding an array the program allocated itself
-    free: list[str] = []
+    free: list[str] = []  # names of dead variables, to reuse
+    is_free: set[str] = set()
     slots = 0
     lines = [f"def compiled({', '.join(parameters)}):"]
 
@@ -179,18 +186,19 @@ def generate_source(program: Program, in_place: bool = True) -> tuple[str, dict[
         for a in eq.inputs:
             if type(a) is Var and last.get(a.id) == index:
                 name = names[a.id]
-                if name not in pinned and name not in free:
+                if name not in pinned and name not in is_free and name != target:
                     free.append(name)
+                    is_free.add(name)
         outputs = []
         for var in eq.outputs:
             if var.id not in last:  # never read (an unused result of a multi-output op)
                 outputs.append("_")
                 continue
-            if target is not None:
+            if target is not None:  # the operand's buffer, which dies here
                 name = target
-                free.remove(name)
             elif free:
                 name = free.pop()
+                is_free.discard(name)
             else:
                 name = f"v{slots}"
                 slots += 1
