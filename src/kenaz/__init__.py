@@ -17,10 +17,9 @@ from .ops.elementwise import stop_gradient
 from .reverse import grad, value_and_grad, vjp
 from .forward import jvp, linearize
 from .debugging import debug
-from .custom import custom_jvp, custom_vjp
-from . import custom_rules as _custom_rules  # noqa: F401  (registers how transformations apply them)
+from .custom_jvp_rule import custom_jvp
+from .custom_vjp_rule import custom_vjp
 from .checkpoint import checkpoint
-from . import custom_batching as _custom_batching  # noqa: F401  (vmap of custom rules)
 from .no_grad import no_grad
 from .graph import graph
 from .vectorize import vmap

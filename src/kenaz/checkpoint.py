@@ -15,23 +15,27 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .custom import CallInfo, CustomCall, _CustomFunction, register_rule, zeros_for
-from .custom_rules import ClosureGuard, fresh_outputs, inline, nodes_at, record_on_tape
+from .call import Call, CallFunction, CallInfo, zeros_for
 from .effects import handler
-from .forward import ForwardHandler, LinearizeHandler
 from .reverse import ReverseHandler
 from .tensor import Tensor
+from .vectorize import batch_first, vmap_flat
 
 __all__ = ["checkpoint"]
 
 
-class Checkpointed(_CustomFunction):
-    """A function whose forward pass is recomputed, not stored, under reverse mode."""
+class Checkpointed(CallFunction):
+    """A function whose forward pass is recomputed, not stored, under reverse mode.
+
+    Its op has a reverse rule (run the function one level out, keep only the
+    inputs, recompute in the pullback) and a batching rule (a checkpoint of
+    the batched function); forward mode runs the function itself.
+    """
 
     kind = "checkpoint"
 
-    def _check_ready(self) -> None:
-        pass
+    def make_op(self, name: str) -> Call:
+        return Call(name, _run, reverse=_reverse, batch=_batch, captures=True)
 
 
 def checkpoint(fun: Callable | None = None, *, static_argnums: Sequence[int] = ()) -> Callable:
@@ -82,24 +86,23 @@ def checkpoint(fun: Callable | None = None, *, static_argnums: Sequence[int] = (
 remat = checkpoint
 
 
-@register_rule(ReverseHandler, "checkpoint")
-def _reverse_checkpoint(rev: ReverseHandler, op: CustomCall, leaves: list, call: CallInfo):
-    level = rev.level
-    parents = nodes_at(leaves, level)
-    # Forward pass one level out; the guard collects tracked tensors used by closure.
-    guard = ClosureGuard(level, leaves, f"checkpointed {call.function.__name__!r}", capture=True)
-    with handler(guard):
-        outs = call.run_primal(leaves)
-    captured = guard.captured
-    if all(p is None for p in parents) and not captured:
-        return outs
-    outs = fresh_outputs(outs, level, leaves)
+def _run(args: tuple, params: dict) -> tuple:
+    return tuple(params["call"].run_primal(args))
 
-    def backward(g: tuple[Tensor, ...]) -> list[Any]:
-        return _recompute_and_pull_back(call, leaves, captured, list(g))
 
-    record_on_tape(rev, outs, [*parents, *nodes_at(captured, level)], backward)
-    return outs
+def _reverse(args: tuple, *, captured: list[Tensor], call: CallInfo) -> tuple:
+    """The function one level out (its ops are not recorded); the pullback recomputes it.
+
+    ``captured`` is filled, while the function runs, with the tensors it closes
+    over that the reverse handler tracks; the pullback returns their cotangents
+    after the arguments'.
+    """
+    outs = tuple(call.run_primal(args))
+
+    def pullback(g: tuple) -> list:
+        return _recompute_and_pull_back(call, list(args), captured, list(g))
+
+    return outs, pullback
 
 
 def _recompute_and_pull_back(
@@ -116,7 +119,10 @@ def _recompute_and_pull_back(
     try:
         with handler(rev):
             outs = call.run_primal(watched)
-        in_nodes = nodes_at([*watched, *captured], level)
+        in_nodes = [
+            x._trace.get(level) if isinstance(x, Tensor) and x._trace else None
+            for x in [*watched, *captured]
+        ]
         seeds: dict[int, Tensor] = {}
         for o, g in zip(outs, cotangents):
             node = o._trace.get(level) if o._trace is not None else None
@@ -129,5 +135,16 @@ def _recompute_and_pull_back(
     return [zeros_for(x) if g is None else g for g, x in zip(grads, [*leaves, *captured])]
 
 
-register_rule(ForwardHandler, "checkpoint")(inline)
-register_rule(LinearizeHandler, "checkpoint")(inline)
+def _batch(op: Call, values: list, axes: list, *, call: CallInfo) -> tuple:
+    """A checkpoint of the batched function: reverse mode outside the vmap still recomputes."""
+    size = next(v.shape[a] for v, a in zip(values, axes) if a is not None)
+
+    def batched_fun(*leaves: Any) -> tuple:
+        outs = vmap_flat(lambda *ls: call.run_primal(ls), leaves, axes, size)
+        return tuple(batch_first(o, a, size) for o, a in outs)
+
+    batched = Checkpointed(batched_fun)
+    batched.__name__ = f"vmap({call.function.__name__})"
+    batched.op.name = f"checkpoint[{batched.__name__}]"
+    outs = batched(*values)
+    return outs, (0,) * len(outs)

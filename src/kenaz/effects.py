@@ -12,7 +12,9 @@ need no special cases.
 from __future__ import annotations
 
 import functools
+import inspect
 import itertools
+import types
 from collections.abc import Callable, Mapping, Sequence
 from contextvars import ContextVar
 from typing import Any
@@ -81,6 +83,23 @@ class Op:
         (``eigh``, ``svd``). Then ``ans`` in the rules is that tuple, a jvp
         rule returns a tuple of tangents (``None`` for an output without
         one) and a pullback receives a tuple of cotangents (zeros filled in).
+    forward : callable or None, optional
+        A *joint* forward-mode rule, used instead of ``jvp`` (and without
+        running ``impl`` first): ``forward(primals, tangents, **params) ->
+        (out, tangent_out)``. ``tangents`` has one entry per argument,
+        ``None`` for an argument without a tangent; ``tangent_out`` is shaped
+        like ``out`` (a tuple for multiple results, ``None`` entries allowed).
+    reverse : callable or None, optional
+        A *joint* reverse-mode rule, used instead of ``vjp`` (and without
+        running ``impl`` first): ``reverse(args, **params) -> (out,
+        pullback)``, where ``pullback(cotangent)`` returns one cotangent per
+        argument (``None`` for zero). It receives what a ``vjp`` pullback
+        receives: a tensor, or for multiple results a tuple.
+
+    A *call* (an op that runs a user's function: ``custom_jvp``,
+    ``custom_vjp``, ``checkpoint``, ``jit``) is an ``Op`` whose ``run`` is
+    set: see :class:`kenaz.call.Call`. A transformation for which a call has
+    no joint rule runs the function itself under the transformation.
 
     Examples
     --------
@@ -101,6 +120,11 @@ class Op:
         "batch",
         "differentiable",
         "multiple_results",
+        "forward",
+        "reverse",
+        "run",
+        "captures",
+        "joint",
         "__weakref__",
     )
 
@@ -114,6 +138,8 @@ class Op:
         batch: Callable[..., Any] | None = None,
         differentiable: bool = True,
         multiple_results: bool = False,
+        forward: Callable[..., Any] | None = None,
+        reverse: Callable[..., Any] | None = None,
     ) -> None:
         self.name = name
         self.impl = impl
@@ -122,10 +148,19 @@ class Op:
         self.batch = batch
         self.differentiable = differentiable
         self.multiple_results = multiple_results
+        self.forward = forward
+        self.reverse = reverse
+        # Set by `kenaz.call.Call`: `run(args, params)` runs the call's function on
+        # the current handler stack, and `captures` says whether its reverse rule
+        # differentiates tensors the function closes over (checkpoint).
+        self.run: Callable[[tuple, dict], Any] | None = None
+        self.captures = False
+        # One flag for the handlers' hot path: does this op take their joint-rule path?
+        self.joint = forward is not None or reverse is not None
 
     def __call__(self, *args: Any, **params: Any) -> Tensor:
         """Perform the op (replaced by ``perform`` itself below, to save a call)."""
-        return perform(self, *args, **params)
+        return perform_args(self, args, params)
 
     def __repr__(self) -> str:
         return f"Op({self.name!r})"
@@ -161,55 +196,6 @@ def identity(g: Any) -> Any:
     return g
 
 
-def perform(op: Op, *args: Any, **params: Any) -> Tensor:
-    """Perform ``op`` on ``args``: the effect every tensor operation raises.
-
-    With no handler installed this runs ``op.impl`` on the NumPy values.
-    Otherwise the innermost handler handles it, with the stack set to the
-    handlers outside it. Same as ``perform_args(op, args, params)``.
-    """
-    # `perform_args`' body, repeated (tests/test_effects.py keeps the copies equal):
-    # calling an op then costs one frame less, which measured 2-3% of grad's time
-    # per op and 6% of an eager `knp.sin(x)`.
-    stack = _handlers.get()
-    if stack:
-        outside, innermost = stack
-        token = _handlers.set(outside)
-        try:
-            return innermost.handle(op, args, params)
-        finally:
-            _handlers.reset(token)
-    # Eager: unwrap, run NumPy, wrap. Binary calls without parameters and unary
-    # ones are unrolled because a list comprehension, or an empty `**params`,
-    # costs a large part of NumPy's own time on small arrays. Unwrapping a
-    # batched view that escaped its vmap raises here, through its `_value`
-    # property: no wrong number can come out.
-    try:  # free until it raises
-        if not params and len(args) == 2:
-            x, y = args
-            value = op.impl(
-                x._value if isinstance(x, Tensor) else x, y._value if isinstance(y, Tensor) else y
-            )
-        elif len(args) == 1:  # unary: elementwise math, and shape ops and reductions
-            x = args[0]
-            x = x._value if isinstance(x, Tensor) else x
-            value = op.impl(x, **params) if params else op.impl(x)
-        else:
-            value = op.impl(*[a._value if isinstance(a, Tensor) else a for a in args], **params)
-    except ValueError as error:
-        raise explain_backend_error(op.name, args, error) from None
-    if op.multiple_results:
-        return tuple(_make(v) for v in value)
-    out = _new_object(Tensor)  # `_make`, inlined: a call costs as much as the allocation
-    out._value = value
-    out._trace = None
-    return out
-
-
-# Calling an op performs it.
-Op.__call__ = perform  # type: ignore[method-assign]
-
-
 def perform_args(op: Op, args: tuple, params: Mapping[str, Any]) -> Any:
     """``perform(op, *args, **params)`` for arguments already in a tuple and a dict.
 
@@ -219,6 +205,7 @@ def perform_args(op: Op, args: tuple, params: Mapping[str, Any]) -> Any:
     per op. With no handler this is the hot path of eager code: a
     context-variable read, an unwrap, NumPy, a wrap.
     """
+    # This is also the body of `perform` (below): one body, two signatures.
     stack = _handlers.get()
     if stack:
         outside, innermost = stack
@@ -252,6 +239,36 @@ def perform_args(op: Op, args: tuple, params: Mapping[str, Any]) -> Any:
     out._value = value
     out._trace = None
     return out
+
+
+def _with_variadic_arguments(function: Callable[..., Any], name: str) -> Callable[..., Any]:
+    """``function(op, args, params)`` as ``function(op, *args, **params)``: the same code.
+
+    Python lays out the locals of ``f(op, *args, **params)`` exactly as those
+    of ``f(op, args, params)``; only the code object's argument count and
+    flags differ. So ``perform`` is ``perform_args``' own code with the
+    arguments collected by the interpreter, with no wrapper frame (a wrapper
+    cost 2-3% of grad's time per op and 6% of an eager ``knp.sin(x)``).
+    """
+    code = function.__code__
+    flags = code.co_flags | inspect.CO_VARARGS | inspect.CO_VARKEYWORDS
+    code = code.replace(co_argcount=1, co_flags=flags, co_name=name, co_qualname=name)
+    variadic = types.FunctionType(code, function.__globals__, name)
+    variadic.__module__ = function.__module__
+    return variadic
+
+
+perform = _with_variadic_arguments(perform_args, "perform")
+perform.__doc__ = """Perform ``op`` on ``args``: the effect every tensor operation raises.
+
+With no handler installed this runs ``op.impl`` on the NumPy values.
+Otherwise the innermost handler handles it, with the stack set to the
+handlers outside it. Same as ``perform_args(op, args, params)`` (and the
+same code: see ``_with_variadic_arguments``).
+"""
+
+# Calling an op performs it.
+Op.__call__ = perform  # type: ignore[method-assign]
 
 
 class Handler:

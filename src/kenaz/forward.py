@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import tree
+from .call import ClosureGuard, fresh_outputs
 from .effects import Handler, Op, fresh_level, handler, perform_args, scope
 from .ops.elementwise import alias
 from .tensor import Tensor, tracked_records
@@ -56,8 +57,8 @@ def _has_float_output(op: Op, out: Any) -> bool:
 
 
 def _set_records(op: Op, out: Any, level: int, records: Any) -> None:
-    """Store the tangent(s) or node(s) of ``out`` at ``level``."""
-    if op.multiple_results:
+    """Store the tangent(s) or node(s) of ``out`` at ``level`` (tuples: one per output)."""
+    if isinstance(out, tuple):
         for o, r in zip(out, records):
             if r is not None and o.dtype.kind in "fc":
                 _set_record(o, level, r)
@@ -78,6 +79,8 @@ class ForwardHandler(Handler):
         return watched
 
     def handle(self, op: Op, args: tuple, params: dict) -> Any:
+        if op.joint and (op.forward is not None or op.run is not None):
+            return self.handle_joint(op, args, params)  # calls, and ops with a joint rule
         out = perform_args(op, args, params)
         if not op.differentiable or not _has_float_output(op, out):
             return out
@@ -87,6 +90,41 @@ class ForwardHandler(Handler):
         tangent = op_tangent(op, tangents, out, args, params)
         if tangent is not None:
             _set_records(op, out, self.level, tangent)
+        return out
+
+
+    def handle_joint(self, op: Op, args: tuple, params: dict) -> Any:
+        """The one path for calls and joint rules: outputs and tangents together.
+
+        A call without a forward rule runs its function under this handler
+        (the default). Otherwise the rule runs one level out, with ``None``
+        for the tangent of each untracked argument; a call's rule runs under
+        a :class:`~kenaz.call.ClosureGuard`.
+        """
+        rule = op.forward
+        if rule is None:  # a call without a forward rule: the default
+            with handler(self):
+                return op.run(args, params)
+        level = self.level
+        tracked = tracked_records(op.name, args, level)
+        if not tracked:
+            if op.run is not None:
+                op.check_closures(params, level)  # type: ignore[attr-defined]
+            return perform_args(op, args, params)  # outer handlers see the op
+        tangents: list[Any] = [None] * len(args)
+        for i, t in tracked:
+            tangents[i] = t
+        if op.run is None:
+            out, tangent = rule(args, tuple(tangents), **params)
+        else:
+            with handler(ClosureGuard(level, args, f"the forward rule of {op.name}")):
+                out, tangent = rule(args, tuple(tangents), **params)
+        if not op.multiple_results:
+            out, tangent = fresh_outputs((out,), level, args)[0], (tangent,)
+            _set_records(op, (out,), level, tangent)  # one output: handled as a tuple of one
+            return out
+        out = tuple(fresh_outputs(out, level, args))
+        _set_records(op, out, level, tangent)
         return out
 
 
@@ -177,11 +215,28 @@ class LinearizeHandler(Handler):
         return node
 
     def handle(self, op: Op, args: tuple, params: dict) -> Any:
-        out = perform_args(op, args, params)
+        if op.joint and op.run is not None:
+            return self.handle_call(op, args, params)
+        out = perform_args(op, args, params)  # an op with a joint rule too: it runs in `f_jvp`
         if not op.differentiable or not _has_float_output(op, out):
             return out
         parents = tracked_records(op.name, args, self.level)
         if parents:
+            self.record(op, args, params, out, parents)
+        return out
+
+    def handle_call(self, op: Op, args: tuple, params: dict) -> Any:
+        """The one path for calls: the default, or the primal now and the rule in ``f_jvp``."""
+        if op.forward is None:  # the default: the function, under this handler
+            with handler(self):
+                return op.run(args, params)
+        level = self.level
+        parents = tracked_records(op.name, args, level)
+        if not parents:
+            op.check_closures(params, level)  # type: ignore[attr-defined]
+            return perform_args(op, args, params)
+        out = tuple(fresh_outputs(perform_args(op, args, params), level, args))
+        if _has_float_output(op, out):
             self.record(op, args, params, out, parents)
         return out
 
@@ -234,7 +289,13 @@ def linearize(f: Callable, *primals: Any):
         for op, args, params, out, parents, node in entries:
             arg_tangents = [(i, known[p]) for i, p in parents if p in known]
             if arg_tangents:
-                tangent = op_tangent(op, arg_tangents, out, args, params)
+                if op.forward is not None:  # a joint rule: the primal again, with the tangents
+                    tangents: list[Any] = [None] * len(args)
+                    for i, t in arg_tangents:
+                        tangents[i] = t
+                    _, tangent = op.forward(args, tuple(tangents), **params)
+                else:
+                    tangent = op_tangent(op, arg_tangents, out, args, params)
                 if tangent is None:
                     continue
                 if op.multiple_results:

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from . import tree
+from .call import ClosureGuard, fresh_outputs
 from .effects import Handler, Op, fresh_level, handler, identity, perform_args, scope
 from .ops.elementwise import alias
 from .tensor import Tensor, _make, tracked_records
@@ -60,6 +61,8 @@ class ReverseHandler(Handler):
         return node
 
     def handle(self, op: Op, args: tuple, params: dict) -> Any:
+        if op.joint and (op.reverse is not None or op.run is not None):
+            return self.handle_joint(op, args, params)  # calls, and ops with a joint rule
         out = perform_args(op, args, params)
         if not op.differentiable:
             return out
@@ -109,6 +112,55 @@ class ReverseHandler(Handler):
         self.tape.append((node, edges))
         return out
 
+    def handle_joint(self, op: Op, args: tuple, params: dict) -> Any:
+        """The one path for calls and joint rules: outputs and a pullback together.
+
+        A call without a reverse rule runs its function under this handler
+        (the default: its ops are recorded as if the call were not there).
+        Otherwise the rule runs one level out and the tape gets one entry
+        whose pullback is the rule's. A call's rule and pullback run under a
+        :class:`~kenaz.call.ClosureGuard`: a tracked tensor they use without
+        it being an argument is an error, or, for a call that ``captures``
+        (checkpoint), one more input of the entry.
+        """
+        rule = op.reverse
+        if rule is None:  # a call without a reverse rule: the default
+            with handler(self):
+                return op.run(args, params)
+        level = self.level
+        parents = tracked_records(op.name, args, level)
+        inputs: Sequence[Any] = args
+        if op.run is None:  # a primitive's joint rule: no user code, no guard
+            if not parents:
+                return perform_args(op, args, params)
+            out, pullback = rule(args, **params)
+        else:
+            if not parents and not op.captures:
+                op.check_closures(params, level)  # type: ignore[attr-defined]
+                return perform_args(op, args, params)  # outer handlers see the call
+            guard = ClosureGuard(level, args, f"the reverse rule of {op.name}", op.captures)
+            with handler(guard):
+                if op.captures:
+                    out, pullback = rule(args, captured=guard.captured, **params)
+                else:
+                    out, pullback = rule(args, **params)
+            if guard.captured:
+                inputs = (*args, *guard.captured)
+                parents = tracked_records(op.name, inputs, level)
+            if not parents:
+                return out
+            pullback = _guarded(pullback, ClosureGuard(level, inputs, f"the pullback of {op.name}"))
+        outs = fresh_outputs(out if op.multiple_results else (out,), level, inputs)
+        if not any(o.dtype.kind in "fc" for o in outs):
+            return tuple(outs) if op.multiple_results else outs[0]
+        shared = SharedPullback(pullback, [(i, inputs[i]) for i, _ in parents])
+        edges = [(node, shared.part(k)) for k, (_, node) in enumerate(parents)]
+        if op.multiple_results:
+            self.record(outs, edges)
+            return tuple(outs)
+        self.tape.append((self.track(outs[0]), edges))
+        return outs[0]
+
     def record(self, outs: Sequence[Tensor], edges: list[tuple[int, Callable]]) -> None:
         """Append a tape entry for several outputs ``outs``.
 
@@ -151,6 +203,47 @@ class ReverseHandler(Handler):
                     contribution = previous + contribution
                 cotangents[parent] = contribution
         return [None if n is None else cotangents[n] for n in nodes]
+
+
+def _guarded(pullback: Callable, guard: ClosureGuard) -> Callable:
+    """``pullback`` run under ``guard`` (it runs in the backward pass, after the forward one)."""
+
+    def guarded_pullback(g: Any) -> Any:
+        with handler(guard):
+            return pullback(g)
+
+    return guarded_pullback
+
+
+class SharedPullback:
+    """One call of a joint pullback, shared by the per-input pullbacks of a tape entry.
+
+    The tape calls one pullback per tracked input with the same cotangent;
+    the joint function runs once and each input takes its part (zeros for a
+    ``None``). The result is dropped once every consumer has taken its part.
+    """
+
+    __slots__ = ("backward", "inputs", "remaining", "cotangent", "result")
+
+    def __init__(self, backward: Callable[[Any], Sequence[Any]], inputs: list[tuple[int, Any]]):
+        self.backward = backward
+        self.inputs = inputs  # (position, input) of each consumer
+        self.remaining = 0
+        self.cotangent: Any = None
+        self.result: Sequence[Any] | None = None
+
+    def part(self, consumer: int) -> Callable[[Any], Any]:
+        return lambda g: self._take(g, consumer)
+
+    def _take(self, g: Any, consumer: int) -> Any:
+        if self.result is None or self.cotangent is not g:
+            self.cotangent, self.result, self.remaining = g, self.backward(g), len(self.inputs)
+        position, x = self.inputs[consumer]
+        part = self.result[position]
+        self.remaining -= 1
+        if self.remaining <= 0:
+            self.cotangent = self.result = None
+        return zeros_like(x) if part is None else part
 
 
 def _take_cotangents(cotangents: list, nodes: tuple[int, ...], metas: list) -> tuple | None:

@@ -120,7 +120,12 @@ class BatchHandler(Handler):
                 batch_axes[i] = a._batch_axis
         if batch_axes is None:  # nothing here is batched at this level
             return perform_args(op, args, params)
-        rule = op.batch or _per_example_loop
+        rule = op.batch
+        if rule is None:
+            if op.run is not None:  # a call without a batching rule: the default
+                with handler(self):  # its function, under this handler
+                    return op.run(args, params)
+            rule = _per_example_loop
         try:
             out, out_axis = rule(op, values, batch_axes, **params)
         except ShapeError as error:  # NumPy saw batched shapes; the user wrote per-example ones
@@ -195,6 +200,53 @@ def _example(args: Sequence[Any], batch_axes: Sequence[int | None], index: int) 
 def take_example(x: Any, batch_axis: int, index: int) -> Tensor:
     """Example ``index`` of ``x`` along ``batch_axis``."""
     return indexing.getitem(x, (slice(None),) * batch_axis + (index,))
+
+
+# -- batching a call's functions (for their batching rules) ---------------------------------
+def vmap_flat(
+    fn: Callable[..., Sequence[Any]], values: Sequence[Any], axes: Sequence[int | None], size: int
+) -> list[tuple[Any, int | None]]:
+    """Run ``fn`` on per-example views of ``values``; each output's batch and batch axis.
+
+    Like ``vmap`` with the output axes left where the ops put them (``None``
+    for an output that does not depend on the batch). Calls' batching rules
+    use it to batch the functions they carry.
+    """
+    level = BatchHandler(size)
+    views = [v if a is None else level.view(alias(v), a) for v, a in zip(values, axes)]
+    try:
+        with handler(level):
+            outs = fn(*views)
+        return [
+            (o._batched, o._batch_axis)
+            if type(o) is BatchedTensor and o._level is level
+            else (o, None)
+            for o in outs
+        ]
+    finally:
+        level.alive = False
+
+
+def batch_first(value: Any, axis: int | None, size: int) -> Tensor:
+    """``value`` with its batch axis at 0 (broadcast when it has none)."""
+    value = value if isinstance(value, Tensor) else Tensor(value)
+    if axis is None:
+        expanded = shape_ops.expand_dims(value, 0)
+        return shape_ops.broadcast_to(expanded, (size,) + value.shape)
+    return shape_ops.moveaxis(value, axis, 0) if axis != 0 else value
+
+
+def split_batched(level: BatchHandler, leaves: Sequence[Any]) -> tuple[list, list]:
+    """The batches one level out of ``leaves`` (views of ``level``) and their batch axes."""
+    values, axes = [], []
+    for x in leaves:
+        if type(x) is BatchedTensor and x._level is level:
+            values.append(x._batched)
+            axes.append(x._batch_axis)
+        else:
+            values.append(x)
+            axes.append(None)
+    return values, axes
 
 
 # -- vmap ----------------------------------------------------------------------------------
