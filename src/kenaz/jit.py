@@ -9,8 +9,9 @@ signature look the function up, run it, and wrap its results as tensors: no
 Tensor, handler or tape in between.
 
 Under a transformation (``grad``, ``vmap``, ``jvp``, ``debug``...), the
-jitted function runs its program through ``perform``, one op at a time, so
-that the transformation sees every op (and applies custom rules).
+jitted function is one call op, ``jit[f]``, whose rules are derived from its
+program (its jvp, vjp and batched programs, each traced, compiled and cached
+per signature): see :mod:`kenaz.staged`.
 
 Tracing semantics are JAX's; see :mod:`kenaz.program`: a concrete value of a
 traced input cannot be read while tracing (make it static instead), Python
@@ -28,17 +29,8 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from . import tree
-from .codegen import compile_program
-from .effects import _handlers
-from .optimize import optimize
-from .program import (
-    Program,
-    is_traceable,
-    replay,
-    static_arguments,
-    trace,
-    wrap_outputs,
-)
+from .program import Const, Program, Var, is_traceable, static_arguments, trace
+from .staged import Staged
 from .tensor import Tensor
 
 __all__ = ["jit", "Jitted", "CacheInfo"]
@@ -88,7 +80,7 @@ class Jitted:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if self.static_argnums or self.static_argnames:
             static = static_arguments(args, kwargs, self.static_argnums, self.static_argnames)
-            dynamic = (
+            dynamic: Any = (
                 tuple(a for i, a in enumerate(args) if i not in static),
                 {k: v for k, v in kwargs.items() if k not in static},
             )
@@ -102,57 +94,29 @@ class Jitted:
             entry = self._trace(key, args, kwargs, static)
         else:
             next(self._hits)
-        if _handlers.get():  # under a transformation: every op performed, one at a time
-            inputs = [x for x in leaves if is_traceable(x)]
-            return wrap_outputs(entry.program, replay(entry.program, inputs))
-        compiled = entry.compiled
-        if compiled is None:
-            compiled = self._compile(entry)
-        values = [x._value if isinstance(x, Tensor) else x for x in leaves if is_traceable(x)]
-        return wrap_outputs(entry.optimized, compiled(*values))
+        outs = entry.staged([x for x in leaves if is_traceable(x)])
+        return entry.result(outs)
 
     def _trace(self, key: Any, args: tuple, kwargs: dict, static: dict | None) -> _Entry:
         with self._lock:
             entry = self._cache.get(key)
             if entry is not None:  # another thread traced it meanwhile
                 return entry
-            entry = _Entry(trace(self.fun, args, kwargs, static, self.__name__))
+            entry = _Entry(trace(self.fun, args, kwargs, static, self.__name__), self.optimize)
             self._traces += 1
             self._cache[key] = entry
             return entry
 
-    def _compile(self, entry: _Entry) -> Callable[..., tuple]:
-        with self._lock:
-            if entry.compiled is None:
-                optimized = optimize(entry.program) if self.optimize else entry.program
-                if not self.optimize:
-                    from .optimize import inline_calls
-
-                    optimized = Program(
-                        optimized.name,
-                        optimized.inputs,
-                        optimized.captured,
-                        inline_calls(optimized.equations),
-                        optimized.outputs,
-                        optimized.in_tree,
-                        optimized.out_tree,
-                    )
-                entry.optimized = optimized
-                entry.compiled = compile_program(optimized, in_place=self.optimize)
-            return entry.compiled
-
     # -- inspection ---------------------------------------------------------------------------
     def program(self, *args: Any, **kwargs: Any) -> Program:
         """The optimized program that calls with these arguments run (traced if new)."""
-        entry = self._entry(args, kwargs)
-        if entry.optimized is None:
-            self._compile(entry)
-        return entry.optimized  # type: ignore[return-value]
+        staged = self._entry(args, kwargs).staged
+        staged.compile()
+        return staged.optimized  # type: ignore[return-value]
 
     def source(self, *args: Any, **kwargs: Any) -> str:
         """The generated Python source that calls with these arguments run."""
-        entry = self._entry(args, kwargs)
-        return self._compile(entry).source  # type: ignore[attr-defined]
+        return self._entry(args, kwargs).staged.compile().source  # type: ignore[attr-defined]
 
     def _entry(self, args: tuple, kwargs: dict) -> _Entry:
         static = static_arguments(args, kwargs, self.static_argnums, self.static_argnames)
@@ -178,6 +142,24 @@ class Jitted:
 
     def __get__(self, instance: Any, owner: Any = None) -> Any:  # works as a method
         return self if instance is None else functools.partial(self, instance)
+
+
+class _Entry:
+    """One signature: its staged program, and how to rebuild the result's structure."""
+
+    __slots__ = ("staged", "outputs", "out_tree")
+
+    def __init__(self, program: Program, optimize: bool) -> None:
+        self.staged = Staged(program, optimize)
+        self.outputs = program.outputs  # Var/Const for tensor leaves, else the static leaf
+        self.out_tree = program.out_tree
+
+    def result(self, tensors: list[Tensor]) -> Any:
+        if len(tensors) == len(self.outputs):
+            return tree.unflatten(self.out_tree, tensors)
+        found = iter(tensors)
+        leaves = [next(found) if isinstance(o, (Var, Const)) else o for o in self.outputs]
+        return tree.unflatten(self.out_tree, leaves)
 
 
 def _leaf_key(x: Any) -> Any:

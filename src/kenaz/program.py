@@ -10,11 +10,11 @@ at trace time). Transformations inside ``f`` are traced through: they perform
 their ops outward, so the program of ``grad(f)`` holds the forward and the
 backward primitives.
 
-A function with a custom rule (``custom_jvp``, ``custom_vjp``,
-``checkpoint``) is recorded as one *call* equation holding the equations of
-its primal: compiled code runs those, and :func:`replay` under a
-transformation performs the call itself, so the transformation applies the
-user's rule.
+A call (a :class:`~kenaz.call.Call` op: ``custom_jvp``, ``custom_vjp``,
+``checkpoint``, an inner ``jit``) is recorded as one *call* equation holding
+the equations of the function it runs: compiled code runs those, and
+:func:`replay` under a transformation performs the call itself, so the
+transformation applies the call's own rules.
 
 What tracing means for the user (as in JAX):
 
@@ -40,9 +40,9 @@ from typing import Any
 import numpy as np
 
 from . import tree
-from .custom import CallInfo, CustomCall, dispatch, register_rule, run_with_stack
-from .effects import Handler, Op, _handlers, perform_args
+from .effects import Handler, Op, _handlers, handler, perform_args
 from .errors import ConcretizationError, EscapedTracerError, explain_backend_error
+from .ops.elementwise import alias
 from .tensor import Tensor, _make, holds_tensor
 
 __all__ = [
@@ -112,12 +112,12 @@ class Equation:
     """``outputs = op(*inputs, **params)``.
 
     ``inputs`` are :class:`Var` or :class:`Const`; ``multiple`` says the op
-    returns a tuple. A *call* equation (a function with a custom rule) has
-    ``call`` (its :class:`~kenaz.custom.CallInfo`) and ``body``, the
-    equations of its primal, which define its outputs.
+    returns a tuple. A *call* equation (a :class:`~kenaz.call.Call` op:
+    ``custom_jvp``, ``custom_vjp``, ``checkpoint``, an inner ``jit``) has a
+    ``body``, the equations of the function it runs, which define its outputs.
     """
 
-    __slots__ = ("op", "inputs", "params", "outputs", "multiple", "call", "body", "closes_over")
+    __slots__ = ("op", "inputs", "params", "outputs", "multiple", "body", "closes_over")
 
     def __init__(
         self,
@@ -126,7 +126,6 @@ class Equation:
         params: dict[str, Any],
         outputs: list[Var],
         multiple: bool,
-        call: CallInfo | None = None,
         body: list[Equation] | None = None,
     ) -> None:
         self.op = op
@@ -134,7 +133,6 @@ class Equation:
         self.params = params
         self.outputs = outputs
         self.multiple = multiple
-        self.call = call
         self.body = body
         self.closes_over = False
 
@@ -142,7 +140,7 @@ class Equation:
         """The equation as text lines (a call shows its body below it)."""
         outs = ", ".join(f"{v}:{v.type_name}" for v in self.outputs)
         args = [repr(a) for a in self.inputs]
-        if self.call is None:
+        if self.body is None:
             args += [f"{k}={_short(v)}" for k, v in self.params.items()]
         lines = [f"{indent}{outs} = {self.op.name}({', '.join(args)})"]
         if self.body is not None:
@@ -388,6 +386,8 @@ class TracingHandler(Handler):
 
     # -- recording -------------------------------------------------------------------------
     def handle(self, op: Op, args: tuple, params: dict) -> Any:
+        if op.run is not None:
+            return self.record_call(op, args, params)
         inputs: list[Var | Const] = []
         values: list[Any] = []
         traced = False
@@ -431,38 +431,48 @@ class TracingHandler(Handler):
         self.equations.append(Equation(op, inputs, params, [out._var], False))
         return out
 
-    def record_call(self, op: CustomCall, leaves: list, call: CallInfo) -> list[Any]:
-        """A custom call: one equation whose body holds the equations of its primal."""
-        if not any(_is_traced(x, self) for x in leaves):
-            return call.run_primal(leaves)  # constants only: fold (the stack is outside us)
+    def record_call(self, op: Op, args: tuple, params: dict) -> Any:
+        """A call: one equation whose body holds the equations of the function it runs."""
+        if not any(_is_traced(x, self) for x in args):
+            return perform_args(op, args, params)  # constants only: fold (the stack is outside us)
         outer, self.equations = self.equations, []
         try:
-            outs = run_with_stack((_handlers.get(), self), lambda: call.run_primal(leaves))
-            body = self.equations
-            defined = {v.id for eq in iterate_primitives(body) for v in eq.outputs}
-            results = []
-            for o in outs:  # every output must be defined by the body: pass-throughs get an alias
-                if not (type(o) is Tracer and o._tracing is self and o._var.id in defined):
-                    from .ops.elementwise import alias
-
-                    o = run_with_stack((_handlers.get(), self), lambda o=o: alias(o))
-                    if type(o) is not Tracer:  # a constant output
-                        o = self.capture(o) if _must_capture(o) else o
-                results.append(o)
+            with handler(self):
+                outs = op.run(args, params)
+                body = self.equations
+                defined = {v.id for eq in iterate_primitives(body) for v in eq.outputs}
+                results = []
+                for o in outs:  # every output must be defined by the body: pass-throughs aliased
+                    if not (type(o) is Tracer and o._tracing is self and o._var.id in defined):
+                        o = self.alias_of(o)
+                        defined.add(o._var.id)
+                    results.append(o)
         finally:
             self.equations = outer
-        inputs = [self._atom(x) for x in leaves]
-        outputs = [o._var for o in results if type(o) is Tracer]
-        eq = Equation(op, inputs, {"call": call}, outputs, True, call=call, body=body)
-        known = {v.id for v in inputs if isinstance(v, Var)} | defined
-        known |= {o.id for o in outputs}
+        inputs = [self._atom(x) for x in args]
+        outputs = [o._var for o in results]
+        eq = Equation(op, inputs, params, outputs, True, body=body)
+        known = {v.id for v in inputs if isinstance(v, Var)} | defined | {o.id for o in outputs}
         eq.closes_over = any(
             isinstance(a, Var) and a.id not in known
             for inner in iterate_primitives(body)
             for a in inner.inputs
         )
         self.equations.append(eq)
-        return results
+        return tuple(results)
+
+    def alias_of(self, x: Any) -> Tracer:
+        """A new variable equal to ``x`` (an input, a capture or a constant), by an ``alias``."""
+        atom = self._atom(x)
+        value = atom.value if type(atom) is Const else self._concrete_of(x)
+        out = self.tracer(self.new_var(value), value)
+        self.equations.append(Equation(alias, [atom], {}, [out._var], False))
+        return out
+
+    def _concrete_of(self, x: Any) -> Any:
+        if type(x) is Tracer and x._tracing is self:
+            return x._concrete
+        return self.capture(x)._concrete
 
     def _atom(self, x: Any) -> Var | Const:
         if type(x) is Tracer and x._tracing is self:
@@ -512,12 +522,6 @@ def _user_frame(frame: Any) -> str:
             return f" at {frame.f_code.co_filename}:{frame.f_lineno} (in {frame.f_code.co_name})"
         frame = frame.f_back
     return ""
-
-
-for _kind in ("custom_jvp", "custom_vjp", "checkpoint"):
-    register_rule(TracingHandler, _kind)(
-        lambda tracing, op, leaves, call: tracing.record_call(op, leaves, call)
-    )
 
 
 # -- tracing -------------------------------------------------------------------------------
@@ -643,14 +647,14 @@ def _read(atom: Var | Const, env: dict[int, Any]) -> Any:
 def _run_equations(equations: Sequence[Equation], env: dict[int, Any], name: str) -> None:
     for eq in equations:
         args = [_read(a, env) for a in eq.inputs]
-        if eq.call is not None:
+        if eq.body is not None:
             if eq.closes_over:
                 raise NotImplementedError(
                     f"kenaz.jit: {name!r} calls {eq.op.name}, whose function closes over a "
                     "tensor traced outside it; under a transformation kenaz cannot rerun that "
                     "call with its rule. Pass that tensor as an argument of the custom function."
                 )
-            outs = dispatch(eq.op, args, eq.call)
+            outs = perform_args(eq.op, tuple(args), eq.params)
         elif eq.multiple:
             outs = perform_args(eq.op, tuple(args), eq.params)
         else:
