@@ -109,7 +109,7 @@ def _measure(
             rows[name].compile_ops = ops
     for row in result.rows:
         if row.library.startswith(JIT_LIBRARY):
-            row.targets = workload.jit_targets(row, rows) + compile_target(row)
+            row.targets = workload.jit_targets(row, rows) + compile_target(row, rows)
         elif row.library.startswith("kenaz"):
             row.targets = workload.targets(row, rows)
 

@@ -100,7 +100,8 @@ class Jitted:
     def _trace(self, key: Any, args: tuple, kwargs: dict, static: dict | None) -> _Entry:
         with self._lock:
             entry = self._cache.get(key)
-            if entry is not None:  # another thread traced it meanwhile
+            if entry is not None:  # another thread traced it meanwhile: a hit after all
+                next(self._hits)
                 return entry
             entry = _Entry(trace(self.fun, args, kwargs, static, self.__name__), self.optimize)
             self._traces += 1

@@ -44,6 +44,7 @@ from .effects import Handler, Op, _handlers, handler, perform_args
 from .errors import ConcretizationError, EscapedTracerError, explain_backend_error
 from .ops.elementwise import alias
 from .tensor import Tensor, _make, holds_tensor
+from .transform import gc_paused
 
 __all__ = [
     "Var",
@@ -256,9 +257,9 @@ def iterate_primitives(equations: Sequence[Equation]):
 
 def _short_dtype(dtype: np.dtype) -> str:
     dtype = np.dtype(dtype)
-    return {"f": "f", "i": "i", "u": "u", "b": "bool", "c": "c"}[dtype.kind] + (
-        "" if dtype.kind == "b" else str(dtype.itemsize * (8 if dtype.kind != "c" else 4))
-    )
+    if dtype.kind == "b":
+        return "bool"
+    return f"{dtype.kind}{dtype.itemsize * 8}"  # f64, i32, u8, c128
 
 
 def _short(value: Any) -> str:
@@ -551,9 +552,10 @@ def trace(
     call_kwargs = {**traced_kwargs, **{k: v for k, v in static.items() if isinstance(k, str)}}
     token = _handlers.set(((), tracing))
     try:
-        result = f(*call_args, **call_kwargs)
-        out_leaves, out_tree = tree.flatten(result)
-        outputs = [tracing._atom(o) if isinstance(o, Tensor) else o for o in out_leaves]
+        with gc_paused():  # a trace allocates many small objects and frees none: see gc_paused
+            result = f(*call_args, **call_kwargs)
+            out_leaves, out_tree = tree.flatten(result)
+            outputs = [tracing._atom(o) if isinstance(o, Tensor) else o for o in out_leaves]
     finally:
         _handlers.reset(token)
         tracing.alive = False

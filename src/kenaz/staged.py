@@ -33,6 +33,7 @@ from .effects import _handlers, perform_args
 from .optimize import optimize
 from .program import Const, Equation, Program, Var, _as_output, iterate_primitives, replay, trace
 from .tensor import Tensor, _make
+from .transform import gc_paused
 
 __all__ = ["Staged"]
 
@@ -113,7 +114,7 @@ class Staged:
 
     def compile(self) -> Callable[..., tuple]:
         """Optimize and compile the program (once; later calls return the same function)."""
-        with self._lock:
+        with self._lock, gc_paused():
             if self.compiled is None:
                 program = self.program
                 if self.optimize:
