@@ -10,9 +10,11 @@ effects, and they compose in any order.
 Tensor([0., 0.])
 """
 
-from . import tensor as _tensor  # noqa: I001  (first: the primitives import Tensor)
-from .tensor import Tensor
+# In the order of the layers (docs/architecture.md): Tensor, the effects, then the
+# primitives and the NumPy namespace, whose import binds Tensor's operators to them.
+from .tensor import Tensor  # noqa: I001
 from .effects import Handler, Op, each_argument, handler, identity, perform, perform_args
+from . import numpy
 from .ops.elementwise import stop_gradient
 from .reverse import grad, value_and_grad, vjp
 from .forward import jvp, linearize
@@ -26,7 +28,7 @@ from .vectorize import vmap
 from .jacobians import hessian, hvp, jacfwd, jacrev
 from .program import Program, make_program
 from .jit import jit
-from . import errors, numpy, tree
+from . import errors, tree
 
 __version__ = "0.1.0"
 
@@ -76,4 +78,3 @@ __all__ = [
     "errors",
 ]
 
-del _tensor

@@ -50,6 +50,13 @@ class Call(Op):
         Joint rules, as for :class:`~kenaz.effects.Op`. ``args`` are the
         op's arguments and ``params`` its parameters (for the calls built
         here, ``call=CallInfo``).
+    impl : callable, optional
+        The implementation on plain values when no handler is installed
+        (default: run the function on them). A composite with a fast backend
+        implementation (``cumprod``) gives NumPy's here.
+    multiple_results : bool, optional
+        ``run`` returns a tuple of tensors (the default: the leaves of the
+        function's output), or one tensor.
     captures : bool, optional
         The reverse rule differentiates tensors the function closes over
         (``checkpoint``): it receives ``captured=``, a list the reverse
@@ -57,7 +64,6 @@ class Call(Op):
         their cotangents after the arguments'. Otherwise such a tensor is an
         error (its derivative would be lost).
 
-    Every call has multiple results: the tuple of the function's output leaves.
     """
 
     __slots__ = ()
@@ -71,14 +77,16 @@ class Call(Op):
         reverse: Callable[..., Any] | None = None,
         batch: Callable[..., Any] | None = None,
         captures: bool = False,
+        impl: Callable[..., Any] | None = None,
+        multiple_results: bool = True,
     ) -> None:
         super().__init__(
             name,
-            self._run_eagerly,
+            self._run_eagerly if impl is None else impl,
             forward=forward,
             reverse=reverse,
             batch=batch,
-            multiple_results=True,
+            multiple_results=multiple_results,
         )
         self.run = run
         self.captures = captures

@@ -126,7 +126,7 @@ def _recompute_and_pull_back(
         seeds: dict[int, Tensor] = {}
         for o, g in zip(outs, cotangents):
             node = o._trace.get(level) if o._trace is not None else None
-            if node is not None and o.dtype.kind in "fc":
+            if g is not None and node is not None and o.dtype.kind in "fc":
                 seeds[node] = g if node not in seeds else seeds[node] + g
         grads = rev.backward(seeds, in_nodes)
     finally:

@@ -22,7 +22,7 @@ from typing import Any
 from . import tree
 from .call import Call, CallFunction, CallInfo, metas, tangent_leaves, zeros_for
 from .effects import perform_args
-from .reverse import vjp
+from .reverse import transpose
 from .vectorize import batch_first, vmap_flat
 
 __all__ = ["custom_jvp"]
@@ -147,14 +147,13 @@ class custom_jvp(CallFunction):  # noqa: N801 - a decorator, named like JAX's
         what = f"the jvp rule of {self.__name__!r}"
 
         def pullback(g: tuple) -> list:
-            # The transpose of the linear map t -> rule(x, t)[1]: reverse mode
-            # through that map, at t = 0 (any point gives the same).
-            def tangent_map(tangents: list) -> list:
+            # The transpose of the linear map t -> rule(x, t)[1]: reverse mode through
+            # that map (at t = 0: any point gives the same); `None` in g is a zero.
+            def tangent_map(*tangents: Any) -> list:
                 _, t_out = _call_rule(call, args, tangents)
                 return tangent_leaves(t_out, call, out_metas, what)
 
-            _, transpose = vjp(tangent_map, [zeros_for(x) for x in args])
-            return list(transpose(list(g))[0])
+            return transpose(tangent_map, [zeros_for(x) for x in args], g)
 
         return outs, pullback
 

@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from . import tree
-from .call import Call, CallFunction, CallInfo, cotangent_leaves, metas
+from .call import Call, CallFunction, CallInfo, conform, cotangent_leaves, metas
 from .ops import reduction
 from .ops import shape as shape_ops
 from .tensor import Tensor
@@ -104,8 +104,12 @@ class custom_vjp(CallFunction):  # noqa: N801 - a decorator, named like JAX's
         outs = call.outputs(out, "the fwd rule")
         nondiff, arg_metas = call.nondiff_values(), metas(args)
 
+        out_metas = metas(outs)
+
         def pullback(g: tuple) -> list:
-            cts = self.bwd(*nondiff, residuals, tree.unflatten(call.out_tree, list(g)))
+            # bwd receives arrays: the symbolic zeros of unused outputs become zeros here.
+            g = [conform(c, m, "a cotangent") if c is None else c for c, m in zip(g, out_metas)]
+            cts = self.bwd(*nondiff, residuals, tree.unflatten(call.out_tree, g))
             return cotangent_leaves(cts, call, arg_metas, f"the bwd rule of {name!r}")
 
         return tuple(outs), pullback

@@ -90,9 +90,7 @@ class ReverseHandler(Handler):
             return out  # integer and boolean outputs carry no gradient
         makers = op.vjp
         if makers is None:
-            raise NotImplementedError(
-                f"kenaz: op {op.name!r} has no vjp rule, so it cannot be used under grad/vjp"
-            )
+            makers = _transposed_jvp_makers(op)
         # One (parent node, pullback) pair per tracked argument with a rule; an
         # argument without one (an index, a condition) gets no cotangent.
         edges = []
@@ -165,12 +163,13 @@ class ReverseHandler(Handler):
         """Append a tape entry for several outputs ``outs``.
 
         ``edges`` pairs each parent's node number with its pullback, which
-        receives the tuple of the outputs' cotangents (zeros for outputs that
-        received none). Multiple-result ops, custom rules and checkpointing
-        record their entries this way.
+        receives the tuple of the outputs' cotangents, ``None`` for an output
+        that received none (a symbolic zero: never an array of zeros, so a rule
+        skips the terms it would multiply, which may be infinite). The entry is
+        skipped when no output received a cotangent. Multiple-result ops and
+        calls record their entries this way.
         """
-        nodes = tuple(self.track(o) for o in outs)
-        self.tape.append(((nodes, [(o.shape, o.dtype) for o in outs]), edges))
+        self.tape.append((tuple(self.track(o) for o in outs), edges))
 
     def backward(
         self, seeds: dict[int, Tensor], nodes: Sequence[int | None], consume: bool = False
@@ -190,7 +189,7 @@ class ReverseHandler(Handler):
             position -= 1
             node, edges = tape.pop() if consume else tape[position]
             if type(node) is tuple:
-                g = _take_cotangents(cotangents, *node)
+                g = _take_cotangents(cotangents, node)
             else:
                 g = cotangents[node]
                 cotangents[node] = None  # used once: free it as the walk goes on
@@ -246,17 +245,98 @@ class SharedPullback:
         return zeros_like(x) if part is None else part
 
 
-def _take_cotangents(cotangents: list, nodes: tuple[int, ...], metas: list) -> tuple | None:
-    """The cotangents of a multiple-result op's outputs, zeros for unused ones (None if all are)."""
-    found = [cotangents[n] for n in nodes]
+def _take_cotangents(cotangents: list, nodes: tuple[int, ...]) -> tuple | None:
+    """The cotangents of a multiple-result op's outputs, ``None`` for unused ones (or None)."""
+    found = tuple([cotangents[n] for n in nodes])
     for n in nodes:
         cotangents[n] = None
-    if all(g is None for g in found):  # not `.count(None)`: that calls Tensor.__eq__
-        return None
-    return tuple(
-        Tensor(np.zeros(shape, dtype)) if g is None else g
-        for g, (shape, dtype) in zip(found, metas)
-    )
+    for g in found:  # not `.count(None)`: that calls Tensor.__eq__
+        if g is not None:
+            return found
+    return None
+
+
+# -- reverse mode of a linear map: the vjp of an op with only a jvp rule -----------------------
+def _transposed_jvp_makers(op: Op) -> _TransposedJvp:
+    """Vjp makers for an op that has jvp rules only: each is the transpose of its rule.
+
+    A jvp rule is linear in the tangent, so its transpose is reverse mode
+    through it (at a zero tangent: any point gives the same).
+    """
+    if op.jvp is None:
+        raise NotImplementedError(
+            f"kenaz: op {op.name!r} has no vjp rule (nor a jvp rule to transpose), so it "
+            "cannot be used under grad/vjp"
+        )
+    return _TransposedJvp(op)
+
+
+class _TransposedJvp:
+    """``makers[i]``: the vjp maker of argument ``i``, transposing the op's jvp rule ``i``."""
+
+    __slots__ = ("op",)
+
+    def __init__(self, op: Op) -> None:
+        self.op = op
+
+    def __getitem__(self, index: int) -> Callable | None:
+        rule = self.op.jvp[index]
+        return None if rule is None else _transposed_maker(self.op, rule, index)
+
+
+def _transposed_maker(op: Op, rule: Callable, index: int) -> Callable:
+    def maker(ans: Any, *args: Any, **params: Any) -> Callable:
+        x = args[index]
+        zero = Tensor(np.zeros(x.shape, x.dtype))
+
+        def pullback(g: Any) -> Tensor:
+            def linear(t: Tensor) -> Any:
+                return rule(t, ans, *args, **params)
+
+            if not op.multiple_results:
+                return transpose(lambda t: (linear(t),), [zero], (g,))[0]
+            return transpose(linear, [zero], g)[0]
+
+        return pullback
+
+    return maker
+
+
+_no_context = contextlib.nullcontext()
+
+
+def transpose(
+    linear: Callable[..., Sequence[Any]], zeros: Sequence[Tensor], cotangents: Sequence[Any]
+) -> list[Tensor]:
+    """Pull ``cotangents`` back through the linear function ``linear`` (evaluated at ``zeros``).
+
+    ``linear(*inputs)`` returns a tuple of outputs (``None`` for an output that
+    does not depend on the inputs); a ``None`` cotangent is a symbolic zero,
+    so its output is never seeded and the terms that lead only to it are never
+    pulled back. Returns one cotangent per input (zeros where none arrives).
+    """
+    rev = ReverseHandler()
+    watched = [rev.watch(z) for z in zeros]
+    # The map computes every output, also those whose cotangent is a symbolic zero: their
+    # values (infinite ones included, like svd's singular vectors at repeated singular
+    # values) are never pulled back, so NumPy's warnings about them are not the user's.
+    quiet = any(g is None for g in cotangents)
+    with handler(rev), np.errstate(divide="ignore", invalid="ignore") if quiet else _no_context:
+        outs = linear(*watched)
+    level = rev.level
+    seeds: dict[int, Tensor] = {}
+    for o, g in zip(outs, cotangents):
+        if g is None or not isinstance(o, Tensor) or not o._trace:
+            continue
+        node = o._trace.get(level)
+        if node is not None:
+            seeds[node] = g if node not in seeds else seeds[node] + g
+    in_nodes = [w._trace.get(level) for w in watched]
+    for o in outs:
+        if isinstance(o, Tensor) and o._trace:
+            o._trace.pop(level, None)
+    grads = rev.backward(seeds, in_nodes, consume=True)
+    return [zeros_like(z) if g is None else g for g, z in zip(grads, zeros)]
 
 
 def vjp(f: Callable, *primals: Any, has_aux: bool = False):

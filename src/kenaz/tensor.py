@@ -10,9 +10,11 @@ as soon as the user's code drops it.
 from __future__ import annotations
 
 from operator import attrgetter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+from . import tree
 
 __all__ = ["Tensor", "asarray_value", "tracked_records"]
 
@@ -69,11 +71,13 @@ class Tensor:
     # NumPy's own functions and ufuncs run the kenaz counterpart (differentiable),
     # or raise naming the function: see kenaz.numpy._dispatch.
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        # kenaz.numpy is layers above Tensor: imported at the call, not by this module.
         from .numpy._dispatch import array_ufunc
 
         return array_ufunc(ufunc, method, inputs, kwargs)
 
     def __array_function__(self, func, types, args, kwargs):
+        # kenaz.numpy is layers above Tensor: imported at the call, not by this module.
         from .numpy._dispatch import array_function
 
         return array_function(func, types, args, kwargs)
@@ -356,6 +360,7 @@ class _IndexUpdate:
 
 
 _new = object.__new__
+tree.register_lone_leaf(Tensor)  # `tree.flatten` of a lone tensor skips optree
 
 
 def _make(value: Any) -> Tensor:
@@ -410,39 +415,40 @@ def asarray_value(value: Any, dtype: Any = None) -> np.ndarray:
     return array
 
 
-# The operators above call these module-level names; they are bound here, once
-# `Tensor` exists, because the primitives themselves import `Tensor`.
-from .effects import perform_args  # noqa: E402
-from .numpy import _signatures as _numpy_api  # noqa: E402
-from .ops.elementwise import (  # noqa: E402
-    absolute,
-    add,
-    astype,
-    bitwise_and,
-    bitwise_or,
-    bitwise_xor,
-    conjugate,
-    divide,
-    equal,
-    floor_divide,
-    greater,
-    greater_equal,
-    imag,
-    invert,
-    less,
-    less_equal,
-    multiply,
-    negative,
-    not_equal,
-    power,
-    real,
-    remainder,
-    square,
-    subtract,
-)
-from .ops.indexing import getitem, scatter  # noqa: E402
-from .ops.linalg import dot, matmul  # noqa: E402
-from .ops.shape import ravel, reshape, squeeze, swapaxes, transpose  # noqa: E402
-
-# `x[index]` is `getitem(x, index)` itself: no wrapper frame (a third of a basic index's time).
-Tensor.__getitem__ = getitem  # type: ignore[method-assign]
+# -- the primitives the operators and methods above perform ----------------------------
+# Tensor sits below the effects and the primitives (they import it; see
+# docs/architecture.md), so it cannot import them. `kenaz.numpy._tensor_methods`,
+# above them all, binds these module-level names (and `Tensor.__getitem__`) when kenaz
+# is imported: the operators read them as globals, exactly as if imported here.
+if TYPE_CHECKING:
+    from .effects import perform_args
+    from .numpy import _signatures as _numpy_api
+    from .ops.elementwise import (
+        absolute,
+        add,
+        astype,
+        bitwise_and,
+        bitwise_or,
+        bitwise_xor,
+        conjugate,
+        divide,
+        equal,
+        floor_divide,
+        greater,
+        greater_equal,
+        imag,
+        invert,
+        less,
+        less_equal,
+        multiply,
+        negative,
+        not_equal,
+        power,
+        real,
+        remainder,
+        square,
+        subtract,
+    )
+    from .ops.indexing import getitem, scatter
+    from .ops.linalg import dot, matmul
+    from .ops.shape import ravel, reshape, squeeze, swapaxes, transpose

@@ -11,19 +11,27 @@ from typing import Any
 
 import optree
 
-from .tensor import Tensor
-
 __all__ = ["flatten", "unflatten", "leaves", "map", "structure"]
 
 NAMESPACE = "kenaz"
 
 
 _LEAF = optree.tree_structure(0, namespace=NAMESPACE)  # the structure of any single leaf
+_lone_leaf_type: type | None = None  # kenaz.tensor.Tensor, registered by that module
+
+
+def register_lone_leaf(cls: type) -> None:
+    """Let ``flatten`` return an instance of ``cls`` (Tensor) as one leaf without optree.
+
+    Tensor registers itself: this module sits below it and does not import it.
+    """
+    global _lone_leaf_type
+    _lone_leaf_type = cls
 
 
 def flatten(tree: Any) -> tuple[list[Any], optree.PyTreeSpec]:
     """Leaves of ``tree`` in order, and its structure."""
-    if type(tree) is Tensor:  # a lone tensor (a function's output, a cotangent): no optree call
+    if type(tree) is _lone_leaf_type:  # a lone tensor (an output, a cotangent): no optree
         return [tree], _LEAF
     return optree.tree_flatten(tree, namespace=NAMESPACE)
 

@@ -585,7 +585,12 @@ def scatter(x, index, values, mode: str = "add") -> Tensor:
 
 
 # -- submodules ------------------------------------------------------------------------------
-from . import fft, linalg, random  # noqa: E402,F401
+from . import (  # noqa: E402,F401
+    _tensor_methods,  # noqa: E402,F401  (binds Tensor's operators and methods)
+    fft,
+    linalg,
+    random,
+)
 from ._extra import *  # noqa: E402,F401,F403  (more of NumPy's namespace, composed)
 from ._signatures import *  # noqa: E402,F401,F403  (NumPy's signatures: out=, initial, where)
 

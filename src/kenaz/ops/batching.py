@@ -28,68 +28,19 @@ Tensor([[ 1., 27.],
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
-import numpy as np
-
-from ..tensor import Tensor
-
-
-def ndim_of(x: Any) -> int:
-    return x.ndim if isinstance(x, Tensor) else np.ndim(x)
-
-
-def shape_of(x: Any) -> tuple[int, ...]:
-    return x.shape if isinstance(x, Tensor) else np.shape(x)
-
-
-def batch_size(args: Sequence[Any], batch_axes: Sequence[int | None]) -> int:
-    """The batch size: the length of the batch axis of any batched argument."""
-    for x, axis in zip(args, batch_axes, strict=True):
-        if axis is not None:
-            return shape_of(x)[axis]
-    raise ValueError("kenaz batching rule called without a batched argument")
-
-
-def move_axis(x: Tensor, source: int, destination: int) -> Tensor:
-    """``moveaxis`` for non-negative axes, straight to the primitive (rules run per op)."""
-    if source == destination:
-        return x
-    order = [i for i in range(x.ndim) if i != source]
-    order.insert(destination, source)
-    return shape._transpose(x, axes=tuple(order))
-
-
-def move_batch_to_front(x: Any, axis: int | None, rank: int | None = None) -> Any:
-    """Move the batch axis of ``x`` to 0; with ``rank``, insert unit axes after it so
-    that the per-example part has ``rank`` dimensions (right-aligned broadcasting)."""
-    if axis is None:
-        return x
-    x_shape = x.shape
-    if axis != 0:
-        x = move_axis(x, axis, 0)
-        x_shape = (x_shape[axis],) + x_shape[:axis] + x_shape[axis + 1 :]
-    if rank is not None and len(x_shape) - 1 < rank:
-        padded = (x_shape[0],) + (1,) * (rank - len(x_shape) + 1) + x_shape[1:]
-        x = shape._reshape(x, shape=padded, order="C")
-    return x
-
-
-def with_batch_in_front(x: Any, axis: int | None, size: int) -> Any:
-    """``x`` with its batch axis first; an unbatched ``x`` is broadcast (a view) to ``size``."""
-    if axis is not None:
-        return move_batch_to_front(x, axis)
-    x_shape = shape_of(x)
-    return shape._broadcast_to(shape._expand_dims(x, axis=(0,)), shape=(size,) + x_shape)
-
-
-def shift_axis(axis: int, batch_axis: int) -> int:
-    """Where per-example axis ``axis`` is in the batched value (batch axis at ``batch_axis``)."""
-    return axis + (axis >= batch_axis)
-
-
-def shift_axes(axes: Sequence[int], batch_axis: int) -> tuple[int, ...]:
-    return tuple(a + (a >= batch_axis) for a in axes)
+from . import shape
+from .axes import (  # noqa: F401  (re-exported: the helpers every batching rule uses)
+    along_axes,
+    batch_size,
+    ndim_of,
+    reduction,
+    scan,
+    shape_of,
+    shift_axes,
+    shift_axis,
+)
+from .shape import move_axis, move_batch_to_front, with_batch_in_front  # noqa: F401
 
 
 # -- families -----------------------------------------------------------------------------
@@ -135,13 +86,6 @@ def _common_batch_axis(ndims: list[int], batch_axes: Sequence[int | None], rank:
     return common
 
 
-def reduction(op, args, batch_axes, *, axis: tuple[int, ...], keepdims: bool, **params):
-    """Batching rule for reductions over a normalized tuple ``axis`` (sum, prod, max, min)."""
-    (x,), (b,) = args, batch_axes
-    out_axis = b if keepdims else b - sum(a < b for a in axis)
-    return op(x, axis=shift_axes(axis, b), keepdims=keepdims, **params), out_axis
-
-
 def index_reduction(op, args, batch_axes, *, axis: int | None, keepdims: bool):
     """Batching rule for ``argmax``/``argmin``: one axis, or the flattened array (``None``)."""
     (x,), (b,) = args, batch_axes
@@ -157,17 +101,3 @@ def index_reduction(op, args, batch_axes, *, axis: int | None, keepdims: bool):
     return out, 0
 
 
-def scan(op, args, batch_axes, *, axis: int, **params):
-    """Batching rule for scans along one axis (cumsum, cumprod): the layout is kept."""
-    (x,), (b,) = args, batch_axes
-    return op(x, axis=shift_axis(axis, b), **params), b
-
-
-def along_axes(op, args, batch_axes, *, axis, **params):
-    """Batching rule for unary ops that act along a tuple of axes and keep the rank (flip)."""
-    (x,), (b,) = args, batch_axes
-    return op(x, axis=shift_axes(axis, b), **params), b
-
-
-# Imported last: the shape primitives use the helpers above for their own rules.
-from . import shape  # noqa: E402

@@ -11,18 +11,15 @@ import numpy as np
 
 from ..effects import Op
 from . import batching
+from .shape import broadcast_to, sum_to
 
 
 def _identity_pullback(x):
-    from .reduction import sum_to
-
     x_shape, x_dtype = x.shape, x.dtype
     return lambda g: sum_to(g, x_shape, x_dtype)
 
 
 def _broadcast_tangent(t, ans):
-    from .shape import broadcast_to
-
     return t if t.shape == ans.shape else broadcast_to(t, ans.shape)
 
 

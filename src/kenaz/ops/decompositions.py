@@ -3,8 +3,9 @@
 Every op works on stacks of matrices (leading axes broadcast, as in
 ``numpy.linalg``). Each declares its jvp rule; the vjp of ``solve`` is written
 out, and the vjps of the decompositions are the *transposes* of their jvp
-rules, obtained by running reverse mode over the (linear) jvp rule
-(:func:`transposed`). That keeps one formula per op, and the transposes
+rules: an op with no vjp rule gets the transpose of its (linear) jvp rule from
+reverse mode (``kenaz.reverse.transpose``). That keeps one formula per op, and
+the transposes
 follow JAX's convention for complex numbers (cotangents are transposes, under
 the real pairing ``Re(sum(a * b))``).
 
@@ -17,7 +18,6 @@ unique there); eigenvalues alone (``eigvalsh``) and singular values alone
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -75,35 +75,6 @@ def matrix_batch(op: Op, args: tuple, batch_axes: tuple, **params: Any) -> tuple
     ]
     out = op(*moved, **params)
     return (out, (0,) * len(out)) if op.multiple_results else (out, 0)
-
-
-def transposed(index: int, jvp_rule: Callable, multiple_results: bool = False) -> Callable:
-    """A vjp maker for argument ``index``: the transpose of its linear ``jvp_rule``.
-
-    The pullback runs reverse mode over ``t -> jvp_rule(t, ans, *args)`` at
-    ``t = 0``; the ops it performs go to the handlers outside, so higher-order
-    derivatives work as for any other rule.
-    """
-
-    def maker(ans: Any, *args: Any, **params: Any) -> Callable:
-        x = args[index]
-        x_shape, x_dtype = x.shape, x.dtype
-
-        def linear(t: Tensor) -> Any:
-            tangent = jvp_rule(t, ans, *args, **params)
-            if multiple_results:
-                return tuple(_zeros(a) if d is None else d for d, a in zip(tangent, ans))
-            return tangent
-
-        def pullback(g: Any) -> Tensor:
-            from ..reverse import vjp
-
-            _, back = vjp(linear, Tensor(np.zeros(x_shape, x_dtype)))
-            return back(g)[0]
-
-        return pullback
-
-    return maker
 
 
 # -- solve: general and triangular ----------------------------------------------------------
@@ -222,23 +193,15 @@ def _eigh_vjp(ans, a):
     w, v = ans
 
     def pullback(cotangents):
-        g_w, g_v = cotangents
-        # The transpose of the jvp: conj(V) (diag(g_w) + F * (V^T g_v)) V^T. When only the
-        # eigenvalues are used, g_v is the zeros filled in for it: skip F, which is infinite
-        # at repeated eigenvalues (JAX skips it too, with its symbolic zeros).
+        g_w, g_v = cotangents  # None for an unused output (a symbolic zero)
+        # The transpose of the jvp: conj(V) (diag(g_w) + F * (V^T g_v)) V^T. F is infinite
+        # at repeated eigenvalues, so its term exists only when the eigenvectors are used.
         middle = _as_diagonal(_zeros(w) if g_w is None else g_w, v.dtype)
-        if not _unused(g_v):
+        if g_v is not None:
             middle = middle + _eigen_gaps(w) * matmul(matrix_transpose(v), g_v)
         return matmul(_conj(v), matmul(middle, matrix_transpose(v)))
 
     return pullback
-
-
-def _unused(cotangent: Tensor | None) -> bool:
-    """Whether ``cotangent`` is the constant zeros filled in for an unused output (or None)."""
-    if cotangent is None:
-        return True
-    return type(cotangent) is Tensor and cotangent._trace is None and not np.any(cotangent._value)
 
 
 def _as_diagonal(d: Tensor, dtype: Any) -> Tensor:
@@ -315,24 +278,10 @@ def _svd_jvp(t, ans, a):
     return d_u, d_s, conj_transpose(d_v)
 
 
-def _svd_vjp(ans, a):
-    u, _, vh = ans
-    general = transposed(0, _svd_jvp, multiple_results=True)(ans, a)
-
-    def pullback(cotangents):
-        g_u, g_s, g_vh = cotangents
-        if _unused(g_u) and _unused(g_vh):  # singular values alone: finite when they repeat
-            return matmul(_conj(u) * shape.expand_dims(g_s, -2), _conj(vh))
-        return general(cotangents)
-
-    return pullback
-
-
 svd_op = Op(
     "svd",
     lambda a: tuple(np.linalg.svd(a, full_matrices=False)),
-    jvp=[_svd_jvp],
-    vjp=[_svd_vjp],
+    jvp=[_svd_jvp],  # reverse mode transposes it: unused outputs' terms are never pulled back
     batch=matrix_batch,
     multiple_results=True,
 )
@@ -377,7 +326,6 @@ qr_op = Op(
     "qr",
     lambda a: tuple(np.linalg.qr(a, mode="reduced")),
     jvp=[_qr_jvp],
-    vjp=[transposed(0, _qr_jvp, multiple_results=True)],
     batch=matrix_batch,
     multiple_results=True,
 )
@@ -396,10 +344,12 @@ def _slogdet_vjp(ans, a):
     sign, _ = ans
 
     def pullback(cotangents):
-        g_sign, g_log = cotangents
+        g_sign, g_log = cotangents  # None for an unused output (a symbolic zero)
         # The transpose of the jvp: c A^-T, with c = g_log (+ i Im(g_sign sign) if complex).
         inverse_transpose = solve(matrix_transpose(a), _eye(a.shape[-1], a.dtype))
-        if a.dtype.kind == "c":
+        if g_log is None:
+            g_log = _zeros(ans[1])
+        if a.dtype.kind == "c" and g_sign is not None:
             g_log = g_log + 1j * ew.imag(g_sign * sign)
         return shape.expand_dims(shape.expand_dims(g_log, -1), -1) * inverse_transpose
 
@@ -430,7 +380,6 @@ pinv_op = Op(
     "pinv",
     lambda a, rcond: np.linalg.pinv(a, rcond=rcond),
     jvp=[_pinv_jvp],
-    vjp=[transposed(0, _pinv_jvp)],
     batch=matrix_batch,
 )
 
@@ -459,7 +408,6 @@ sqrtm_op = Op(
     "sqrtm",
     _sqrtm_impl,
     jvp=[_sqrtm_jvp],
-    vjp=[transposed(0, _sqrtm_jvp)],
     batch=matrix_batch,
 )
 
@@ -489,7 +437,6 @@ eig_op = Op(
     "eig",
     _eig_impl,
     jvp=[_eig_jvp],
-    vjp=[transposed(0, _eig_jvp, multiple_results=True)],
     batch=matrix_batch,
     multiple_results=True,
 )
@@ -505,6 +452,5 @@ eigvals_op = Op(
     "eigvals",
     lambda a: np.linalg.eigvals(a).astype(_complex_dtype(a.dtype), copy=False),
     jvp=[_eigvals_jvp],
-    vjp=[transposed(0, _eigvals_jvp)],
     batch=matrix_batch,
 )

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..effects import Op, identity
 from ..tensor import Tensor
-from . import batching, reduction, shape
+from . import batching, shape
 
 
 def _erf_impl(x):
@@ -77,7 +77,7 @@ def _unbroadcast(
         return cotangent
 
     def pullback(g: Tensor) -> Tensor:
-        return reduction.sum_to(cotangent(g), x_shape, x_dtype)
+        return shape.sum_to(cotangent(g), x_shape, x_dtype)
 
     return pullback
 

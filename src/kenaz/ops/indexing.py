@@ -20,7 +20,8 @@ import numpy as np
 
 from ..effects import Op, _handlers
 from ..tensor import Tensor
-from . import batching
+from . import batching, shape
+from .elementwise import equal, where
 
 
 class _ArraySlot:
@@ -179,7 +180,7 @@ def _gather_batch(op, args, batch_axes, *, spec):
     before = _dims_before_advanced(spec, example_ndim)
     if before:  # (B, advanced, before, after) -> (B, before, advanced, after)
         rest = out.ndim - 1 - rank - before
-        out = batching.shape.transpose(out, _swap_blocks(rank, before, rest, 1))
+        out = shape.transpose(out, _swap_blocks(rank, before, rest, 1))
     return out, 0
 
 
@@ -279,12 +280,10 @@ def _scatter_impl(mode: str):
 
 def _gathered_cotangent(values: Any, pick):
     """Pullback for ``values``: ``pick(g)`` (the cotangent at the index) summed to its shape."""
-    from . import reduction
-
     v_shape, v_dtype = values.shape, values.dtype  # only a tracked Tensor gets a pullback
 
     def pullback(g):
-        return reduction.sum_to(pick(g), v_shape, v_dtype)
+        return shape.sum_to(pick(g), v_shape, v_dtype)
 
     return pullback
 
@@ -298,8 +297,6 @@ def _set_values_vjp(ans, x, v, *arrays, spec):
     """
     if not arrays:  # basic indexing names each position once
         return _gathered_cotangent(v, lambda g: gather(g, spec=spec))
-    from .elementwise import equal, where
-
     out_shape = ans.shape
 
     def landed_cotangent(g):
@@ -411,7 +408,7 @@ def _scatter_batch(op, args, batch_axes, *, spec):
         if not batched:
             values = batching.shape.reshape(values, _padded_shape(values, rank))
         rest = rank - before - advanced_rank
-        values = batching.shape.transpose(
+        values = shape.transpose(
             values, _swap_blocks(before, advanced_rank, rest, int(batched))
         )
     return op(x, values, *arrays, spec=(ARRAY,) + spec), 0

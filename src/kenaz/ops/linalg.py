@@ -12,6 +12,7 @@ from ..effects import Op, each_argument
 from ..errors import ShapeError
 from ..tensor import Tensor
 from . import batching, reduction, shape
+from . import elementwise as ew
 
 
 def _shape(x: Any) -> tuple[int, ...]:
@@ -333,6 +334,4 @@ def outer(x, y) -> Tensor:
 
 def vdot(x, y) -> Tensor:
     """Dot product of the flattened inputs, conjugating the first."""
-    from . import elementwise as ew
-
     return reduction.sum(ew.conjugate(shape.ravel(x)) * shape.ravel(y))

@@ -7,82 +7,27 @@ negative axes.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from ..call import Call
 from ..effects import Op
 from ..tensor import Tensor
 from . import batching, shape
 from . import elementwise as ew
-
-
-def normalize_axes(axis: int | Sequence[int] | None, ndim: int, op: str) -> tuple[int, ...]:
-    """``axis`` as a sorted tuple of non-negative ints, with NumPy's error for a bad axis."""
-    if axis is None:
-        return tuple(range(ndim))
-    axes = (axis,) if isinstance(axis, (int, np.integer)) else axis
-    axes = tuple(axes) if isinstance(axes, (tuple, list, range, np.ndarray)) else None
-    if axes is None or not all(
-        isinstance(a, (int, np.integer)) and not isinstance(a, bool) for a in axes
-    ):
-        raise TypeError(f"kenaz.{op}: axis must be None, an int or a tuple of ints, got {axis!r}")
-    normalized = []
-    for a in axes:
-        if not -ndim <= a < ndim:
-            raise np.exceptions.AxisError(
-                f"kenaz.{op}: axis {a} is out of bounds for an array of dimension {ndim}"
-            )
-        normalized.append(int(a) % ndim)
-    if len(set(normalized)) != len(normalized):
-        raise ValueError(f"kenaz.{op}: repeated axis in {axis}")
-    return tuple(sorted(normalized))
+from .axes import normalize_axes  # noqa: F401  (re-exported: kenaz.ops.reduction.normalize_axes)
+from .shape import _sum, expand_reduced, sum_to  # noqa: F401  (sum lives with broadcasting)
 
 
 def _ndim(x: Any) -> int:
     return x.ndim if isinstance(x, Tensor) else np.ndim(x)
 
 
-def expand_reduced(g: Tensor, axis: tuple[int, ...], keepdims: bool) -> Tensor:
-    """Re-insert reduced axes (as size 1) into a reduction's output or cotangent."""
-    return g if keepdims or not axis else shape.expand_dims(g, axis)
 
-
-def sum_to(x: Tensor, target_shape: tuple[int, ...], dtype: np.dtype) -> Tensor:
-    """Sum ``x`` down to ``target_shape`` (undoing broadcasting) and cast to ``dtype``."""
-    if x.shape != target_shape:
-        lead = x.ndim - len(target_shape)
-        axes = tuple(range(lead)) + tuple(
-            lead + i for i, n in enumerate(target_shape) if n == 1 and x.shape[lead + i] != 1
-        )
-        if axes:  # without leading axes, keeping the summed ones gives the target shape
-            x = _sum(x, axis=axes, keepdims=not lead)
-        if x.shape != target_shape:
-            x = shape.reshape(x, target_shape)
-    if x.dtype != dtype:
-        x = ew.astype(ew.real(x) if x.dtype.kind == "c" and dtype.kind != "c" else x, dtype)
-    return x
 
 
 # -- sum -----------------------------------------------------------------------------
-def _sum_vjp(ans, x, axis, keepdims):
-    x_shape = x.shape
-    if axis == tuple(range(len(axis))):  # leading axes (a full sum): broadcasting restores them
-        return lambda g: shape.broadcast_to(g, x_shape)
-    return lambda g: shape.broadcast_to(expand_reduced(g, axis, keepdims), x_shape)
-
-
-_sum = Op(
-    "sum",
-    # np.add.reduce is np.sum without its Python-level dispatch (a microsecond).
-    lambda x, axis, keepdims: np.add.reduce(x, axis=axis, keepdims=keepdims),
-    jvp=[lambda t, ans, x, axis, keepdims: _sum(t, axis=axis, keepdims=keepdims)],
-    vjp=[_sum_vjp],
-    batch=batching.reduction,
-)
-
-
 def sum(x, axis=None, keepdims: bool = False, dtype=None) -> Tensor:  # noqa: A001
     """Sum of elements over ``axis`` (NumPy's ``sum``)."""
     if dtype is not None:
@@ -303,24 +248,16 @@ def _cumprod_by_masked_prod(x: Tensor, axis: int) -> Tensor:
     return shape.moveaxis(prod(masked, axis=-1), -1, axis)
 
 
-def _cumprod_jvp(t, ans, x, axis):
-    from ..forward import jvp
-
-    return jvp(lambda v: _cumprod_by_masked_prod(v, axis), (x,), (t,))[1]
-
-
-def _cumprod_vjp(ans, x, axis):
-    from ..reverse import vjp
-
-    return lambda g: vjp(lambda v: _cumprod_by_masked_prod(v, axis), x)[1](g)[0]
-
-
-_cumprod = Op(
+# cumprod's derivatives are those of `_cumprod_by_masked_prod` (exact at zeros, where
+# dividing by the elements is not): a call op whose eager implementation is NumPy's and
+# whose function every differentiating transformation runs (the default rule of a call);
+# batching keeps the fast scan.
+_cumprod = Call(
     "cumprod",
-    lambda x, axis: np.cumprod(x, axis=axis),
-    jvp=[_cumprod_jvp],
-    vjp=[_cumprod_vjp],
+    lambda args, params: _cumprod_by_masked_prod(args[0], params["axis"]),
+    impl=lambda x, axis: np.cumprod(x, axis=axis),
     batch=batching.scan,
+    multiple_results=False,
 )
 
 

@@ -15,7 +15,8 @@ import numpy as np
 
 from ..effects import Op, each_argument
 from ..tensor import Tensor
-from . import batching, indexing, reduction
+from .axes import along_axes, batch_size, normalize_axes, scan, shape_of, shift_axes
+from .axes import reduction as reduction_batch
 
 
 def _shape(x: Any) -> tuple[int, ...]:
@@ -23,7 +24,7 @@ def _shape(x: Any) -> tuple[int, ...]:
 
 
 def _axes(axis, ndim: int, op: str) -> tuple[int, ...]:
-    return reduction.normalize_axes(axis, ndim, op)
+    return normalize_axes(axis, ndim, op)
 
 
 # -- reshape and broadcast_to ---------------------------------------------------------------
@@ -36,9 +37,9 @@ def _reshape_batch(op, args, batch_axes, *, shape, order):
     (x,), (b,) = args, batch_axes
     size = _shape(x)[b]
     if order == "F":  # column-major: each example is contiguous when the batch axis is last
-        x = batching.move_axis(x, b, x.ndim - 1)
+        x = move_axis(x, b, x.ndim - 1)
         return op(x, shape=shape + (size,), order=order), len(shape)
-    return op(batching.move_batch_to_front(x, b), shape=(size,) + shape, order=order), 0
+    return op(move_batch_to_front(x, b), shape=(size,) + shape, order=order), 0
 
 
 _reshape = Op(
@@ -76,12 +77,12 @@ def ravel(x) -> Tensor:
 
 def _broadcast_to_vjp(ans, x, shape):
     x_shape, x_dtype = x.shape, x.dtype
-    return lambda g: reduction.sum_to(g, x_shape, x_dtype)
+    return lambda g: sum_to(g, x_shape, x_dtype)
 
 
 def _broadcast_to_batch(op, args, batch_axes, *, shape):
     (x,), (b,) = args, batch_axes
-    x = batching.move_batch_to_front(x, b, rank=len(shape))
+    x = move_batch_to_front(x, b, rank=len(shape))
     return op(x, shape=(x.shape[0],) + shape), 0
 
 
@@ -128,7 +129,7 @@ def _transpose_vjp(ans, x, axes):
 
 def _transpose_batch(op, args, batch_axes, *, axes):
     (x,), (b,) = args, batch_axes
-    return op(x, axes=(b,) + batching.shift_axes(axes, b)), 0
+    return op(x, axes=(b,) + shift_axes(axes, b)), 0
 
 
 _transpose = Op(
@@ -192,7 +193,7 @@ def _to_shape_of_input(ans, x, **params):
 
 def _squeeze_batch(op, args, batch_axes, *, axis):
     (x,), (b,) = args, batch_axes
-    return op(x, axis=batching.shift_axes(axis, b)), b - sum(a < b for a in axis)
+    return op(x, axis=shift_axes(axis, b)), b - sum(a < b for a in axis)
 
 
 _squeeze = Op(
@@ -221,7 +222,7 @@ def squeeze(x, axis: int | Sequence[int] | None = None) -> Tensor:
 
 def _expand_dims_batch(op, args, batch_axes, *, axis):
     (x,), (b,) = args, batch_axes
-    return op(batching.move_batch_to_front(x, b), axis=tuple(a + 1 for a in axis)), 0
+    return op(move_batch_to_front(x, b), axis=tuple(a + 1 for a in axis)), 0
 
 
 def _expand_dims_impl(x: Any, axis: tuple[int, ...]) -> np.ndarray:
@@ -262,7 +263,7 @@ def _concatenate_vjp(index, ans, *xs, axis):
     if x_dtype == ans.dtype:
         return lambda g: slice_axis(g, axis, start, stop)
     # Inputs of mixed dtypes (float32 with float64): the cotangent takes the input's dtype.
-    return lambda g: reduction.sum_to(slice_axis(g, axis, start, stop), x_shape, x_dtype)
+    return lambda g: sum_to(slice_axis(g, axis, start, stop), x_shape, x_dtype)
 
 
 def _concatenate_jvp(index, t, ans, *xs, axis):
@@ -271,12 +272,12 @@ def _concatenate_jvp(index, t, ans, *xs, axis):
     widths[axis] = (start, ans.shape[axis] - start - t.shape[axis])
     padded = pad(t, widths)
     # Inputs of mixed dtypes: the tangent takes the output's dtype.
-    return padded if padded.dtype == ans.dtype else reduction.sum_to(padded, ans.shape, ans.dtype)
+    return padded if padded.dtype == ans.dtype else sum_to(padded, ans.shape, ans.dtype)
 
 
 def _concatenate_batch(op, args, batch_axes, *, axis):
-    size = batching.batch_size(args, batch_axes)
-    xs = [batching.with_batch_in_front(x, b, size) for x, b in zip(args, batch_axes, strict=True)]
+    size = batch_size(args, batch_axes)
+    xs = [with_batch_in_front(x, b, size) for x, b in zip(args, batch_axes, strict=True)]
     return op(*xs, axis=axis + 1), 0
 
 
@@ -323,7 +324,10 @@ def stack(xs: Sequence[Any], axis: int = 0) -> Tensor:
 def slice_axis(x, axis: int, start: int, stop: int, step: int = 1) -> Tensor:
     """``x[..., start:stop:step, ...]`` with the slice on ``axis``."""
     index = (slice(None),) * axis + (slice(start, stop, step),)
-    return indexing.getitem(x, index)
+    # Indexing is a family above this one (its rules use shape ops): imported at the call.
+    from .indexing import getitem
+
+    return getitem(x, index)
 
 
 def split(x, indices_or_sections, axis: int = 0) -> list[Tensor]:
@@ -349,7 +353,7 @@ _flip = Op(
     lambda x, axis: np.flip(x, axis),
     jvp=[lambda t, ans, x, axis: _flip(t, axis=axis)],
     vjp=[lambda ans, x, axis: lambda g: _flip(g, axis=axis)],
-    batch=batching.along_axes,
+    batch=along_axes,
 )
 
 
@@ -361,7 +365,10 @@ def flip(x, axis: int | Sequence[int] | None = None) -> Tensor:
 def _pad_vjp(ans, x, pad_width, constant_values):
     x_shape = x.shape
     index = tuple(slice(before, before + n) for (before, _), n in zip(pad_width, x_shape))
-    return lambda g: indexing.getitem(g, index)
+    # Indexing is a family above this one (its rules use shape ops): imported here.
+    from .indexing import getitem
+
+    return lambda g: getitem(g, index)
 
 
 def _pad_batch(op, args, batch_axes, *, pad_width, constant_values):
@@ -411,7 +418,7 @@ _repeat = Op(
     lambda x, repeats, axis: np.repeat(x, repeats, axis=axis),
     jvp=[lambda t, ans, x, repeats, axis: _repeat(t, repeats=repeats, axis=axis)],
     vjp=[_repeat_vjp],
-    batch=batching.scan,  # acts along one axis and keeps the layout, like a scan
+    batch=scan,  # acts along one axis and keeps the layout, like a scan
 )
 
 
@@ -432,7 +439,7 @@ def _tile_vjp(ans, x, reps):
 
     def pullback(g):
         grouped = reshape(g, interleaved)
-        summed = reduction.sum(grouped, axis=tuple(range(0, 2 * ndim, 2)))
+        summed = _sum(grouped, axis=tuple(range(0, 2 * ndim, 2)), keepdims=False)
         return reshape(summed, x_shape)
 
     return pullback
@@ -440,7 +447,7 @@ def _tile_vjp(ans, x, reps):
 
 def _tile_batch(op, args, batch_axes, *, reps):
     (x,), (b,) = args, batch_axes
-    return op(batching.move_batch_to_front(x, b, rank=len(reps)), reps=(1,) + reps), 0
+    return op(move_batch_to_front(x, b, rank=len(reps)), reps=(1,) + reps), 0
 
 
 _tile = Op(
@@ -457,3 +464,82 @@ def tile(x, reps) -> Tensor:
     reps = (int(reps),) if np.ndim(reps) == 0 else tuple(int(r) for r in reps)
     ndim = max(len(reps), len(_shape(x)))
     return _tile(x, reps=(1,) * (ndim - len(reps)) + reps)
+
+
+# -- moving batch axes (for batching rules: they perform the primitives above) -------------
+def move_axis(x: Tensor, source: int, destination: int) -> Tensor:
+    """``moveaxis`` for non-negative axes, straight to the primitive (rules run per op)."""
+    if source == destination:
+        return x
+    order = [i for i in range(x.ndim) if i != source]
+    order.insert(destination, source)
+    return _transpose(x, axes=tuple(order))
+
+
+def move_batch_to_front(x: Any, axis: int | None, rank: int | None = None) -> Any:
+    """Move the batch axis of ``x`` to 0; with ``rank``, insert unit axes after it so
+    that the per-example part has ``rank`` dimensions (right-aligned broadcasting)."""
+    if axis is None:
+        return x
+    x_shape = x.shape
+    if axis != 0:
+        x = move_axis(x, axis, 0)
+        x_shape = (x_shape[axis],) + x_shape[:axis] + x_shape[axis + 1 :]
+    if rank is not None and len(x_shape) - 1 < rank:
+        padded = (x_shape[0],) + (1,) * (rank - len(x_shape) + 1) + x_shape[1:]
+        x = _reshape(x, shape=padded, order="C")
+    return x
+
+
+def with_batch_in_front(x: Any, axis: int | None, size: int) -> Any:
+    """``x`` with its batch axis first; an unbatched ``x`` is broadcast (a view) to ``size``."""
+    if axis is not None:
+        return move_batch_to_front(x, axis)
+    x_shape = shape_of(x)
+    return _broadcast_to(_expand_dims(x, axis=(0,)), shape=(size,) + x_shape)
+
+
+# -- sum, the adjoint of broadcasting ------------------------------------------------------
+# Here rather than with the other reductions (kenaz.ops.reduction re-exports it): the
+# derivative of a broadcast is a sum and that of a sum a broadcast, so both live in
+# the lowest family, and every family above undoes broadcasting with `sum_to`.
+def expand_reduced(g: Tensor, axis: tuple[int, ...], keepdims: bool) -> Tensor:
+    """Re-insert reduced axes (as size 1) into a reduction's output or cotangent."""
+    return g if keepdims or not axis else expand_dims(g, axis)
+
+
+def sum_to(x: Tensor, target_shape: tuple[int, ...], dtype: np.dtype) -> Tensor:
+    """Sum ``x`` down to ``target_shape`` (undoing broadcasting) and cast to ``dtype``."""
+    if x.shape != target_shape:
+        lead = x.ndim - len(target_shape)
+        axes = tuple(range(lead)) + tuple(
+            lead + i for i, n in enumerate(target_shape) if n == 1 and x.shape[lead + i] != 1
+        )
+        if axes:  # without leading axes, keeping the summed ones gives the target shape
+            x = _sum(x, axis=axes, keepdims=not lead)
+        if x.shape != target_shape:
+            x = reshape(x, target_shape)
+    if x.dtype != dtype:
+        # The casts are elementwise ops, a family above this one (whose rules use
+        # `sum_to`): imported here, on this rarely taken path, not at module level.
+        from .elementwise import astype, real
+
+        x = astype(real(x) if x.dtype.kind == "c" and dtype.kind != "c" else x, dtype)
+    return x
+
+
+def _sum_vjp(ans, x, axis, keepdims):
+    x_shape = x.shape
+    if axis == tuple(range(len(axis))):  # leading axes (a full sum): broadcasting restores them
+        return lambda g: broadcast_to(g, x_shape)
+    return lambda g: broadcast_to(expand_reduced(g, axis, keepdims), x_shape)
+
+
+_sum = Op(
+    "sum",
+    # np.add.reduce is np.sum without its Python-level dispatch (a microsecond).
+    lambda x, axis, keepdims: np.add.reduce(x, axis=axis, keepdims=keepdims),
+    jvp=[lambda t, ans, x, axis, keepdims: _sum(t, axis=axis, keepdims=keepdims)],
+    vjp=[_sum_vjp],
+    batch=reduction_batch,
+)

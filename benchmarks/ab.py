@@ -1,0 +1,95 @@
+"""A/B: the kenaz rows of W1-W8 on two source trees, in one run, interleaved.
+
+Each round runs every workload once in a fresh subprocess per tree (the order
+of the two trees alternates between rounds), and each subprocess reports the
+median CPU time (``time.process_time``) of a few calls after a warm-up. The
+ratio printed is median over rounds of B / median over rounds of A: below 1
+means B is faster.
+
+    git archive main src | tar -x -C /tmp/kenaz_base
+    .venv/bin/python -m benchmarks.ab /tmp/kenaz_base/src src --rounds 7
+
+The workload definitions (``benchmarks/workloads``) come from this checkout
+for both trees; only ``kenaz`` is imported from the given source directory.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def measure(calls: int) -> dict[str, float]:
+    """In the subprocess: median CPU seconds per call of each kenaz row of W1-W8."""
+    from benchmarks.harness.peers import Peers
+    from benchmarks.workloads import ALL_WORKLOADS
+
+    times: dict[str, float] = {}
+    for workload in ALL_WORKLOADS:
+        case = workload.build(Peers(), "full")
+        for contender in case.contenders:
+            if not contender.is_kenaz or contender.run is None or contender.slow:
+                continue
+            run = contender.run
+            start = time.process_time()
+            run()  # warm-up, and how many calls make a sample of about 20 ms
+            repeat = max(1, int(0.02 / max(time.process_time() - start, 1e-6)))
+            samples = []
+            for _ in range(calls):
+                start = time.process_time()
+                for _ in range(repeat):
+                    run()
+                samples.append((time.process_time() - start) / repeat)
+            times[f"{workload.key} {contender.library}"] = statistics.median(samples)
+    return times
+
+
+def run_tree(source: Path, calls: int) -> dict[str, float]:
+    """One subprocess importing kenaz from ``source``; its timings."""
+    env = dict(os.environ, PYTHONPATH=f"{source}{os.pathsep}{ROOT}", OMP_NUM_THREADS="1")
+    code = (
+        "import json, kenaz, sys; from benchmarks.ab import measure; "
+        f"assert kenaz.__file__.startswith({str(source)!r}), kenaz.__file__; "
+        f"print(json.dumps(measure({calls})))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], env=env, cwd=ROOT, capture_output=True, text=True
+    )
+    if result.returncode:
+        raise RuntimeError(f"benchmark on {source} failed:\n{result.stderr}")
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("a", type=Path, help="source directory holding package A (the base)")
+    parser.add_argument("b", type=Path, help="source directory holding package B (the change)")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--calls", type=int, default=7, help="timed calls per row per round")
+    options = parser.parse_args()
+    trees = {"A": options.a.resolve(), "B": options.b.resolve()}
+    samples: dict[str, dict[str, list[float]]] = {"A": {}, "B": {}}
+    for round_number in range(options.rounds):
+        order = ("A", "B") if round_number % 2 == 0 else ("B", "A")
+        for name in order:
+            for row, seconds in run_tree(trees[name], options.calls).items():
+                samples[name].setdefault(row, []).append(seconds)
+        print(f"round {round_number + 1}/{options.rounds} done", file=sys.stderr)
+    print(f"A = {trees['A']}\nB = {trees['B']}\n{options.rounds} rounds x {options.calls} calls")
+    print(f"{'row':<40} {'A µs':>11} {'B µs':>11} {'B/A':>7}")
+    for row in samples["A"]:
+        a = statistics.median(samples["A"][row]) * 1e6
+        b = statistics.median(samples["B"].get(row, [float("nan")])) * 1e6
+        print(f"{row:<40} {a:11.1f} {b:11.1f} {b / a:7.3f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,46 @@
+"""Binds Tensor's operators and methods to the primitives they perform.
+
+``kenaz.tensor`` defines the operators (``x + y`` performs ``add``) and the
+ndarray methods (``x.sum()``), but it sits below the effects and the
+primitives, which import it, so it cannot import them. This module, above
+them all, sets the module-level names those operators read, once, when
+``kenaz.numpy`` is imported (``import kenaz`` does it first thing).
+"""
+
+from __future__ import annotations
+
+from .. import tensor as _tensor
+from ..effects import perform_args
+from ..ops import elementwise as _ew
+from ..ops import indexing as _indexing
+from ..ops import linalg as _linalg
+from ..ops import shape as _shape
+from . import _signatures
+
+_OPERATOR_PRIMITIVES = {
+    _ew: (
+        "absolute", "add", "astype", "bitwise_and", "bitwise_or", "bitwise_xor", "conjugate",
+        "divide", "equal", "floor_divide", "greater", "greater_equal", "imag", "invert", "less",
+        "less_equal", "multiply", "negative", "not_equal", "power", "real", "remainder",
+        "square", "subtract",
+    ),
+    _indexing: ("getitem", "scatter"),
+    _linalg: ("dot", "matmul"),
+    _shape: ("ravel", "reshape", "squeeze", "swapaxes", "transpose"),
+}  # fmt: skip
+
+
+def bind() -> None:
+    """Set ``kenaz.tensor``'s names for the primitives, and ``Tensor.__getitem__``."""
+    names = vars(_tensor)
+    names["perform_args"] = perform_args
+    names["_numpy_api"] = _signatures
+    for module, primitives in _OPERATOR_PRIMITIVES.items():
+        for name in primitives:
+            names[name] = getattr(module, name)
+    # `x[index]` is `getitem(x, index)` itself: no wrapper frame (a third of a basic
+    # index's time).
+    _tensor.Tensor.__getitem__ = _indexing.getitem  # type: ignore[method-assign]
+
+
+bind()
