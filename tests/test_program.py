@@ -156,3 +156,16 @@ def test_split_of_a_vjp_program() -> None:
 def test_make_program_errors_like_jit() -> None:
     with pytest.raises(kenaz.errors.ConcretizationError, match="static_argnums"):
         kenaz.make_program(lambda x: x if x.sum() > 0 else -x)(knp.ones(2))
+
+
+def test_a_call_with_its_own_implementation_is_one_primitive_equation() -> None:
+    def f(x):
+        return knp.sum(knp.cumprod(x) * x)
+
+    x = knp.array([0.5, 2.0, 0.0])
+    program = kenaz.make_program(f)(x)
+    assert [eq.op.name for eq in program.equations] == ["cumprod", "mul", "sum"]
+    assert program.equations[0].body is None  # NumPy's cumprod runs, not its O(n^2) function
+    expected = kenaz.grad(f)(x)
+    np.testing.assert_allclose(kenaz.grad(kenaz.jit(f))(x).numpy(), expected.numpy())
+    np.testing.assert_allclose(kenaz.jit(kenaz.grad(f))(x).numpy(), expected.numpy())

@@ -387,7 +387,7 @@ class TracingHandler(Handler):
 
     # -- recording -------------------------------------------------------------------------
     def handle(self, op: Op, args: tuple, params: dict) -> Any:
-        if op.run is not None:
+        if op.run is not None and _runs_a_function(op):
             return self.record_call(op, args, params)
         inputs: list[Var | Const] = []
         values: list[Any] = []
@@ -440,6 +440,8 @@ class TracingHandler(Handler):
         try:
             with handler(self):
                 outs = op.run(args, params)
+                if not op.multiple_results:
+                    outs = (outs,)
                 body = self.equations
                 defined = {v.id for eq in iterate_primitives(body) for v in eq.outputs}
                 results = []
@@ -452,7 +454,7 @@ class TracingHandler(Handler):
             self.equations = outer
         inputs = [self._atom(x) for x in args]
         outputs = [o._var for o in results]
-        eq = Equation(op, inputs, params, outputs, True, body=body)
+        eq = Equation(op, inputs, params, outputs, op.multiple_results, body=body)
         known = {v.id for v in inputs if isinstance(v, Var)} | defined | {o.id for o in outputs}
         eq.closes_over = any(
             isinstance(a, Var) and a.id not in known
@@ -460,7 +462,7 @@ class TracingHandler(Handler):
             for a in inner.inputs
         )
         self.equations.append(eq)
-        return tuple(results)
+        return tuple(results) if op.multiple_results else results[0]
 
     def alias_of(self, x: Any) -> Tracer:
         """A new variable equal to ``x`` (an input, a capture or a constant), by an ``alias``."""
@@ -501,6 +503,14 @@ class TracingHandler(Handler):
             "make that argument static (kenaz.jit(f, static_argnums=...) or static_argnames), "
             "express the choice with kenaz.numpy.where, or do not jit this function."
         )
+
+
+def _runs_a_function(op: Op) -> bool:
+    """Whether a call op's implementation runs its function (``custom_vjp``, ``checkpoint``,
+    ``jit``): then a trace records the function's ops. A call with an implementation of its
+    own (``cumprod``: NumPy's, its function only for derivatives) is traced as a primitive."""
+    owner = getattr(op.impl, "__self__", None)
+    return owner is op or getattr(owner, "inline_when_traced", False)
 
 
 def _is_traced(x: Any, tracing: TracingHandler) -> bool:
@@ -656,11 +666,9 @@ def _run_equations(equations: Sequence[Equation], env: dict[int, Any], name: str
                     "tensor traced outside it; under a transformation kenaz cannot rerun that "
                     "call with its rule. Pass that tensor as an argument of the custom function."
                 )
-            outs = perform_args(eq.op, tuple(args), eq.params)
-        elif eq.multiple:
-            outs = perform_args(eq.op, tuple(args), eq.params)
-        else:
-            outs = (perform_args(eq.op, tuple(args), eq.params),)
+        outs = perform_args(eq.op, tuple(args), eq.params)
+        if not eq.multiple:
+            outs = (outs,)
         for var, value in zip(eq.outputs, outs, strict=True):
             env[var.id] = value
 

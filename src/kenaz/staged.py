@@ -64,6 +64,9 @@ class Staged:
         Whether compiled code runs the optimized program.
     """
 
+    # A trace that meets this call records the program's equations (see kenaz.program).
+    inline_when_traced = True
+
     def __init__(self, program: Program, optimize: bool = True) -> None:
         captured_vars = [v for v, _ in program.captured]
         self.extra = [t for _, t in program.captured]
