@@ -164,9 +164,14 @@ def generate_source(program: Program, in_place: bool = True) -> tuple[str, dict[
             return names[atom.id]
         return namespace.literal(atom.value, "const")
 
+    kinds: dict[Any, tuple[np.ufunc | None, str | None]] = {}  # impl -> (ufunc, operator)
     for index, eq in enumerate(equations):
         args = [operand(a) for a in eq.inputs]
-        ufunc = ufunc_of(eq.op.impl)
+        impl = eq.op.impl
+        kind = kinds.get(impl)
+        if kind is None:
+            kind = kinds[impl] = (ufunc_of(impl), operator_of(impl))
+        ufunc, symbol = kind
         target = None
         if in_place and ufunc is not None and not eq.params and not eq.multiple:
             out = eq.outputs[0]
@@ -207,7 +212,6 @@ def generate_source(program: Program, in_place: bool = True) -> tuple[str, dict[
         if target is not None:
             call = f"{namespace.name(ufunc, ufunc.__name__)}({', '.join(args)}, out={target})"
         elif ufunc is not None and not eq.params:
-            symbol = operator_of(eq.op.impl)
             if (
                 symbol is not None
                 and len(args) == 2

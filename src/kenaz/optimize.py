@@ -32,8 +32,7 @@ def optimize(program: Program) -> Program:
     """``program`` with every pass applied (the program itself is not changed)."""
     equations = inline_calls(program.equations)
     substitutions: dict[int, Var | Const] = {}
-    equations = forward_identities(equations, substitutions)
-    equations = common_subexpressions(equations, substitutions)
+    equations = common_subexpressions(equations, substitutions, identities=True)
     outputs = [_substitute(o, substitutions) for o in program.outputs]
     equations = dead_code(equations, outputs)
     return Program(
@@ -59,10 +58,13 @@ def _substitute(atom: Any, substitutions: dict[int, Var | Const]) -> Any:
 
 
 def _rewrite(eq: Equation, substitutions: dict[int, Var | Const]) -> Equation:
-    if not substitutions or not any(type(a) is Var and a.id in substitutions for a in eq.inputs):
+    if not substitutions:
         return eq
-    inputs = [_substitute(a, substitutions) for a in eq.inputs]
-    return Equation(eq.op, inputs, eq.params, eq.outputs, eq.multiple)
+    for a in eq.inputs:  # a loop, not any(<generator>): this runs for every equation
+        if type(a) is Var and a.id in substitutions:
+            inputs = [_substitute(a, substitutions) for a in eq.inputs]
+            return Equation(eq.op, inputs, eq.params, eq.outputs, eq.multiple)
+    return eq
 
 
 def forward_identities(
@@ -81,7 +83,7 @@ def forward_identities(
 
 def _atom_key(atom: Var | Const) -> Any:
     if type(atom) is Var:
-        return ("v", atom.id)
+        return atom.id
     value = atom.value
     if type(value) in (int, float, bool, complex, str, type(None)):
         return ("c", type(value), value)
@@ -89,18 +91,27 @@ def _atom_key(atom: Var | Const) -> Any:
 
 
 def common_subexpressions(
-    equations: Sequence[Equation], substitutions: dict[int, Var | Const]
+    equations: Sequence[Equation],
+    substitutions: dict[int, Var | Const],
+    identities: bool = False,
 ) -> list[Equation]:
-    """Compute each (op, operands, params) once; later repeats reuse the first's outputs."""
+    """Compute each (op, operands, params) once; later repeats reuse the first's outputs.
+
+    With ``identities``, also drop identity ops (:func:`forward_identities`, in the same pass).
+    """
     seen: dict[Any, Equation] = {}
     kept = []
     for eq in equations:
         eq = _rewrite(eq, substitutions)
+        if identities and eq.op in IDENTITY_OPS and not eq.params and len(eq.inputs) == 1:
+            substitutions[eq.outputs[0].id] = eq.inputs[0]
+            continue
+        params = eq.params
         try:
             key = (
                 eq.op,
-                tuple(_atom_key(a) for a in eq.inputs),
-                tuple(sorted(eq.params.items())),
+                tuple([_atom_key(a) for a in eq.inputs]),
+                tuple(sorted(params.items())) if params else (),
             )
             hash(key)
         except TypeError:  # unhashable params (an array): never merged
@@ -121,8 +132,14 @@ def dead_code(equations: Sequence[Equation], outputs: Sequence[Any]) -> list[Equ
     live = {o.id for o in outputs if type(o) is Var}
     kept = []
     for eq in reversed(equations):
-        if any(v.id in live for v in eq.outputs):
-            kept.append(eq)
-            live.update(a.id for a in eq.inputs if type(a) is Var)
+        for v in eq.outputs:
+            if v.id in live:
+                break
+        else:
+            continue  # no output is used
+        kept.append(eq)
+        for a in eq.inputs:
+            if type(a) is Var:
+                live.add(a.id)
     kept.reverse()
     return kept

@@ -350,7 +350,10 @@ class TracingHandler(Handler):
 
     # -- variables and tracers -------------------------------------------------------------
     def new_var(self, value: Any, weak: type | None = None) -> Var:
-        var = Var(self._count, tuple(np.shape(value)), np.result_type(value), weak)
+        if type(value) is np.ndarray or isinstance(value, np.generic):
+            var = Var(self._count, value.shape, value.dtype, weak)  # the common case, fast
+        else:
+            var = Var(self._count, tuple(np.shape(value)), np.result_type(value), weak)
         self._count += 1
         return var
 
