@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEMO_STAMP := $(VENV)/.installed-examples
 
-.PHONY: test demo lint bench clean
+.PHONY: test demo docs check-site lint bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -17,6 +17,16 @@ $(STAMP): $(BIN)/python pyproject.toml
 
 test: $(STAMP)
 	$(BIN)/python -m pytest
+
+# The documentation site, into site/: strict, so a warning, a broken link or an example that
+# raises fails it (tests/test_docs_site.py builds it the same way in `make test`).
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/python -m mkdocs build --strict --site-dir site
+
+# Open every page of the built site in headless Chromium (Debian: apt-get install chromium)
+# and fail on a page that does not load or logs a console error.
+check-site: docs
+	$(BIN)/python scripts/check_site.py site
 
 # The tour needs only the `examples` extra (tqdm, matplotlib, scikit-learn), not the dev tools.
 $(DEMO_STAMP): $(BIN)/python pyproject.toml
@@ -52,7 +62,7 @@ bench: $(BENCH_STAMP)
 	$(BENCH_BIN)/python benchmarks/run_all.py
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests benchmarks examples
+	$(BIN)/ruff check src tests benchmarks examples scripts
 
 clean:
-	rm -rf $(VENV) build src/*.egg-info .pytest_cache
+	rm -rf $(VENV) build dist site src/*.egg-info .pytest_cache .mypy_cache

@@ -31,7 +31,7 @@ from .effects import Handler, Op, _handlers, perform_args
 from .ops.elementwise import alias, astype
 from .tensor import Tensor
 
-__all__ = ["Call", "CallInfo", "CallFunction", "ClosureGuard", "fresh_outputs"]
+__all__ = ["Call", "CallInfo", "CallFunction", "ClosureGuard", "fresh_outputs", "run_call"]
 
 
 class Call(Op):
@@ -195,7 +195,7 @@ def _as_tensor(x: Any, where: str) -> Tensor:
         ) from None
 
 
-def _run_call(args: tuple, params: dict) -> tuple[Tensor, ...]:
+def run_call(args: tuple, params: dict) -> tuple[Tensor, ...]:
     """``Call.run`` for the calls of :class:`CallFunction`: the function on the current stack."""
     return tuple(params["call"].run_primal(args))
 
@@ -228,7 +228,12 @@ class CallFunction:
 
     def make_op(self, name: str) -> Call:
         """The op performed for each call (a subclass adds its rules)."""
-        return Call(name, _run_call)
+        return Call(name, run_call)
+
+    def rename(self, name: str) -> None:
+        """Call the function ``name`` (and its op ``kind[name]``), e.g. ``vmap(f)``."""
+        self.__name__ = name
+        self.op.name = f"{self.kind}[{name}]"
 
     def rules(self) -> list[Callable | None]:
         """The user's functions that run under transformations (for closure checks)."""

@@ -15,11 +15,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .call import Call, CallFunction, CallInfo, zeros_for
+from .call import Call, CallFunction, CallInfo, run_call, zeros_for
 from .effects import handler
+from .ops.axes import batch_size
 from .reverse import ReverseHandler
 from .tensor import Tensor
-from .vectorize import batch_first, vmap_flat
+from .vectorize import batched_function
 
 __all__ = ["checkpoint"]
 
@@ -35,7 +36,7 @@ class Checkpointed(CallFunction):
     kind = "checkpoint"
 
     def make_op(self, name: str) -> Call:
-        return Call(name, _run, reverse=_reverse, batch=_batch, captures=True)
+        return Call(name, run_call, reverse=_reverse, batch=_batch, captures=True)
 
 
 def checkpoint(fun: Callable | None = None, *, static_argnums: Sequence[int] = ()) -> Callable:
@@ -86,10 +87,6 @@ def checkpoint(fun: Callable | None = None, *, static_argnums: Sequence[int] = (
 remat = checkpoint
 
 
-def _run(args: tuple, params: dict) -> tuple:
-    return tuple(params["call"].run_primal(args))
-
-
 def _reverse(args: tuple, *, captured: list[Tensor], call: CallInfo) -> tuple:
     """The function one level out (its ops are not recorded); the pullback recomputes it.
 
@@ -137,14 +134,10 @@ def _recompute_and_pull_back(
 
 def _batch(op: Call, values: list, axes: list, *, call: CallInfo) -> tuple:
     """A checkpoint of the batched function: reverse mode outside the vmap still recomputes."""
-    size = next(v.shape[a] for v, a in zip(values, axes) if a is not None)
+    size = batch_size(values, axes)
 
-    def batched_fun(*leaves: Any) -> tuple:
-        outs = vmap_flat(lambda *ls: call.run_primal(ls), leaves, axes, size)
-        return tuple(batch_first(o, a, size) for o, a in outs)
-
+    batched_fun = batched_function(lambda *leaves: call.run_primal(leaves), axes, size)
     batched = Checkpointed(batched_fun)
-    batched.__name__ = f"vmap({call.function.__name__})"
-    batched.op.name = f"checkpoint[{batched.__name__}]"
+    batched.rename(f"vmap({call.function.__name__})")
     outs = batched(*values)
     return outs, (0,) * len(outs)

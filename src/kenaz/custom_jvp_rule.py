@@ -20,10 +20,11 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from . import tree
-from .call import Call, CallFunction, CallInfo, metas, tangent_leaves, zeros_for
+from .call import Call, CallFunction, CallInfo, metas, run_call, tangent_leaves, zeros_for
 from .effects import perform_args
+from .ops.axes import batch_size
 from .reverse import transpose
-from .vectorize import batch_first, vmap_flat
+from .vectorize import batch_first, batched_function, vmap_flat
 
 __all__ = ["custom_jvp"]
 
@@ -72,7 +73,7 @@ class custom_jvp(CallFunction):  # noqa: N801 - a decorator, named like JAX's
         self.jvp_rule: Callable | None = None
 
     def make_op(self, name: str) -> Call:
-        return Call(name, _run, forward=self._forward, reverse=self._reverse, batch=_batch)
+        return Call(name, run_call, forward=self._forward, reverse=self._reverse, batch=_batch)
 
     def rules(self) -> list[Callable | None]:
         return [self.fun, self.jvp_rule]
@@ -158,10 +159,6 @@ class custom_jvp(CallFunction):  # noqa: N801 - a decorator, named like JAX's
         return outs, pullback
 
 
-def _run(args: tuple, params: dict) -> tuple:
-    return tuple(params["call"].run_primal(args))
-
-
 def _call_rule(call: CallInfo, primals: Sequence[Any], tangents: Sequence[Any]) -> tuple:
     """The user's rule on flat leaves: ``(out, tangent_out)``, checked to be a pair."""
     function = call.function
@@ -178,12 +175,10 @@ def _call_rule(call: CallInfo, primals: Sequence[Any], tangents: Sequence[Any]) 
 
 def _batch(op: Call, values: list, axes: list, *, call: CallInfo) -> tuple:
     """A ``custom_jvp`` of the batched function whose rule is the batched rule."""
-    size = next(v.shape[a] for v, a in zip(values, axes) if a is not None)
+    size = batch_size(values, axes)
     function = call.function
 
-    def batched_fun(*leaves: Any) -> tuple:
-        outs = vmap_flat(lambda *ls: call.run_primal(ls), leaves, axes, size)
-        return tuple(batch_first(o, a, size) for o, a in outs)
+    batched_fun = batched_function(lambda *leaves: call.run_primal(leaves), axes, size)
 
     def batched_rule(primals: tuple, tangents: tuple) -> tuple:
         n = len(primals)
@@ -200,11 +195,6 @@ def _batch(op: Call, values: list, axes: list, *, call: CallInfo) -> tuple:
 
     batched = custom_jvp(batched_fun)
     batched.defjvp(batched_rule)
-    _rename(batched, f"vmap({function.__name__})")
+    batched.rename(f"vmap({function.__name__})")
     outs = batched(*values)
     return outs, (0,) * len(outs)
-
-
-def _rename(function: CallFunction, name: str) -> None:
-    function.__name__ = name
-    function.op.name = f"{function.kind}[{name}]"

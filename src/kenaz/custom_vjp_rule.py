@@ -17,11 +17,12 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from . import tree
-from .call import Call, CallFunction, CallInfo, conform, cotangent_leaves, metas
+from .call import Call, CallFunction, CallInfo, conform, cotangent_leaves, metas, run_call
 from .ops import reduction
 from .ops import shape as shape_ops
+from .ops.axes import batch_size
 from .tensor import Tensor
-from .vectorize import batch_first, vmap_flat
+from .vectorize import batch_first, batched_function, vmap_flat
 
 __all__ = ["custom_vjp"]
 
@@ -71,7 +72,7 @@ class custom_vjp(CallFunction):  # noqa: N801 - a decorator, named like JAX's
         self.bwd: Callable | None = None
 
     def make_op(self, name: str) -> Call:
-        return Call(name, _run, reverse=self._reverse, batch=_batch)
+        return Call(name, run_call, reverse=self._reverse, batch=_batch)
 
     def rules(self) -> list[Callable | None]:
         return [self.fun, self.fwd]
@@ -115,10 +116,6 @@ class custom_vjp(CallFunction):  # noqa: N801 - a decorator, named like JAX's
         return tuple(outs), pullback
 
 
-def _run(args: tuple, params: dict) -> tuple:
-    return tuple(params["call"].run_primal(args))
-
-
 def _example_meta(value: Any, axis: int | None) -> tuple:
     value = value if isinstance(value, Tensor) else Tensor(value)
     shape = value.shape if axis is None else value.shape[:axis] + value.shape[axis + 1 :]
@@ -136,13 +133,11 @@ def _to_input_layout(ct: Any, ct_axis: int | None, value: Any, axis: int | None)
 
 def _batch(op: Call, values: list, axes: list, *, call: CallInfo) -> tuple:
     """A ``custom_vjp`` of the batched function whose ``fwd`` and ``bwd`` are batched."""
-    size = next(v.shape[a] for v, a in zip(values, axes) if a is not None)
+    size = batch_size(values, axes)
     function = call.function
     layout: dict[str, Any] = {}  # where fwd's residuals are: set by fwd, read by bwd
 
-    def batched_fun(*leaves: Any) -> tuple:
-        outs = vmap_flat(lambda *ls: call.run_primal(ls), leaves, axes, size)
-        return tuple(batch_first(o, a, size) for o, a in outs)
+    batched_fun = batched_function(lambda *leaves: call.run_primal(leaves), axes, size)
 
     def batched_fwd(*leaves: Any) -> tuple:
         def forward(*example: Any) -> list:
@@ -190,7 +185,6 @@ def _batch(op: Call, values: list, axes: list, *, call: CallInfo) -> tuple:
 
     batched = custom_vjp(batched_fun)
     batched.defvjp(batched_fwd, batched_bwd)
-    batched.__name__ = f"vmap({function.__name__})"
-    batched.op.name = f"custom_vjp[{batched.__name__}]"
+    batched.rename(f"vmap({function.__name__})")
     outs = batched(*values)
     return outs, (0,) * len(outs)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import sys
 from collections.abc import Callable, Container
-from typing import Any, TextIO
+from typing import Any, ParamSpec, TextIO, TypeVar
 
 import numpy as np
 
@@ -90,13 +90,17 @@ def _named(names: Container[str]) -> Callable[[Op], bool]:
     return lambda op: op.name in names
 
 
+P = ParamSpec("P")
+Out = TypeVar("Out")
+
+
 def debug(
-    f: Callable,
+    f: Callable[P, Out],
     *,
     file: TextIO | None = None,
     values: bool = False,
     ops: Container[str] | Callable[[Op], bool] | None = None,
-) -> Callable:
+) -> Callable[P, Out]:
     """Wrap ``f`` so that every op it performs is printed.
 
     Each line shows the op's name, its inputs' dtypes and shapes, its
@@ -127,7 +131,7 @@ def debug(
     """
 
     @functools.wraps(f)
-    def debugged(*args: Any, **kwargs: Any) -> Any:
+    def debugged(*args: P.args, **kwargs: P.kwargs) -> Out:
         with handler(DebugHandler(file=file, values=values, ops=ops)):
             return f(*args, **kwargs)
 

@@ -96,6 +96,8 @@ class Op:
         argument (``None`` for zero). It receives what a ``vjp`` pullback
         receives: a tensor, or for multiple results a tuple.
 
+    Notes
+    -----
     A *call* (an op that runs a user's function: ``custom_jvp``,
     ``custom_vjp``, ``checkpoint``, ``jit``) is an ``Op`` whose ``run`` is
     set: see :class:`kenaz.call.Call`. A transformation for which a call has

@@ -10,7 +10,7 @@ rule is never run.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal, TypeVar, overload
 
 from . import tree
 from .call import ClosureGuard, fresh_outputs
@@ -20,6 +20,9 @@ from .tensor import Tensor, tracked_records
 from .transform import as_tensor, check_tangent, forget_level, split_aux, zeros_like
 
 __all__ = ["jvp", "linearize"]
+
+Out = TypeVar("Out")  # the output's type: its tangent has the same structure
+Aux = TypeVar("Aux")
 
 
 def op_tangent(op: Op, tangents: list[tuple[int, Any]], out: Tensor, args: tuple, params: dict):
@@ -153,7 +156,15 @@ def _flatten_pair(primals: Any, tangents: Any, where: str):
     return p_flat, t_flat, p_tree
 
 
-def jvp(f: Callable, primals: Any, tangents: Any, has_aux: bool = False):
+@overload
+def jvp(
+    f: Callable[..., Out], primals: Any, tangents: Any, has_aux: Literal[False] = False
+) -> tuple[Out, Out]: ...
+@overload
+def jvp(
+    f: Callable[..., tuple[Out, Aux]], primals: Any, tangents: Any, has_aux: Literal[True]
+) -> tuple[Out, Out, Aux]: ...
+def jvp(f: Callable[..., Any], primals: Any, tangents: Any, has_aux: bool = False) -> Any:
     """Evaluate ``f`` at ``primals`` and its Jacobian-vector product with ``tangents``.
 
     Parameters
@@ -252,7 +263,7 @@ class LinearizeHandler(Handler):
         self.entries.append((op, args, params, out, parents, node))
 
 
-def linearize(f: Callable, *primals: Any):
+def linearize(f: Callable[..., Out], *primals: Any) -> tuple[Out, Callable[..., Out]]:
     """Evaluate ``f(*primals)`` once and return its linearization.
 
     Returns

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, ParamSpec
 
 import numpy as np
 
@@ -76,12 +76,15 @@ def _check_complex(leaves: Sequence[Any], holomorphic: bool, where: str, what: s
             )
 
 
+P = ParamSpec("P")  # the user function's parameters, kept by the Jacobian functions
+
+
 def jacrev(
-    f: Callable,
+    f: Callable[P, Any],
     argnums: int | Sequence[int] = 0,
     has_aux: bool = False,
     holomorphic: bool = False,
-) -> Callable:
+) -> Callable[P, Any]:
     """Jacobian of ``f`` by reverse mode: one vectorized pullback of every output basis vector.
 
     Parameters
@@ -144,11 +147,11 @@ def jacrev(
 
 
 def jacfwd(
-    f: Callable,
+    f: Callable[P, Any],
     argnums: int | Sequence[int] = 0,
     has_aux: bool = False,
     holomorphic: bool = False,
-) -> Callable:
+) -> Callable[P, Any]:
     """Jacobian of ``f`` by forward mode: one vectorized push-forward of every input basis vector.
 
     Same parameters and result layout as :func:`jacrev`; better when the
@@ -199,11 +202,11 @@ def jacfwd(
 
 
 def hessian(
-    f: Callable,
+    f: Callable[P, Any],
     argnums: int | Sequence[int] = 0,
     has_aux: bool = False,
     holomorphic: bool = False,
-) -> Callable:
+) -> Callable[P, Any]:
     """Hessian of the scalar function ``f``: ``jacfwd(jacrev(f))``.
 
     For an input of shape ``S`` the Hessian has shape ``S + S``.

@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import functools
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Literal, ParamSpec, TypeVar, overload
 
 import numpy as np
 
@@ -34,6 +34,11 @@ from .transform import (
 )
 
 __all__ = ["vjp", "grad", "value_and_grad"]
+
+P = ParamSpec("P")  # the user function's parameters, kept by grad and value_and_grad
+Out = TypeVar("Out")
+Aux = TypeVar("Aux")
+Pullback = Callable[[Any], tuple[Any, ...]]
 
 
 class ReverseHandler(Handler):
@@ -226,7 +231,9 @@ class SharedPullback:
 
     def __init__(self, backward: Callable[[Any], Sequence[Any]], inputs: list[tuple[int, Any]]):
         self.backward = backward
-        self.inputs = inputs  # (position, input) of each consumer
+        # (position, shape, dtype) of each consumer's input: not the input itself,
+        # which the tape must not keep alive.
+        self.inputs = [(i, x.shape, x.dtype) for i, x in inputs]
         self.remaining = 0
         self.cotangent: Any = None
         self.result: Sequence[Any] | None = None
@@ -237,12 +244,12 @@ class SharedPullback:
     def _take(self, g: Any, consumer: int) -> Any:
         if self.result is None or self.cotangent is not g:
             self.cotangent, self.result, self.remaining = g, self.backward(g), len(self.inputs)
-        position, x = self.inputs[consumer]
+        position, shape, dtype = self.inputs[consumer]
         part = self.result[position]
         self.remaining -= 1
         if self.remaining <= 0:
             self.cotangent = self.result = None
-        return zeros_like(x) if part is None else part
+        return Tensor(np.zeros(shape, dtype)) if part is None else part
 
 
 def _take_cotangents(cotangents: list, nodes: tuple[int, ...]) -> tuple | None:
@@ -339,7 +346,15 @@ def transpose(
     return [zeros_like(z) if g is None else g for g, z in zip(grads, zeros)]
 
 
-def vjp(f: Callable, *primals: Any, has_aux: bool = False):
+@overload
+def vjp(
+    f: Callable[..., Out], *primals: Any, has_aux: Literal[False] = False
+) -> tuple[Out, Pullback]: ...
+@overload
+def vjp(
+    f: Callable[..., tuple[Out, Aux]], *primals: Any, has_aux: Literal[True]
+) -> tuple[Out, Pullback, Aux]: ...
+def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
     """Evaluate ``f(*primals)`` and return its vector-Jacobian product function.
 
     Parameters
@@ -431,13 +446,38 @@ def _check_inputs(args: Sequence[Any], allow_int: bool, where: str) -> None:
                 )
 
 
+@overload
 def value_and_grad(
-    f: Callable,
+    f: Callable[P, Any],
+    argnums: int | Sequence[int] = 0,
+    has_aux: Literal[False] = False,
+    allow_int: bool = False,
+    holomorphic: bool = False,
+) -> Callable[P, tuple[Tensor, Any]]: ...
+@overload
+def value_and_grad(
+    f: Callable[P, Any],
+    argnums: int | Sequence[int] = 0,
+    *,
+    has_aux: Literal[True],
+    allow_int: bool = False,
+    holomorphic: bool = False,
+) -> Callable[P, tuple[tuple[Tensor, Any], Any]]: ...
+@overload
+def value_and_grad(
+    f: Callable[P, Any],
     argnums: int | Sequence[int] = 0,
     has_aux: bool = False,
     allow_int: bool = False,
     holomorphic: bool = False,
-) -> Callable:
+) -> Callable[P, tuple[Any, Any]]: ...
+def value_and_grad(
+    f: Callable[P, Any],
+    argnums: int | Sequence[int] = 0,
+    has_aux: bool = False,
+    allow_int: bool = False,
+    holomorphic: bool = False,
+) -> Callable[P, tuple[Any, Any]]:
     """Return a function computing both ``f`` and its gradient.
 
     Parameters
@@ -550,12 +590,12 @@ def _grad_output_error(out: Any) -> str:
 
 
 def grad(
-    f: Callable,
+    f: Callable[P, Any],
     argnums: int | Sequence[int] = 0,
     has_aux: bool = False,
     allow_int: bool = False,
     holomorphic: bool = False,
-) -> Callable:
+) -> Callable[P, Any]:
     """Return a function computing the gradient of the scalar function ``f``.
 
     Same parameters as :func:`value_and_grad`; returns only the gradient

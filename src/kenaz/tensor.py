@@ -9,6 +9,7 @@ as soon as the user's code drops it.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
@@ -48,10 +49,29 @@ class Tensor:
     # -- plain values ---------------------------------------------------------
     # Getters in C (attrgetter): transformations and rules read these for nearly
     # every op, and a Python-level property takes about twice as long.
-    shape = property(attrgetter("_value.shape"), doc="The shape: a tuple of ints.")
-    dtype = property(attrgetter("_value.dtype"), doc="The NumPy dtype.")
-    ndim = property(attrgetter("_value.ndim"), doc="The number of dimensions.")
-    size = property(attrgetter("_value.size"), doc="The number of elements.")
+    if TYPE_CHECKING:  # what type checkers see of the getters below
+
+        @property
+        def shape(self) -> tuple[int, ...]:
+            """The shape: a tuple of ints."""
+
+        @property
+        def dtype(self) -> np.dtype[Any]:
+            """The NumPy dtype."""
+
+        @property
+        def ndim(self) -> int:
+            """The number of dimensions."""
+
+        @property
+        def size(self) -> int:
+            """The number of elements."""
+
+    else:
+        shape = property(attrgetter("_value.shape"), doc="The shape: a tuple of ints.")
+        dtype = property(attrgetter("_value.dtype"), doc="The NumPy dtype.")
+        ndim = property(attrgetter("_value.ndim"), doc="The number of dimensions.")
+        size = property(attrgetter("_value.size"), doc="The number of elements.")
 
     def numpy(self) -> np.ndarray:
         """Return the value as a NumPy array (no copy; do not modify it)."""
@@ -102,7 +122,7 @@ class Tensor:
             raise TypeError("len() of a 0-d Tensor")
         return self.shape[0]
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Tensor]:
         if not self.shape:
             raise TypeError("iteration over a 0-d Tensor")
         return (self[i] for i in range(self.shape[0]))
@@ -115,108 +135,112 @@ class Tensor:
 
     __hash__ = object.__hash__
 
+    if TYPE_CHECKING:  # `x[index]`: bound at the end of this module to the getitem primitive
+
+        def __getitem__(self, index: Any) -> Tensor: ...
+
     # -- operators (bound below, once the primitives exist) ----------------------
     # Operators perform their op directly, with their arguments in a tuple
     # (`perform_args`): calling the `Op` object costs one frame more per op.
-    def __add__(self, other):
+    def __add__(self, other: Any) -> Tensor:
         return perform_args(add, (self, other), {})
 
-    def __radd__(self, other):
+    def __radd__(self, other: Any) -> Tensor:
         return perform_args(add, (other, self), {})
 
-    def __sub__(self, other):
+    def __sub__(self, other: Any) -> Tensor:
         return perform_args(subtract, (self, other), {})
 
-    def __rsub__(self, other):
+    def __rsub__(self, other: Any) -> Tensor:
         return perform_args(subtract, (other, self), {})
 
-    def __mul__(self, other):
+    def __mul__(self, other: Any) -> Tensor:
         return perform_args(multiply, (self, other), {})
 
-    def __rmul__(self, other):
+    def __rmul__(self, other: Any) -> Tensor:
         return perform_args(multiply, (other, self), {})
 
-    def __truediv__(self, other):
+    def __truediv__(self, other: Any) -> Tensor:
         return perform_args(divide, (self, other), {})
 
-    def __rtruediv__(self, other):
+    def __rtruediv__(self, other: Any) -> Tensor:
         return perform_args(divide, (other, self), {})
 
-    def __floordiv__(self, other):
+    def __floordiv__(self, other: Any) -> Tensor:
         return perform_args(floor_divide, (self, other), {})
 
-    def __rfloordiv__(self, other):
+    def __rfloordiv__(self, other: Any) -> Tensor:
         return perform_args(floor_divide, (other, self), {})
 
-    def __mod__(self, other):
+    def __mod__(self, other: Any) -> Tensor:
         return perform_args(remainder, (self, other), {})
 
-    def __rmod__(self, other):
+    def __rmod__(self, other: Any) -> Tensor:
         return perform_args(remainder, (other, self), {})
 
-    def __pow__(self, other):
+    def __pow__(self, other: Any) -> Tensor:
         if type(other) is int and other == 2:  # the commonest power, as NumPy's `x ** 2`
             return perform_args(square, (self,), {})
         return perform_args(power, (self, other), {})
 
-    def __rpow__(self, other):
+    def __rpow__(self, other: Any) -> Tensor:
         return perform_args(power, (other, self), {})
 
-    def __matmul__(self, other):
+    def __matmul__(self, other: Any) -> Tensor:
         return matmul(self, other)
 
-    def __rmatmul__(self, other):
+    def __rmatmul__(self, other: Any) -> Tensor:
         return matmul(other, self)
 
-    def __neg__(self):
+    def __neg__(self) -> Tensor:
         return perform_args(negative, (self,), {})
 
-    def __pos__(self):
+    def __pos__(self) -> Tensor:
         return self
 
-    def __abs__(self):
+    def __abs__(self) -> Tensor:
         return perform_args(absolute, (self,), {})
 
-    def __invert__(self):
+    def __invert__(self) -> Tensor:
         return perform_args(invert, (self,), {})
 
-    def __and__(self, other):
+    def __and__(self, other: Any) -> Tensor:
         return perform_args(bitwise_and, (self, other), {})
 
-    def __rand__(self, other):
+    def __rand__(self, other: Any) -> Tensor:
         return perform_args(bitwise_and, (other, self), {})
 
-    def __or__(self, other):
+    def __or__(self, other: Any) -> Tensor:
         return perform_args(bitwise_or, (self, other), {})
 
-    def __ror__(self, other):
+    def __ror__(self, other: Any) -> Tensor:
         return perform_args(bitwise_or, (other, self), {})
 
-    def __xor__(self, other):
+    def __xor__(self, other: Any) -> Tensor:
         return perform_args(bitwise_xor, (self, other), {})
 
-    def __rxor__(self, other):
+    def __rxor__(self, other: Any) -> Tensor:
         return perform_args(bitwise_xor, (other, self), {})
 
-    def __eq__(self, other):  # type: ignore[override]
+    def __eq__(self, other: Any) -> Tensor:  # type: ignore[override]
         return perform_args(equal, (self, other), {})
 
-    def __ne__(self, other):  # type: ignore[override]
+    def __ne__(self, other: Any) -> Tensor:  # type: ignore[override]
         return perform_args(not_equal, (self, other), {})
 
-    def __lt__(self, other):
+    def __lt__(self, other: Any) -> Tensor:
         return perform_args(less, (self, other), {})
 
-    def __le__(self, other):
+    def __le__(self, other: Any) -> Tensor:
         return perform_args(less_equal, (self, other), {})
 
-    def __gt__(self, other):
+    def __gt__(self, other: Any) -> Tensor:
         return perform_args(greater, (self, other), {})
 
-    def __ge__(self, other):
+    def __ge__(self, other: Any) -> Tensor:
         return perform_args(greater_equal, (self, other), {})
 
-    def __setitem__(self, index, value):
+    def __setitem__(self, index: Any, value: Any) -> None:
         raise TypeError(
             "Tensors are immutable; use the functional update "
             "`x = x.at[index].set(value)` instead of `x[index] = value`"
@@ -228,91 +252,133 @@ class Tensor:
         return _IndexUpdateHelper(self)
 
     # -- methods: NumPy's ndarray signatures (kenaz.numpy's functions, self first) ----
-    def sum(self, *args, **kwargs):
+    def sum(self, *args: Any, **kwargs: Any) -> Tensor:
         return _numpy_api.sum(self, *args, **kwargs)
 
-    def mean(self, *args, **kwargs):
+    def mean(self, *args: Any, **kwargs: Any) -> Tensor:
         return _numpy_api.mean(self, *args, **kwargs)
 
-    def prod(self, *args, **kwargs):
+    def prod(self, *args: Any, **kwargs: Any) -> Tensor:
         return _numpy_api.prod(self, *args, **kwargs)
 
-    def max(self, *args, **kwargs):
+    def max(self, *args: Any, **kwargs: Any) -> Tensor:
         return _numpy_api.max(self, *args, **kwargs)
 
-    def min(self, *args, **kwargs):
+    def min(self, *args: Any, **kwargs: Any) -> Tensor:
         return _numpy_api.min(self, *args, **kwargs)
 
-    def argmax(self, *args, **kwargs):
+    def argmax(self, *args: Any, **kwargs: Any) -> Tensor:
         return _numpy_api.argmax(self, *args, **kwargs)
 
-    def argmin(self, *args, **kwargs):
+    def argmin(self, *args: Any, **kwargs: Any) -> Tensor:
         return _numpy_api.argmin(self, *args, **kwargs)
 
-    def var(self, *args, **kwargs):
+    def var(self, *args: Any, **kwargs: Any) -> Tensor:
         return _numpy_api.var(self, *args, **kwargs)
 
-    def std(self, *args, **kwargs):
+    def std(self, *args: Any, **kwargs: Any) -> Tensor:
         return _numpy_api.std(self, *args, **kwargs)
 
-    def cumsum(self, *args, **kwargs):
+    def cumsum(self, *args: Any, **kwargs: Any) -> Tensor:
         return _numpy_api.cumsum(self, *args, **kwargs)
 
-    def cumprod(self, *args, **kwargs):
+    def cumprod(self, *args: Any, **kwargs: Any) -> Tensor:
         return _numpy_api.cumprod(self, *args, **kwargs)
 
-    def reshape(self, *shape, order="C"):
+    def reshape(self, *shape: Any, order: str = "C") -> Tensor:
         if len(shape) == 1 and not isinstance(shape[0], int):
             shape = shape[0]
         return reshape(self, shape, order=order)
 
-    def transpose(self, *axes):
+    def transpose(self, *axes: Any) -> Tensor:
         if len(axes) == 1 and not isinstance(axes[0], int):
             axes = axes[0]
         return transpose(self, axes or None)
 
     @property
-    def T(self):
+    def T(self) -> Tensor:
         return transpose(self)
 
     @property
-    def mT(self):
+    def mT(self) -> Tensor:
         return swapaxes(self, -1, -2)
 
-    def swapaxes(self, axis1, axis2):
+    def swapaxes(self, axis1: int, axis2: int) -> Tensor:
         return swapaxes(self, axis1, axis2)
 
-    def astype(self, dtype):
+    def astype(self, dtype: Any) -> Tensor:
         return astype(self, dtype)
 
-    def ravel(self):
+    def ravel(self) -> Tensor:
         return ravel(self)
 
-    def flatten(self):
+    def flatten(self) -> Tensor:
         return ravel(self)
 
-    def squeeze(self, axis=None):
+    def squeeze(self, axis: int | tuple[int, ...] | None = None) -> Tensor:
         return squeeze(self, axis)
 
-    def clip(self, *args, **kwargs):
+    def clip(self, *args: Any, **kwargs: Any) -> Tensor:
         return _numpy_api.clip(self, *args, **kwargs)
 
-    def dot(self, other):
+    def dot(self, other: Any) -> Tensor:
         return dot(self, other)
 
-    def conj(self):
+    def conj(self) -> Tensor:
         return conjugate(self)
 
-    def round(self, *args, **kwargs):
+    def round(self, *args: Any, **kwargs: Any) -> Tensor:
         return _numpy_api.round(self, *args, **kwargs)
 
     @property
-    def real(self):
+    def real(self) -> Tensor:
         return real(self)
 
     @property
-    def imag(self):
+    def imag(self) -> Tensor:
         return imag(self)
+
+    # -- exchange with other array libraries, and notebooks ----------------------
+    def __dlpack__(
+        self,
+        *,
+        stream: Any = None,
+        max_version: tuple[int, int] | None = None,
+        dl_device: Any = None,
+        copy: bool | None = None,
+    ) -> Any:
+        """Export the value as a DLPack capsule, for ``torch.from_dlpack``, ``jax.dlpack``,
+        ``numpy.from_dlpack`` and CuPy.
+
+        The consumer shares the tensor's memory (no copy), and sees a plain array: what
+        it computes is outside kenaz's transformations. A consumer that cannot receive a
+        read-only array (DLPack before 1.0) gets a copy, unless it asked for none.
+        """
+        value = np.asarray(self._value)  # a NumPy scalar result becomes a 0-d array
+        requested = {"stream": stream, "max_version": max_version, "dl_device": dl_device}
+        kwargs = {name: v for name, v in requested.items() if v is not None}
+        if copy is not None:
+            kwargs["copy"] = copy
+        try:
+            return value.__dlpack__(**kwargs)
+        except BufferError:
+            if value.flags.writeable or copy is False:
+                raise
+            return value.copy().__dlpack__(**kwargs)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        """The DLPack device of the value: ``(1, 0)``, the CPU, for NumPy."""
+        return np.asarray(self._value).__dlpack_device__()
+
+    def _repr_html_(self) -> str:
+        """The notebook display: shape and dtype above the values."""
+        from html import escape
+
+        summary = f"Tensor &middot; shape {escape(str(self.shape))} &middot; {self.dtype}"
+        return (
+            f'<div class="kenaz-tensor"><div style="font-family: monospace; opacity: 0.7">'
+            f"{summary}</div><pre>{escape(repr(self))}</pre></div>"
+        )
 
 
 class _IndexUpdateHelper:
@@ -323,14 +389,14 @@ class _IndexUpdateHelper:
     def __init__(self, tensor: Tensor) -> None:
         self.tensor = tensor
 
-    def __getitem__(self, index) -> _IndexUpdate:
+    def __getitem__(self, index: Any) -> _IndexUpdate:
         return _IndexUpdate(self.tensor, index)
 
 
 class _IndexUpdate:
     __slots__ = ("tensor", "index")
 
-    def __init__(self, tensor: Tensor, index) -> None:
+    def __init__(self, tensor: Tensor, index: Any) -> None:
         self.tensor = tensor
         self.index = index
 
@@ -338,23 +404,23 @@ class _IndexUpdate:
         """``x[index]``."""
         return getitem(self.tensor, self.index)
 
-    def set(self, values) -> Tensor:
+    def set(self, values: Any) -> Tensor:
         """A copy of ``x`` with ``x[index] = values``."""
         return scatter(self.tensor, self.index, values, "set")
 
-    def add(self, values) -> Tensor:
+    def add(self, values: Any) -> Tensor:
         """A copy of ``x`` with ``values`` added at ``index`` (repeated indices accumulate)."""
         return scatter(self.tensor, self.index, values, "add")
 
-    def multiply(self, values) -> Tensor:
+    def multiply(self, values: Any) -> Tensor:
         """A copy of ``x`` with ``x[index]`` multiplied by ``values``."""
         return scatter(self.tensor, self.index, values, "multiply")
 
-    def min(self, values) -> Tensor:
+    def min(self, values: Any) -> Tensor:
         """A copy of ``x`` with ``x[index] = minimum(x[index], values)``."""
         return scatter(self.tensor, self.index, values, "min")
 
-    def max(self, values) -> Tensor:
+    def max(self, values: Any) -> Tensor:
         """A copy of ``x`` with ``x[index] = maximum(x[index], values)``."""
         return scatter(self.tensor, self.index, values, "max")
 

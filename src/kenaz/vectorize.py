@@ -22,7 +22,7 @@ import functools
 import math
 import warnings
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 import numpy as np
 import optree
@@ -236,27 +236,27 @@ def batch_first(value: Any, axis: int | None, size: int) -> Tensor:
     return shape_ops.moveaxis(value, axis, 0) if axis != 0 else value
 
 
-def split_batched(level: BatchHandler, leaves: Sequence[Any]) -> tuple[list, list]:
-    """The batches one level out of ``leaves`` (views of ``level``) and their batch axes."""
-    values, axes = [], []
-    for x in leaves:
-        if type(x) is BatchedTensor and x._level is level:
-            values.append(x._batched)
-            axes.append(x._batch_axis)
-        else:
-            values.append(x)
-            axes.append(None)
-    return values, axes
+def batched_function(fn: Callable[..., Sequence[Any]], axes: Sequence[int | None], size: int):
+    """``fn`` of flat leaves, batched over ``axes``: every output with its batch axis first."""
+
+    def batched(*leaves: Any) -> tuple[Tensor, ...]:
+        return tuple(batch_first(o, a, size) for o, a in vmap_flat(fn, leaves, axes, size))
+
+    return batched
 
 
 # -- vmap ----------------------------------------------------------------------------------
+P = ParamSpec("P")
+Out = TypeVar("Out")  # a batch of outputs has the output's type (a tensor, a tuple of them...)
+
+
 def vmap(
-    f: Callable,
+    f: Callable[P, Out],
     in_axes: Any = 0,
     out_axes: Any = 0,
     axis_size: int | None = None,
     method: str = "vectorize",
-) -> Callable:
+) -> Callable[P, Out]:
     """Vectorize ``f`` over a batch axis of its inputs.
 
     ``vmap(f)(xs)`` computes ``stack([f(x) for x in xs])``, but (by default)
@@ -312,7 +312,7 @@ def vmap(
         raise ValueError(f"kenaz.vmap: axis_size must be a non-negative int, got {axis_size!r}")
 
     @functools.wraps(f)
-    def batched_f(*args: Any, **kwargs: Any) -> Any:
+    def batched_f(*args: P.args, **kwargs: P.kwargs) -> Out:
         inputs = _Inputs(args, kwargs, in_axes)
         size = inputs.batch_size(axis_size)
         if method == "loop":

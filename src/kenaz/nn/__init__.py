@@ -2,8 +2,12 @@
 
 Layers are pure functions of their parameters (``linear(params, x)``,
 ``conv2d(x, weight, bias, ...)``); the small module classes (``Linear``,
-``MLP``, ``Conv2d``, ...) only hold hyperparameters and create parameters:
+``MLP``, ``Conv2d``, ...) only hold hyperparameters and create parameters.
+Randomness is always explicit: an initializer or dropout takes a
+``numpy.random.Generator`` or an int seed as its key.
 
+Examples
+--------
 >>> import kenaz
 >>> import kenaz.numpy as knp
 >>> from kenaz import nn
@@ -14,9 +18,6 @@ Layers are pure functions of their parameters (``linear(params, x)``,
 >>> grads = kenaz.grad(loss)(params, knp.ones((2, 4)), knp.array([0, 2]))
 >>> grads[0]["weight"].shape
 (4, 16)
-
-Randomness is always explicit: an initializer or dropout takes a
-``numpy.random.Generator`` or an int seed as its key.
 """
 
 from . import initializers

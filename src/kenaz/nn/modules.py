@@ -495,6 +495,7 @@ def count_parameters(params: Any) -> int:
     >>> count_parameters(MLP([64, 32, 10]).init(0))
     2410
     """
+    # Imported at the call: the only pytree use in this module.
     from .. import tree
 
     return int(sum(np.size(leaf) for leaf in tree.leaves(params)))

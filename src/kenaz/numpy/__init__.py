@@ -9,7 +9,7 @@ derivatives for free.
 from __future__ import annotations
 
 import builtins as _builtins  # `max`, `min`, `abs`, `any`, `sum` are NumPy's below
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as _np
@@ -183,7 +183,56 @@ def _plain_argument(value: Any) -> Any:
     return value
 
 
-def _constant(maker):
+def from_dlpack(x: Any, *, device: Any = None, copy: bool | None = None) -> Tensor:
+    """A tensor sharing the memory of another library's array, through DLPack.
+
+    ``x`` is any object with ``__dlpack__`` on the CPU: a NumPy array, a PyTorch
+    tensor, a JAX or CuPy array (after moving it to the host). No data is copied
+    unless ``copy=True``; do not modify ``x`` in place while the tensor is in use,
+    since tensors are immutable. The tensor is a constant: derivatives do not
+    flow back into the other library.
+
+    Parameters
+    ----------
+    x : object with ``__dlpack__`` and ``__dlpack_device__``
+        The array to import.
+    device : optional
+        Must be the CPU (``"cpu"`` or None): kenaz's backend is NumPy.
+    copy : bool, optional
+        True always copies; False never does (an error if a copy were needed).
+
+    Returns
+    -------
+    Tensor
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import kenaz.numpy as knp
+    >>> source = np.arange(3.0)
+    >>> t = knp.from_dlpack(source)
+    >>> t
+    Tensor([0., 1., 2.])
+    >>> np.shares_memory(np.from_dlpack(t), source)
+    True
+    """
+    if not hasattr(x, "__dlpack__"):
+        raise TypeError(
+            f"kenaz.numpy.from_dlpack: {type(x).__name__} does not support DLPack (it has no "
+            "__dlpack__ method); use kenaz.numpy.asarray for lists and other values"
+        )
+    try:
+        value = _np.from_dlpack(x, device=device, copy=copy)
+    except (BufferError, RuntimeError, TypeError, ValueError) as error:
+        raise type(error)(
+            f"kenaz.numpy.from_dlpack: cannot import {type(x).__name__} ({error}); kenaz "
+            "computes with NumPy on the CPU, so move GPU arrays to the host first "
+            "(e.g. `x.cpu()` in PyTorch)"
+        ) from error
+    return Tensor(value)
+
+
+def _constant(maker: Callable[..., Any]) -> Callable[..., Tensor]:
     def create(*args: Any, **kwargs: Any) -> Tensor:
         args = tuple(_plain_argument(a) for a in args)
         kwargs = {k: _plain_argument(v) for k, v in kwargs.items()}
@@ -204,7 +253,7 @@ arange = _constant(_np.arange)
 tri = _constant(_np.tri)
 
 
-def _like(maker):
+def _like(maker: Callable[..., Any]) -> Callable[..., Tensor]:
     def create(a: Any, dtype: Any = None, shape: Any = None, **kwargs: Any) -> Tensor:
         a_shape = _shape_of(a) if shape is None else shape
         a_dtype = _result_dtype(a) if dtype is None else dtype
@@ -232,7 +281,9 @@ def full_like(a: Any, fill_value: Any, dtype: Any = None, shape: Any = None) -> 
     return Tensor(_np.full(a_shape, fill_value, dtype=_result_dtype(a) if dtype is None else dtype))
 
 
-def linspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None, axis: int = 0):
+def linspace(
+    start: Any, stop: Any, num: int = 50, endpoint: bool = True, dtype: Any = None, axis: int = 0
+) -> Tensor:
     """Evenly spaced numbers over an interval; differentiable in ``start`` and ``stop``."""
     if not isinstance(start, Tensor) and not isinstance(stop, Tensor):
         return Tensor(_np.linspace(start, stop, num, endpoint=endpoint, dtype=dtype, axis=axis))
@@ -362,7 +413,9 @@ def logsumexp(x, axis=None, keepdims: bool = False) -> Tensor:
     return _reduction.logsumexp(x, axis=axis, keepdims=keepdims)
 
 
-def average(a, axis=None, weights=None, returned: bool = False):
+def average(
+    a: Any, axis: Any = None, weights: Any = None, returned: bool = False
+) -> Any:  # a tuple with returned=True
     """Weighted average over ``axis``."""
     if weights is None:
         avg = mean(a, axis=axis)
@@ -555,6 +608,7 @@ def nonzero(a) -> tuple[Tensor, ...]:
 def argsort(a, axis: int | None = -1, kind: Any = None, order: Any = None, *,
             stable: Any = None, descending: bool = False) -> Tensor:  # fmt: skip
     """Indices that sort ``a`` along ``axis`` (always stable; flattened when ``axis`` is None)."""
+    # The sorting primitives load on first use (no other function here needs them).
     from ..ops.sorting import argsort as _argsort
 
     a = asarray(a)
@@ -596,3 +650,38 @@ from ._signatures import *  # noqa: E402,F401,F403  (NumPy's signatures: out=, i
 
 # Defined last: earlier functions take a `dtype` parameter of the same name.
 dtype = _np.dtype
+
+# The public names: what `from kenaz.numpy import *` gives, and what type checkers and the
+# API reference see as exported (tests/typing checks this list against the module).
+from . import _extra  # noqa: E402
+
+__all__ = [
+    "abs", "absolute", "add", "allclose", "angle", "arange", "arccos", "arccosh", "arcsin",
+    "arcsinh", "arctan", "arctan2", "arctanh", "argsort", "array", "asarray", "astype", "atan2",
+    "atleast_1d", "atleast_2d", "atleast_3d", "average", "bitwise_and", "bitwise_or",
+    "bitwise_xor", "bool_", "broadcast_to", "cbrt", "ceil", "column_stack", "complex128",
+    "complex64", "conj", "conjugate", "cos", "cosh", "count_nonzero", "cross", "deg2rad",
+    "degrees", "diag", "diagonal", "diff", "divide", "dstack", "dtype", "e", "empty",
+    "empty_like", "equal", "erf", "euler_gamma", "exp", "exp2", "expand_dims", "expit", "expm1",
+    "eye", "fft", "finfo", "flip", "fliplr", "flipud", "float16", "float32", "float64", "floor",
+    "floor_divide", "fmax", "fmin", "from_dlpack", "full", "getitem", "greater",
+    "greater_equal", "hstack", "hypot", "identity", "iinfo", "imag", "inf", "inner", "int16",
+    "int32", "int64", "int8", "intp", "invert", "isclose", "isfinite", "isinf", "isnan", "less",
+    "less_equal", "linalg", "linspace", "log", "log10", "log1p", "log2", "logaddexp",
+    "logaddexp2", "logical_and", "logical_not", "logical_or", "logical_xor", "logsumexp",
+    "maximum", "minimum", "mod", "moveaxis", "multiply", "nan", "ndarray", "ndim", "negative",
+    "newaxis", "nonzero", "not_equal", "ones", "ones_like", "outer", "pad", "permute_dims",
+    "pi", "power", "rad2deg", "radians", "random", "ravel", "real", "reciprocal", "remainder",
+    "repeat", "reshape", "result_type", "roll", "row_stack", "scatter", "shape", "sign", "sin",
+    "sinc", "sinh", "size", "sort", "split", "sqrt", "square", "squeeze", "stop_gradient",
+    "subtract", "sum_to", "swapaxes", "take", "take_along_axis", "tan", "tanh", "tensordot",
+    "tile", "trace", "transpose", "tri", "tril", "triu", "true_divide", "uint16", "uint32",
+    "uint64", "uint8", "vdot", "vstack", "zeros", "zeros_like"
+]  # fmt: skip
+__all__ += _extra.__all__
+# NumPy's signatures (`_signatures`), named here so that type checkers see them as exported
+__all__ += [
+    "sum", "prod", "mean", "var", "std", "max", "min", "amax", "amin", "argmax", "argmin",
+    "cumsum", "cumprod", "clip", "round", "around", "all", "any", "dot", "matmul", "einsum",
+    "concatenate", "concat", "stack", "where", "full_like",
+]  # fmt: skip

@@ -207,6 +207,7 @@ def array_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict) -> An
     elif method == "accumulate":
         result = _reduce_or_scan(name, _UFUNC_ACCUMULATE, inputs, kwargs, method, keepdims=False)
     elif method == "outer":
+        # kenaz.numpy's functions, at the call: this module loads before they all exist.
         from .. import numpy as knp
 
         a, b = (knp.asarray(x) for x in inputs)

@@ -49,6 +49,7 @@ __all__ = [
 
 
 def _knp():
+    # kenaz.numpy imports this module, so it is read when used, not when this loads.
     from .. import numpy
 
     return numpy
@@ -172,6 +173,7 @@ def divmod(x: Any, y: Any) -> tuple[Tensor, Tensor]:  # noqa: A001
 
 def i0(x: Any) -> Tensor:
     """Modified Bessel function of order 0 (needs SciPy, like ``kenaz.scipy``)."""
+    # Imported when used: SciPy-backed functions load SciPy lazily, and so does this.
     from ..ops import special
 
     return special.i0(_float(x))
@@ -209,7 +211,9 @@ def nanmean(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False)
     return nansum(a, axis, dtype, keepdims) / _count(a, axis, keepdims)
 
 
-def nanvar(a: Any, axis: Any = None, dtype: Any = None, ddof: int = 0, keepdims: bool = False):
+def nanvar(
+    a: Any, axis: Any = None, dtype: Any = None, ddof: int = 0, keepdims: bool = False
+) -> Tensor:
     """Variance ignoring NaNs."""
     a = _float(a)
     centered = _without_nan(a - nanmean(a, axis, keepdims=True), 0.0)
@@ -220,7 +224,9 @@ def nanvar(a: Any, axis: Any = None, dtype: Any = None, ddof: int = 0, keepdims:
     return total / (_count(a, axis, keepdims) - ddof)
 
 
-def nanstd(a: Any, axis: Any = None, dtype: Any = None, ddof: int = 0, keepdims: bool = False):
+def nanstd(
+    a: Any, axis: Any = None, dtype: Any = None, ddof: int = 0, keepdims: bool = False
+) -> Tensor:
     """Standard deviation ignoring NaNs."""
     return _ew.sqrt(nanvar(a, axis, dtype, ddof, keepdims))
 
@@ -251,12 +257,16 @@ def nancumprod(a: Any, axis: Any = None) -> Tensor:
     return _reduction.cumprod(_without_nan(a, 1.0), axis)
 
 
-def cumulative_sum(x: Any, /, *, axis: Any = None, dtype: Any = None, include_initial=False):
+def cumulative_sum(
+    x: Any, /, *, axis: Any = None, dtype: Any = None, include_initial: bool = False
+) -> Tensor:
     """Array API ``cumulative_sum`` (``include_initial`` prepends a zero)."""
     return _cumulative(_reduction.cumsum, 0.0, x, axis, dtype, include_initial)
 
 
-def cumulative_prod(x: Any, /, *, axis: Any = None, dtype: Any = None, include_initial=False):
+def cumulative_prod(
+    x: Any, /, *, axis: Any = None, dtype: Any = None, include_initial: bool = False
+) -> Tensor:
     """Array API ``cumulative_prod`` (``include_initial`` prepends a one)."""
     return _cumulative(_reduction.cumprod, 1.0, x, axis, dtype, include_initial)
 
@@ -559,7 +569,9 @@ def geomspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, dtype
     return out if dtype is None else _ew.astype(out, dtype)
 
 
-def meshgrid(*xi: Any, copy: bool = True, sparse: bool = False, indexing: str = "xy"):
+def meshgrid(
+    *xi: Any, copy: bool = True, sparse: bool = False, indexing: str = "xy"
+) -> list[Tensor]:
     """Coordinate matrices from coordinate vectors."""
     xs = [_shape.ravel(_t(x)) for x in xi]
     ndim = len(xs)
@@ -813,7 +825,9 @@ def unravel_index(indices: Any, shape: Any, order: str = "C") -> tuple[Tensor, .
     return tuple(Tensor(i) for i in _np.unravel_index(_np.asarray(indices), shape, order=order))
 
 
-def ravel_multi_index(multi_index: Any, dims: Any, mode: str = "raise", order: str = "C"):
+def ravel_multi_index(
+    multi_index: Any, dims: Any, mode: str = "raise", order: str = "C"
+) -> Tensor:
     index = tuple(_np.asarray(i) for i in multi_index)
     return Tensor(_np.ravel_multi_index(index, dims, mode=mode, order=order))
 

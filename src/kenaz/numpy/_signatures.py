@@ -166,6 +166,7 @@ around = round
 
 def _previous(name: str) -> Any:
     """The ``kenaz.numpy`` definition a wrapper here replaces (read at import time)."""
+    # kenaz.numpy imports this module after defining those: read, not imported, at load.
     from .. import numpy
 
     return getattr(numpy, name)

@@ -127,7 +127,9 @@ def _one_axis(n: int | None, axis: int) -> tuple[list[int] | None, list[int]]:
 
 
 # -- one dimension -----------------------------------------------------------------------------
-def fft(a: Any, n: int | None = None, axis: int = -1, norm: str | None = None, out: Any = None):
+def fft(
+    a: Any, n: int | None = None, axis: int = -1, norm: str | None = None, out: Any = None
+) -> Tensor:
     """1-d discrete Fourier transform along ``axis``.
 
     Examples
@@ -140,83 +142,110 @@ def fft(a: Any, n: int | None = None, axis: int = -1, norm: str | None = None, o
     return _complex_nd(a, *_one_axis(n, axis), norm, inverse=False)
 
 
-def ifft(a: Any, n: int | None = None, axis: int = -1, norm: str | None = None, out: Any = None):
+def ifft(
+    a: Any, n: int | None = None, axis: int = -1, norm: str | None = None, out: Any = None
+) -> Tensor:
     """1-d inverse discrete Fourier transform."""
     _no_out(out, "ifft")
     return _complex_nd(a, *_one_axis(n, axis), norm, inverse=True)
 
 
-def rfft(a: Any, n: int | None = None, axis: int = -1, norm: str | None = None, out: Any = None):
+def rfft(
+    a: Any, n: int | None = None, axis: int = -1, norm: str | None = None, out: Any = None
+) -> Tensor:
     """1-d transform of real input: the ``n // 2 + 1`` non-negative frequencies."""
     _no_out(out, "rfft")
     return _real_nd(a, *_one_axis(n, axis), norm)
 
 
-def irfft(a: Any, n: int | None = None, axis: int = -1, norm: str | None = None, out: Any = None):
+def irfft(
+    a: Any, n: int | None = None, axis: int = -1, norm: str | None = None, out: Any = None
+) -> Tensor:
     """Inverse of :func:`rfft`: real output of length ``n`` (default ``2 * (m - 1)``)."""
     _no_out(out, "irfft")
     return _inverse_real_nd(a, *_one_axis(n, axis), norm)
 
 
-def hfft(a: Any, n: int | None = None, axis: int = -1, norm: str | None = None, out: Any = None):
+def hfft(
+    a: Any, n: int | None = None, axis: int = -1, norm: str | None = None, out: Any = None
+) -> Tensor:
     """Transform of a Hermitian-symmetric signal given by its first half (real output)."""
     _no_out(out, "hfft")
     return irfft(_ew.conjugate(_tensor(a)), n, axis, _SWAPPED[_norm(norm)])
 
 
-def ihfft(a: Any, n: int | None = None, axis: int = -1, norm: str | None = None, out: Any = None):
+def ihfft(
+    a: Any, n: int | None = None, axis: int = -1, norm: str | None = None, out: Any = None
+) -> Tensor:
     """Inverse of :func:`hfft` (real input, half-spectrum output)."""
     _no_out(out, "ihfft")
     return _ew.conjugate(rfft(a, n, axis, _SWAPPED[_norm(norm)]))
 
 
 # -- two and n dimensions ------------------------------------------------------------------------
-def fftn(a: Any, s: Any = None, axes: Any = None, norm: str | None = None, out: Any = None):
+def fftn(
+    a: Any, s: Any = None, axes: Any = None, norm: str | None = None, out: Any = None
+) -> Tensor:
     """n-d discrete Fourier transform (over all axes by default)."""
     _no_out(out, "fftn")
     return _complex_nd(a, s, axes, norm, inverse=False)
 
 
-def ifftn(a: Any, s: Any = None, axes: Any = None, norm: str | None = None, out: Any = None):
+def ifftn(
+    a: Any, s: Any = None, axes: Any = None, norm: str | None = None, out: Any = None
+) -> Tensor:
     """n-d inverse discrete Fourier transform."""
     _no_out(out, "ifftn")
     return _complex_nd(a, s, axes, norm, inverse=True)
 
 
-def rfftn(a: Any, s: Any = None, axes: Any = None, norm: str | None = None, out: Any = None):
+def rfftn(
+    a: Any, s: Any = None, axes: Any = None, norm: str | None = None, out: Any = None
+) -> Tensor:
     """n-d transform of real input (half spectrum along the last axis)."""
     _no_out(out, "rfftn")
     return _real_nd(a, s, axes, norm)
 
 
-def irfftn(a: Any, s: Any = None, axes: Any = None, norm: str | None = None, out: Any = None):
+def irfftn(
+    a: Any, s: Any = None, axes: Any = None, norm: str | None = None, out: Any = None
+) -> Tensor:
     """Inverse of :func:`rfftn`."""
     _no_out(out, "irfftn")
     return _inverse_real_nd(a, s, axes, norm)
 
 
-def fft2(a: Any, s: Any = None, axes: Any = (-2, -1), norm: str | None = None, out: Any = None):
+def fft2(
+    a: Any, s: Any = None, axes: Any = (-2, -1), norm: str | None = None, out: Any = None
+) -> Tensor:
     """2-d discrete Fourier transform over ``axes``."""
     return fftn(a, s, axes, norm, out)
 
 
-def ifft2(a: Any, s: Any = None, axes: Any = (-2, -1), norm: str | None = None, out: Any = None):
+def ifft2(
+    a: Any, s: Any = None, axes: Any = (-2, -1), norm: str | None = None, out: Any = None
+) -> Tensor:
     """2-d inverse discrete Fourier transform."""
     return ifftn(a, s, axes, norm, out)
 
 
-def rfft2(a: Any, s: Any = None, axes: Any = (-2, -1), norm: str | None = None, out: Any = None):
+def rfft2(
+    a: Any, s: Any = None, axes: Any = (-2, -1), norm: str | None = None, out: Any = None
+) -> Tensor:
     """2-d transform of real input."""
     return rfftn(a, s, axes, norm, out)
 
 
-def irfft2(a: Any, s: Any = None, axes: Any = (-2, -1), norm: str | None = None, out: Any = None):
+def irfft2(
+    a: Any, s: Any = None, axes: Any = (-2, -1), norm: str | None = None, out: Any = None
+) -> Tensor:
     """Inverse of :func:`rfft2`."""
     return irfftn(a, s, axes, norm, out)
 
 
 # -- shifts ---------------------------------------------------------------------------------------
 def _shift(x: Any, axes: Any, sign: int) -> Tensor:
+    # kenaz.numpy imports this module: its `roll` is read at the call.
     from . import roll
 
     x = x if isinstance(x, Tensor) else Tensor(x)

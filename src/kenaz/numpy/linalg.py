@@ -484,6 +484,7 @@ def trace(x: Any, /, *, offset: int = 0, dtype: Any = None) -> Tensor:
 
 def diagonal(x: Any, /, *, offset: int = 0) -> Tensor:
     """The diagonal of the last two axes (Array API ``linalg.diagonal``)."""
+    # Imported at the call, as this module's other rarely used helpers are.
     from ..ops.indexing import getitem
 
     x = _tensor(x)
@@ -501,6 +502,7 @@ def vecdot(x1: Any, x2: Any, /, *, axis: int = -1) -> Tensor:
 
 def cross(x1: Any, x2: Any, /, *, axis: int = -1) -> Tensor:
     """Cross product of 3-vectors (Array API ``linalg.cross``)."""
+    # kenaz.numpy imports this module: its `cross` is read at the call.
     from . import cross as _cross
 
     return _cross(x1, x2, axis=axis)

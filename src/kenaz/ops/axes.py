@@ -69,7 +69,6 @@ def shift_axes(axes: Sequence[int], batch_axis: int) -> tuple[int, ...]:
     return tuple(a + (a >= batch_axis) for a in axes)
 
 
-
 # -- batching rules that only re-perform their op ------------------------------------------
 def reduction(op, args, batch_axes, *, axis: tuple[int, ...], keepdims: bool, **params):
     """Batching rule for reductions over a normalized tuple ``axis`` (sum, prod, max, min)."""

@@ -604,6 +604,7 @@ def _check_rules_derivatives(
 def _check_batching(
     fn: Op | Callable[..., Any], args: tuple[Any, ...], params: dict[str, Any], tol: Tolerance
 ) -> None:
+    # testing.batching loads vmap's checks on first use (check_op without batching skips it).
     from .batching import check_batching
 
     check_batching(fn, args, params, atol=tol.atol, rtol=tol.rtol)
