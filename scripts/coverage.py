@@ -33,6 +33,8 @@ def run_tests(record: Path) -> int:
 
 
 def public_functions(module: types.ModuleType) -> list[str]:
+    """kenaz's own functions of ``module``: not NumPy's utilities passed through (those
+    are listed in docs/numpy_coverage.md)."""
     names = getattr(module, "__all__", None) or dir(module)
     return sorted(
         name
@@ -40,7 +42,16 @@ def public_functions(module: types.ModuleType) -> list[str]:
         if not name.startswith("_")
         and callable(getattr(module, name, None))
         and not isinstance(getattr(module, name), type)
+        and not _numpys_own(getattr(module, name))
     )
+
+
+def _numpys_own(function: object) -> bool:
+    """NumPy's object itself, or a kenaz wrapper running NumPy on plain values."""
+    if getattr(function, "__kenaz_numpy__", None) is not None:
+        return True
+    module = getattr(function, "__module__", None) or ""
+    return module == "numpy" or module.startswith("numpy.")
 
 
 def sections() -> list[tuple[str, str, list[str]]]:

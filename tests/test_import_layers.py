@@ -26,6 +26,7 @@ LAYERS: dict[str, int] = {
     "kenaz.effects": 2,
     "kenaz.ops": 3,
     "kenaz.call": 3,
+    "kenaz.mutation": 3,
     "kenaz.transform": 4,
     "kenaz.forward": 4,
     "kenaz.reverse": 4,

@@ -15,6 +15,7 @@ from typing import Any, Literal, TypeVar, overload
 from . import tree
 from .call import ClosureGuard, fresh_outputs
 from .effects import Handler, Op, fresh_level, handler, perform_args, scope
+from .mutation import check_saved, watch_mutations
 from .ops.elementwise import alias
 from .tensor import Tensor, tracked_records
 from .transform import as_tensor, check_tangent, forget_level, split_aux, zeros_like
@@ -208,10 +209,13 @@ def jvp(f: Callable[..., Any], primals: Any, tangents: Any, has_aux: bool = Fals
 class LinearizeHandler(Handler):
     """Records, for each op that depends on the inputs, what its jvp rules need."""
 
+    mutations: list | tuple = ()  # (node count, memory written): see kenaz.mutation
+
     def __init__(self) -> None:
         self.level = fresh_level()
         self.entries: list[tuple[Op, tuple, dict, Tensor, list[tuple[int, int]], Any]] = []
         self.node_count = 0
+        watch_mutations(self)  # in-place changes of Tensors are noted on self.mutations
 
     def watch(self, x: Tensor) -> Tensor:
         watched = alias(x)
@@ -296,6 +300,8 @@ def linearize(f: Callable[..., Out], *primals: Any) -> tuple[Out, Callable[..., 
 
     def f_jvp(*tangents: Any) -> Any:
         _, t_flat, _ = _flatten_pair(tuple(primals), tangents, "linearize")
+        if lin.mutations:  # a Tensor changed in place since the linearization
+            check_saved(entries, lin.mutations, "linearization")
         known: dict[int, Tensor] = {n: t for n, t in zip(in_nodes, t_flat) if n is not None}
         for op, args, params, out, parents, node in entries:
             arg_tangents = [(i, known[p]) for i, p in parents if p in known]

@@ -20,6 +20,7 @@ import numpy as np
 from . import tree
 from .call import ClosureGuard, fresh_outputs
 from .effects import Handler, Op, fresh_level, handler, identity, perform_args, scope
+from .mutation import check_saved, watch_mutations
 from .ops.elementwise import alias
 from .tensor import Tensor, _make, tracked_records
 from .transform import (
@@ -44,10 +45,13 @@ Pullback = Callable[[Any], tuple[Any, ...]]
 class ReverseHandler(Handler):
     """Records a tape of the ops that depend on the watched inputs."""
 
+    mutations: list | tuple = ()  # (node count, memory written): see kenaz.mutation
+
     def __init__(self) -> None:
         self.level = fresh_level()
         self.tape: list[tuple[Any, list[tuple[int, Callable]]]] = []
         self.node_count = 0
+        watch_mutations(self)  # in-place changes of Tensors are noted on self.mutations
 
     def watch(self, x: Tensor) -> Tensor:
         """Give ``x`` a fresh identity (an alias, performed outward) that this level tracks."""
@@ -184,6 +188,8 @@ class ReverseHandler(Handler):
         With ``consume``, each entry is dropped from the tape once used, so its
         residuals are freed during the pass (for a pullback called only once).
         """
+        if self.mutations:  # a Tensor changed in place while this tape lived
+            check_saved(self.tape, self.mutations)
         # Node numbers are dense, so the cotangents live in a list indexed by node.
         cotangents: list[Any] = [None] * self.node_count
         for node, g in seeds.items():

@@ -1,4 +1,4 @@
-"""The one public array type: ``Tensor``, an immutable wrapper of a NumPy value.
+"""The one public array type: ``Tensor``, a wrapper of a NumPy value.
 
 Operators, indexing and methods all go through ``perform`` (see
 ``kenaz.effects``), so every transformation sees them. Each tensor carries a
@@ -21,12 +21,15 @@ __all__ = ["Tensor", "asarray_value", "tracked_records"]
 
 
 class Tensor:
-    """An immutable n-dimensional array that transformations can see through.
+    """An n-dimensional array that transformations can see through.
 
     Create tensors with ``kenaz.numpy`` functions (``array``, ``zeros``, ...)
     or ``Tensor(value)``. Every operation accepts tensors, NumPy arrays and
     Python scalars alike and returns a ``Tensor``; ``numpy.asarray(t)``,
-    ``t.numpy()`` and ``float(t)`` give plain values back.
+    ``t.numpy()`` and ``float(t)`` give plain values back. A tensor that no
+    running transformation tracks changes in place as a NumPy array does
+    (``x[idx] = v``, ``x += v``); a tracked one is updated functionally with
+    ``x.at[idx].set(v)`` (see ``kenaz.mutation``).
 
     Examples
     --------
@@ -196,7 +199,7 @@ class Tensor:
         return perform_args(negative, (self,), {})
 
     def __pos__(self) -> Tensor:
-        return self
+        return _copy(self)  # NumPy's `+x` is a copy
 
     def __abs__(self) -> Tensor:
         return perform_args(absolute, (self,), {})
@@ -241,10 +244,56 @@ class Tensor:
         return perform_args(greater_equal, (self, other), {})
 
     def __setitem__(self, index: Any, value: Any) -> None:
-        raise TypeError(
-            "Tensors are immutable; use the functional update "
-            "`x = x.at[index].set(value)` instead of `x[index] = value`"
-        )
+        # In place, as NumPy, unless a running transformation tracks `self` or `value`
+        # (then a clear error naming `.at[]`): see kenaz.mutation.
+        _mutation.assign(self, index, value)
+
+    # In-place operators change an untracked Tensor's memory, as NumPy's do; on a
+    # tracked one (or with a tracked operand) they rebind the name, as in JAX.
+    def __iadd__(self, other: Any) -> Tensor:
+        return _mutation.update_in_place(self, add, np.add, other)
+
+    def __isub__(self, other: Any) -> Tensor:
+        return _mutation.update_in_place(self, subtract, np.subtract, other)
+
+    def __imul__(self, other: Any) -> Tensor:
+        return _mutation.update_in_place(self, multiply, np.multiply, other)
+
+    def __itruediv__(self, other: Any) -> Tensor:
+        return _mutation.update_in_place(self, divide, np.divide, other)
+
+    def __ifloordiv__(self, other: Any) -> Tensor:
+        return _mutation.update_in_place(self, floor_divide, np.floor_divide, other)
+
+    def __imod__(self, other: Any) -> Tensor:
+        return _mutation.update_in_place(self, remainder, np.remainder, other)
+
+    def __ipow__(self, other: Any) -> Tensor:
+        return _mutation.update_in_place(self, power, np.power, other)
+
+    def __iand__(self, other: Any) -> Tensor:
+        return _mutation.update_in_place(self, bitwise_and, np.bitwise_and, other)
+
+    def __ior__(self, other: Any) -> Tensor:
+        return _mutation.update_in_place(self, bitwise_or, np.bitwise_or, other)
+
+    def __ixor__(self, other: Any) -> Tensor:
+        return _mutation.update_in_place(self, bitwise_xor, np.bitwise_xor, other)
+
+    def __imatmul__(self, other: Any) -> Tensor:
+        return _mutation.update_in_place(self, matmul, np.matmul, other)
+
+    def __format__(self, spec: str) -> str:
+        """Format as NumPy formats the value: a 0-d Tensor takes every spec its scalar
+        takes (``f"{loss:.6f}"``, ``f"{acc:15}"``); an empty spec gives ``str``."""
+        if not spec:
+            return str(self)
+        value = self._value
+        return format(value[()] if isinstance(value, np.ndarray) else value, spec)
+
+    def copy(self) -> Tensor:
+        """A copy with its own memory (differentiable), as ``ndarray.copy``."""
+        return _copy(self)
 
     @property
     def at(self) -> _IndexUpdateHelper:
@@ -306,14 +355,17 @@ class Tensor:
     def swapaxes(self, axis1: int, axis2: int) -> Tensor:
         return swapaxes(self, axis1, axis2)
 
-    def astype(self, dtype: Any) -> Tensor:
+    def astype(self, dtype: Any, copy: bool = True) -> Tensor:
+        """Cast to ``dtype``: a copy even for the same dtype unless ``copy=False`` (NumPy's)."""
+        if copy and np.dtype(dtype) == self.dtype:
+            return _copy(self)
         return astype(self, dtype)
 
     def ravel(self) -> Tensor:
         return ravel(self)
 
     def flatten(self) -> Tensor:
-        return ravel(self)
+        return _copy(ravel(self))
 
     def squeeze(self, axis: int | tuple[int, ...] | None = None) -> Tensor:
         return squeeze(self, axis)
@@ -337,6 +389,78 @@ class Tensor:
     @property
     def imag(self) -> Tensor:
         return imag(self)
+
+    # More of ndarray's methods: kenaz.numpy's functions with ``self`` first.
+    def all(self, *args: Any, **kwargs: Any) -> Tensor:
+        return _numpy_api.all(self, *args, **kwargs)
+
+    def any(self, *args: Any, **kwargs: Any) -> Tensor:
+        return _numpy_api.any(self, *args, **kwargs)
+
+    def argsort(self, *args: Any, **kwargs: Any) -> Tensor:
+        return _knp.argsort(self, *args, **kwargs)
+
+    def argpartition(self, *args: Any, **kwargs: Any) -> Tensor:
+        return _knp.argpartition(self, *args, **kwargs)
+
+    def nonzero(self) -> tuple[Tensor, ...]:
+        return _knp.nonzero(self)
+
+    def diagonal(self, *args: Any, **kwargs: Any) -> Tensor:
+        return _knp.diagonal(self, *args, **kwargs)
+
+    def trace(self, *args: Any, **kwargs: Any) -> Tensor:
+        return _knp.trace(self, *args, **kwargs)
+
+    def repeat(self, *args: Any, **kwargs: Any) -> Tensor:
+        return _knp.repeat(self, *args, **kwargs)
+
+    def take(self, *args: Any, **kwargs: Any) -> Tensor:
+        return _knp.take(self, *args, **kwargs)
+
+    def compress(self, condition: Any, axis: int | None = None) -> Tensor:
+        return _knp.compress(condition, self, axis)
+
+    def choose(self, choices: Any, mode: str = "raise") -> Tensor:
+        return _knp.choose(self, choices, mode)
+
+    def searchsorted(self, *args: Any, **kwargs: Any) -> Tensor:
+        return _knp.searchsorted(self, *args, **kwargs)
+
+    def conjugate(self) -> Tensor:
+        return conjugate(self)
+
+    def tobytes(self, order: str = "C") -> bytes:
+        return np.asarray(self._value).tobytes(order)
+
+    @property
+    def itemsize(self) -> int:
+        return self.dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.dtype.itemsize
+
+    # ndarray's in-place methods, with the rules of `x[...] = v` (kenaz.mutation).
+    def fill(self, value: Any) -> None:
+        """Set every element to ``value``, in place."""
+        _mutation.assign(self, Ellipsis, value)
+
+    def sort(self, axis: int = -1, kind: Any = None, order: Any = None) -> None:
+        """Sort in place along ``axis`` (``kenaz.numpy.sort`` returns a sorted copy)."""
+        _mutation.assign(self, Ellipsis, _knp.sort(self, axis=axis))
+
+    def partition(
+        self, kth: Any, axis: int = -1, kind: str = "introselect", order: Any = None
+    ) -> None:
+        """Partition in place around ``kth``, as ``ndarray.partition``."""
+        _mutation.assign(self, Ellipsis, _knp.partition(self, kth, axis=axis))
+
+    def put(self, indices: Any, values: Any, mode: str = "raise") -> None:
+        """``numpy.put``: set the flattened elements at ``indices``, in place."""
+        _mutation.in_place_target(self, "put").put(
+            _mutation.plain(indices), _mutation.plain(values), mode
+        )
 
     # -- exchange with other array libraries, and notebooks ----------------------
     def __dlpack__(
@@ -487,6 +611,8 @@ def asarray_value(value: Any, dtype: Any = None) -> np.ndarray:
 # above them all, binds these module-level names (and `Tensor.__getitem__`) when kenaz
 # is imported: the operators read them as globals, exactly as if imported here.
 if TYPE_CHECKING:
+    from . import mutation as _mutation
+    from . import numpy as _knp
     from .effects import perform_args
     from .numpy import _signatures as _numpy_api
     from .ops.elementwise import (
@@ -515,6 +641,7 @@ if TYPE_CHECKING:
         square,
         subtract,
     )
+    from .ops.elementwise import copy as _copy
     from .ops.indexing import getitem, scatter
     from .ops.linalg import dot, matmul
     from .ops.shape import ravel, reshape, squeeze, swapaxes, transpose

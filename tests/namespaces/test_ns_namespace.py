@@ -84,6 +84,19 @@ DIFFERENTIABLE = [
     ("cumulative_prod", (m34,), {"axis": 1, "include_initial": True}),
     ("real_if_close", (v5 + 1e-20j,), {}),
     ("i0", (v5,), {}),
+    ("asanyarray", (v5,), {}),
+    ("ascontiguousarray", (m34,), {}),
+    ("asfortranarray", (m34,), {}),
+    ("require", (m34,), {}),
+    ("matvec", (m34, v5[:4]), {}),
+    ("vecmat", (v5[:3], m34), {}),
+    ("unwrap", (np.array([0.1, 3.0, 6.0, -2.5, 1.0]),), {}),
+    ("polyadd", (v5[:3], w5), {}),
+    ("polysub", (v5, w5[:2]), {}),
+    ("polymul", (v5[:3], w5[:2]), {}),
+    ("polyder", (v5,), {"m": 2}),
+    ("polyint", (v5,), {"m": 2, "k": [0.5, -1.0]}),
+    ("poly", (v5[:3],), {}),
 ]
 
 
@@ -218,6 +231,12 @@ def test_unique_is_differentiable_in_its_values():
     assert len(knp.unique_all(x)) == 4 and knp.unique_values(x).shape == (3,)
 
 
+def test_asarray_chkfinite():
+    check("asarray_chkfinite", knp.asarray_chkfinite, v5)
+    with pytest.raises(ValueError, match="infs or NaNs"):
+        knp.asarray_chkfinite(nan5)
+
+
 def test_frexp_modf_divmod():
     x = np.array([0.3, -2.5, 7.2])
     mantissa, exponent = knp.frexp(x)
@@ -248,8 +267,16 @@ def test_random_returns_constants():
     np.random.seed(1)
     np.testing.assert_array_equal(a.numpy(), np.random.normal(size=3))
     assert isinstance(knp.random.permutation(knp.arange(4)), kenaz.Tensor)
-    with pytest.raises(TypeError, match="permutation"):
-        knp.random.shuffle(knp.arange(4))
+    deck = knp.arange(10)
+    knp.random.shuffle(deck)  # in place, as NumPy's, on a Tensor nothing tracks
+    assert sorted(deck.tolist()) == list(range(10))
+
+    def shuffled(x):
+        knp.random.shuffle(x)
+        return x.sum()
+
+    with pytest.raises(TypeError, match="random.shuffle"):
+        kenaz.grad(shuffled)(knp.ones(3))
     assert isinstance(knp.random.default_rng(0), np.random.Generator)
 
 

@@ -42,6 +42,7 @@ UNARY_DOMAINS = [
     (ew.square, -2.0, 2.0),
     (ew.erf, -2.0, 2.0),
     (ew.alias, -2.0, 2.0),
+    (ew.copy, -2.0, 2.0),
 ]
 
 # Piecewise constant: zero derivative away from the jumps.

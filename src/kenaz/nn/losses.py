@@ -190,7 +190,7 @@ def softmax_cross_entropy(
                 f"logits' shape {logits.shape}, got {labels.shape}; integer labels need an "
                 "integer dtype"
             )
-        targets = labels.astype(logits.dtype)
+        targets = labels.astype(logits.dtype, copy=False)
     if label_smoothing:
         targets = (1 - label_smoothing) * targets + label_smoothing / num_classes
     per_example = -knp.sum(targets * log_softmax(logits, axis=-1), axis=-1)

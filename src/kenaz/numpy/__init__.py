@@ -159,10 +159,14 @@ permute_dims = transpose
 def array(obj: Any, dtype: Any = None, copy: bool = True) -> Tensor:
     """Create a tensor. Nested sequences of tensors are stacked differentiably."""
     if isinstance(obj, Tensor):
-        return obj if dtype is None else obj.astype(dtype)
+        if not copy:
+            return obj if dtype is None else _ew.astype(obj, dtype)
+        return _ew.copy(obj) if dtype is None or _np.dtype(dtype) == obj.dtype else (
+            _ew.astype(obj, dtype)
+        )
     if isinstance(obj, (list, tuple)) and holds_tensor(obj):
         stacked = _shape.stack([array(item) for item in obj])
-        return stacked if dtype is None else stacked.astype(dtype)
+        return stacked if dtype is None else stacked.astype(dtype, copy=False)
     return Tensor(_np.array(obj, dtype=dtype, copy=copy))
 
 
@@ -170,7 +174,7 @@ def asarray(obj: Any, dtype: Any = None) -> Tensor:
     """Convert to a tensor without copying where possible."""
     if isinstance(obj, Tensor) and dtype is None:
         return obj
-    return array(obj, dtype=dtype, copy=None) if not isinstance(obj, Tensor) else obj.astype(dtype)
+    return array(obj, dtype=dtype, copy=None) if not isinstance(obj, Tensor) else astype(obj, dtype)
 
 
 def _plain_argument(value: Any) -> Any:
@@ -188,9 +192,9 @@ def from_dlpack(x: Any, *, device: Any = None, copy: bool | None = None) -> Tens
 
     ``x`` is any object with ``__dlpack__`` on the CPU: a NumPy array, a PyTorch
     tensor, a JAX or CuPy array (after moving it to the host). No data is copied
-    unless ``copy=True``; do not modify ``x`` in place while the tensor is in use,
-    since tensors are immutable. The tensor is a constant: derivatives do not
-    flow back into the other library.
+    unless ``copy=True``; changing ``x`` in place changes the tensor (and a change
+    made that way is invisible to kenaz's check of what a tape saved). The tensor
+    is a constant: derivatives do not flow back into the other library.
 
     Parameters
     ----------
@@ -293,7 +297,7 @@ def linspace(
     steps = steps.reshape((-1,) + (1,) * _np.broadcast_shapes(start.shape, stop.shape).__len__())
     out = start + (stop - start) * steps
     out = moveaxis(out, 0, axis) if axis != 0 else out
-    return out if dtype is None else out.astype(dtype)
+    return out if dtype is None else out.astype(dtype, copy=False)
 
 
 # -- shape helpers that work on tensors ---------------------------------------------------
@@ -573,7 +577,7 @@ def cross(a, b, axis: int = -1) -> Tensor:
 
 
 def allclose(a, b, rtol: float = 1e-5, atol: float = 1e-8, equal_nan: bool = False) -> bool:
-    return bool(_np.allclose(_np.asarray(a), _np.asarray(b), rtol, atol, equal_nan))
+    return _builtins.bool(_np.allclose(_np.asarray(a), _np.asarray(b), rtol, atol, equal_nan))
 
 
 def isclose(a, b, rtol: float = 1e-5, atol: float = 1e-8, equal_nan: bool = False) -> Tensor:
@@ -685,3 +689,22 @@ __all__ += [
     "cumsum", "cumprod", "clip", "round", "around", "all", "any", "dot", "matmul", "einsum",
     "concatenate", "concat", "stack", "where", "full_like",
 ]  # fmt: skip
+
+# The rest of NumPy's namespace: NumPy's own utilities, and pass-throughs that refuse
+# tracked Tensors (see _utilities and docs/numpy_coverage.md). kenaz's own names win.
+from . import _utilities  # noqa: E402
+
+_added = [name for name in _utilities.NAMESPACE if name not in globals()]
+for _name in _added:
+    globals()[_name] = _utilities.NAMESPACE[_name]
+vectorize = _utilities.vectorize
+r_, c_ = _utilities.r_, _utilities.c_
+
+
+# NumPy's submodules (`testing`, `ma`, `lib`, ...), imported on first use. Not a module
+# `__getattr__`: that would stop Python from specializing every `knp.<name>` lookup.
+for _name in sorted(_utilities.OWN_MODULES):
+    globals()[_name] = _utilities.NumpySubmodule(_name)
+__all__ += [name for name in _added if not name.startswith("_")]
+__all__ += ["vectorize", "r_", "c_", *sorted(_utilities.OWN_MODULES)]
+del _name, _added

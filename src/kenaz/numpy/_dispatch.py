@@ -1,12 +1,22 @@
 """NumPy dispatch: ``numpy.sin(t)``, ``numpy.sum(t, axis=0)``, ``ndarray + t`` on Tensors.
 
 ``Tensor.__array_ufunc__`` and ``Tensor.__array_function__`` send NumPy's
-functions here. Each is looked up by name in the matching kenaz namespace
-(``numpy.linalg.norm`` -> ``kenaz.numpy.linalg.norm``), its arguments are
-re-bound by name, and the kenaz function runs: so unmodified NumPy code stays
-differentiable under every transformation. A NumPy function kenaz does not
-implement raises a ``TypeError`` naming it, rather than converting the tensor
-to an array and silently dropping its derivative.
+functions here. Two cases:
+
+- No argument is tracked by a running transformation (always the case when
+  none runs): there is no derivative to keep, so NumPy itself runs on the
+  plain values and returns what NumPy returns (ndarrays), as HIPS autograd
+  does outside its transformations. That is what code written for NumPy
+  arrays (SciPy's compiled routines, matplotlib) needs. NumPy functions that
+  write into an argument (``out=``, ``fill_diagonal``, ``copyto``, ...) write
+  into the Tensor's memory, as ``x[idx] = v`` does.
+- An argument is tracked: the function is looked up by name in the matching
+  kenaz namespace (``numpy.linalg.norm`` -> ``kenaz.numpy.linalg.norm``), its
+  arguments are re-bound by name, and the kenaz function runs, so unmodified
+  NumPy code stays differentiable under every transformation. A NumPy
+  function kenaz does not differentiate raises a ``TypeError`` naming it,
+  rather than converting the tensor to an array and silently dropping its
+  derivative.
 """
 
 from __future__ import annotations
@@ -19,7 +29,10 @@ from typing import Any
 
 import numpy as np
 
+from ..effects import _handlers
+from ..mutation import in_place_target, is_tracked, plain
 from ..tensor import Tensor
+from ._utilities import VALUES_ONLY
 
 __all__ = ["array_ufunc", "array_function"]
 
@@ -65,15 +78,6 @@ _UFUNC_ACCUMULATE = {"add": "cumsum", "multiply": "cumprod"}
 
 # How many leading parameters may be matched by position when their names differ.
 _LEADING_ARRAYS = 2
-
-
-def _plain(x: Any) -> Any:
-    """Tensors (also inside lists and tuples) as NumPy arrays."""
-    if isinstance(x, Tensor):
-        return np.asarray(x)
-    if isinstance(x, (list, tuple)):
-        return type(x)(_plain(item) for item in x)
-    return x
 
 
 def _unsupported(name: str, why: str = "") -> TypeError:
@@ -124,8 +128,8 @@ def _rebind(
     numpy_sig, kenaz_sig = _signature(numpy_func), _signature(kenaz_func)
     if kwargs.get("out") is not None:
         raise TypeError(
-            f"kenaz: numpy.{name}(..., out=...) is not supported: Tensors are immutable; "
-            "use the returned value instead of out="
+            f"kenaz: numpy.{name}(..., out=...) is not supported on tracked "
+            "Tensors: use the returned value instead of out="
         )
     kenaz_params = list(kenaz_sig.parameters.values()) if kenaz_sig is not None else []
     variadic = bool(kenaz_params) and kenaz_params[0].kind is inspect.Parameter.VAR_POSITIONAL
@@ -168,14 +172,67 @@ def _rebind(
     return positional, keywords
 
 
+# NumPy functions that write into their first argument.
+_WRITES_FIRST = {"fill_diagonal", "copyto", "put", "place", "putmask", "put_along_axis"}
+
+
+def _tracked_call(args: Any, kwargs: dict) -> bool:
+    """Whether a transformation runs and some argument is tracked by it."""
+    return bool(_handlers.get()) and (is_tracked(args) or is_tracked(kwargs))
+
+
+def _writable_out(out: Any, name: str) -> Any:
+    """``out=`` (a Tensor, array, or tuple of them) with Tensors as their (checked) memory."""
+    if isinstance(out, Tensor):
+        return in_place_target(out, name)
+    if isinstance(out, tuple):
+        return tuple(_writable_out(o, name) for o in out)
+    return out
+
+
+def _as_given(result: Any, given: Any, plain_given: Any) -> Any:
+    """NumPy returns the ``out`` array it wrote into: give back the Tensor that was passed."""
+    if isinstance(given, Tensor) and result is plain_given:
+        return given
+    if isinstance(given, tuple):
+        if not isinstance(result, tuple):  # a ufunc's single output, passed as `(out,)`
+            return _as_given(result, given[0], plain_given[0]) if len(given) == 1 else result
+        return tuple(_as_given(r, g, p) for r, g, p in zip(result, given, plain_given))
+    return result
+
+
+def _as_tensors(result: Any) -> Any:
+    """A ufunc's numeric array results as Tensors (a tuple for several outputs)."""
+    if isinstance(result, tuple):
+        return tuple(_as_tensors(r) for r in result)
+    if isinstance(result, (np.ndarray, np.generic)) and result.dtype.kind in "biufc":
+        return Tensor(result)
+    return result
+
+
+def numpy_on_values(func: Callable, name: str, args: tuple, kwargs: dict) -> Any:
+    """Run NumPy's ``func`` on the plain values of Tensors, as if they were ndarrays."""
+    args, kwargs = list(args), dict(kwargs)
+    if name in _WRITES_FIRST and args and isinstance(args[0], Tensor):
+        args[0] = in_place_target(args[0], name)
+    given_out = kwargs.get("out")
+    if given_out is not None:
+        kwargs["out"] = _writable_out(given_out, name)
+    implementation = getattr(func, "_implementation", func)
+    result = implementation(*plain(args), **plain(kwargs))
+    return result if given_out is None else _as_given(result, given_out, kwargs["out"])
+
+
 def array_function(func: Callable, types: tuple[type, ...], args: tuple, kwargs: dict) -> Any:
-    """``Tensor.__array_function__``: run the kenaz counterpart of a NumPy function."""
+    """``Tensor.__array_function__``: NumPy on untracked values, else the kenaz counterpart."""
     if not all(issubclass(t, (Tensor, np.ndarray)) for t in types):
         return NotImplemented
     name = func.__name__
+    if not _tracked_call(args, kwargs):
+        return numpy_on_values(func, name, args, kwargs)
     module = getattr(func, "__module__", "numpy") or "numpy"
-    if name in _ON_VALUES and module == "numpy":
-        return func(*_plain(args), **_plain(kwargs))
+    if (name in _ON_VALUES or name in VALUES_ONLY) and module == "numpy":
+        return func(*plain(args), **plain(kwargs))
     kenaz_func = _kenaz_counterpart(module, name)
     qualified = name if module == "numpy" else f"{module.removeprefix('numpy.')}.{name}"
     if kenaz_func is None or kenaz_func is func:
@@ -185,13 +242,25 @@ def array_function(func: Callable, types: tuple[type, ...], args: tuple, kwargs:
 
 
 def array_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict) -> Any:
-    """``Tensor.__array_ufunc__``: run the kenaz counterpart of a ufunc (or reduce/accumulate)."""
+    """``Tensor.__array_ufunc__``: NumPy on untracked values, else the kenaz counterpart
+    of a ufunc (or its reduce/accumulate/outer)."""
     name = ufunc.__name__
+    if not _tracked_call(inputs, kwargs):
+        inputs = list(inputs)
+        if method == "at" and isinstance(inputs[0], Tensor):  # writes into its first input
+            inputs[0] = in_place_target(inputs[0], f"{name}.at")
+        given_out = kwargs.get("out")
+        if given_out is not None:
+            kwargs = dict(kwargs, out=_writable_out(given_out, name))
+        result = getattr(ufunc, method)(*plain(inputs), **plain(kwargs))
+        if given_out is not None:
+            return _as_given(result, given_out, kwargs["out"])
+        return _as_tensors(result)
     out = kwargs.pop("out", None)
     if out is not None and any(o is not None for o in out):
         raise TypeError(
-            f"kenaz: numpy.{name}(..., out=...) is not supported: Tensors are immutable; "
-            "use the returned value instead of out="
+            f"kenaz: numpy.{name}(..., out=...) is not supported on tracked "
+            "Tensors: use the returned value instead of out="
         )
     dtype = kwargs.pop("dtype", None)
     for key, value in kwargs.items():

@@ -85,8 +85,8 @@ def fabs(x: Any) -> Tensor:
 
 
 def positive(x: Any) -> Tensor:
-    """``+x``."""
-    return _t(x)
+    """``+x``: a copy, as NumPy's."""
+    return _ew.copy(x)
 
 
 def float_power(x: Any, y: Any) -> Tensor:
@@ -293,7 +293,7 @@ def quantile(
 ) -> Tensor:  # fmt: skip
     """``q``-th quantiles (``q`` in [0, 1]) by linear interpolation between sorted values."""
     if out is not None:
-        raise TypeError("kenaz.quantile: out= is not supported; Tensors are immutable")
+        raise TypeError("kenaz.quantile: out= is not supported; use the returned value")
     if method != "linear":
         raise NotImplementedError(f"kenaz.quantile: method {method!r}; only 'linear' is supported")
     knp = _knp()
@@ -333,7 +333,7 @@ def nanquantile(
 ) -> Tensor:  # fmt: skip
     """Quantiles ignoring NaNs (each slice interpolates among its own valid values)."""
     if out is not None:
-        raise TypeError("kenaz.nanquantile: out= is not supported; Tensors are immutable")
+        raise TypeError("kenaz.nanquantile: out= is not supported; use the returned value")
     if method != "linear":
         raise NotImplementedError("kenaz.nanquantile: only method='linear' is supported")
     knp = _knp()
@@ -704,8 +704,8 @@ def choose(a: Any, choices: Sequence[Any], mode: str = "raise") -> Tensor:
 
 
 def copy(a: Any, order: str = "K", subok: bool = False) -> Tensor:
-    """A tensor with ``a``'s values (tensors are immutable, so no data needs copying)."""
-    return _t(a)
+    """A copy of ``a`` with its own memory (differentiable)."""
+    return _ew.copy(a)
 
 
 def compress(condition: Any, a: Any, axis: Any = None) -> Tensor:
@@ -898,3 +898,129 @@ def unique_all(x: Any, /) -> tuple[Tensor, Tensor, Tensor, Tensor]:
 
 vecdot = _linalg.vecdot
 matrix_transpose = _linalg.matrix_transpose
+
+
+# -- conversions: kenaz has one array type, so these are `asarray` (differentiable) ---------
+def asanyarray(a: Any, dtype: Any = None) -> Tensor:
+    """``asarray``: Tensor is kenaz's only array type."""
+    return _knp().asarray(a, dtype=dtype)
+
+
+def ascontiguousarray(a: Any, dtype: Any = None) -> Tensor:
+    """``asarray`` (memory layout is NumPy's business; the values are the same)."""
+    return _knp().asarray(a, dtype=dtype)
+
+
+def asfortranarray(a: Any, dtype: Any = None) -> Tensor:
+    """``asarray`` (memory layout is NumPy's business; the values are the same)."""
+    return _knp().asarray(a, dtype=dtype)
+
+
+def require(a: Any, dtype: Any = None, requirements: Any = None) -> Tensor:
+    """``asarray``; the layout requirements do not change the values."""
+    return _knp().asarray(a, dtype=dtype)
+
+
+def asarray_chkfinite(a: Any, dtype: Any = None, order: Any = None) -> Tensor:
+    """``asarray``, raising ``ValueError`` if ``a`` holds infs or NaNs (as NumPy)."""
+    a = _knp().asarray(a, dtype=dtype)
+    if a.dtype.kind in "fc" and not bool(_knp().all(_ew.isfinite(a))):
+        raise ValueError("array must not contain infs or NaNs")
+    return a
+
+
+# -- matrix-vector products (NumPy 2.2's ufuncs) ----------------------------------------------
+def matvec(x1: Any, x2: Any) -> Tensor:
+    """``x1 @ x2`` for stacks of matrices ``x1`` and vectors ``x2``."""
+    return _matmul(x1, _shape.expand_dims(_t(x2), -1))[..., 0]
+
+
+def vecmat(x1: Any, x2: Any) -> Tensor:
+    """``conj(x1) @ x2`` for stacks of vectors ``x1`` and matrices ``x2``."""
+    return _matmul(_shape.expand_dims(_ew.conjugate(_t(x1)), -2), x2)[..., 0, :]
+
+
+# -- phase unwrapping: the correction is piecewise constant ------------------------------------
+def unwrap(p: Any, discont: Any = None, axis: int = -1, *, period: float = 2 * math.pi) -> Tensor:
+    """NumPy's ``unwrap``, composed of primitives (so ``vmap`` batches it). The added
+    multiples of ``period`` are constants: the derivative is the identity (away from
+    the jumps, where it is not defined)."""
+    knp = _knp()
+    p = _float(p)
+    axis = _axis(axis, p.ndim)
+    values = _ew.stop_gradient(p)
+    dd = knp.diff(values, axis=axis)
+    high = period / 2
+    discont = high if discont is None else discont
+    ddmod = _ew.remainder(dd + high, period) - high
+    ddmod = _ew.where(_ew.logical_and(_ew.equal(ddmod, -high), _ew.greater(dd, 0)), high, ddmod)
+    correction = _ew.where(_ew.less(_ew.absolute(dd), discont), 0.0, ddmod - dd)
+    correction = knp.cumsum(correction, axis=axis)
+    first = _shape.slice_axis(_ew.multiply(values, 0.0), axis, 0, 1)
+    return p + _ew.stop_gradient(knp.concatenate([first, correction], axis=axis))
+
+
+# -- polynomial arithmetic (coefficients highest power first, as np.polyval) --------------------
+def _poly1d_coefficients(p: Any) -> Tensor:
+    p = _knp().atleast_1d(_t(p))
+    if p.ndim != 1:
+        raise ValueError(f"kenaz: polynomial coefficients must be 1-d, got shape {p.shape}")
+    return p
+
+
+def polyadd(a1: Any, a2: Any) -> Tensor:
+    """Sum of two polynomials."""
+    a1, a2 = _poly1d_coefficients(a1), _poly1d_coefficients(a2)
+    n = max(a1.shape[0], a2.shape[0])
+    pad = _knp().pad
+    return pad(a1, (n - a1.shape[0], 0)) + pad(a2, (n - a2.shape[0], 0))
+
+
+def polysub(a1: Any, a2: Any) -> Tensor:
+    """Difference of two polynomials."""
+    return polyadd(a1, -_poly1d_coefficients(a2))
+
+
+def polymul(a1: Any, a2: Any) -> Tensor:
+    """Product of two polynomials (the convolution of their coefficients)."""
+    return convolve(_poly1d_coefficients(a1), _poly1d_coefficients(a2))
+
+
+def polyder(p: Any, m: int = 1) -> Tensor:
+    """The ``m``-th derivative of a polynomial."""
+    p = _poly1d_coefficients(p)
+    for _ in range(m):
+        n = p.shape[0] - 1
+        if n <= 0:
+            return _ew.multiply(p[:1], 0.0)
+        p = p[:-1] * _np.arange(n, 0, -1, dtype=float)
+    return p
+
+
+def polyint(p: Any, m: int = 1, k: Any = None) -> Tensor:
+    """The ``m``-th antiderivative of a polynomial, with integration constants ``k`` (0)."""
+    p = _poly1d_coefficients(p)
+    constants = _np.zeros(m) if k is None else _np.atleast_1d(_np.asarray(k, dtype=float))
+    if constants.shape[0] == 1 and m > 1:
+        constants = _np.repeat(constants, m)
+    for i in range(m):
+        n = p.shape[0]
+        scaled = p / _np.arange(n, 0, -1, dtype=float)
+        p = _knp().concatenate([scaled, _knp().asarray(constants[i : i + 1], dtype=scaled.dtype)])
+    return p
+
+
+def poly(seq_of_zeros: Any) -> Tensor:
+    """Coefficients of the monic polynomial with the given (1-d) roots."""
+    roots = _poly1d_coefficients(seq_of_zeros)
+    coefficients = _knp().ones(1, dtype=roots.dtype)
+    for i in range(roots.shape[0]):
+        factor = _knp().stack([_knp().ones((), roots.dtype), -roots[i]])  # x - root
+        coefficients = convolve(coefficients, factor)
+    return coefficients
+
+
+__all__ += [
+    "asanyarray", "ascontiguousarray", "asfortranarray", "require", "asarray_chkfinite",
+    "matvec", "vecmat", "unwrap", "polyadd", "polysub", "polymul", "polyder", "polyint", "poly",
+]  # fmt: skip

@@ -4,7 +4,7 @@ The primitives' front ends (``kenaz.ops.reduction.sum(x, axis, keepdims,
 dtype)``, ...) take their parameters in their own order; NumPy code calls
 ``sum(a, axis, dtype, out, keepdims, initial, where)``. These wrappers take
 NumPy's order and names, accept ``out=None`` and reject anything else with a
-clear error (Tensors are immutable), and support ``initial`` and ``where``
+clear error (kenaz functions return new Tensors), and support ``initial`` and ``where``
 where NumPy has them.
 """
 
@@ -31,7 +31,7 @@ def reject_out(out: Any, name: str) -> None:
     """The error for ``out=`` (anything but None): kenaz cannot write into an array."""
     if out is not None:
         raise TypeError(
-            f"kenaz.numpy.{name}: out= is not supported (Tensors are immutable); "
+            f"kenaz.numpy.{name}: out= is not supported (kenaz functions return new Tensors); "
             "use the returned value"
         )
 

@@ -9,6 +9,9 @@ them all, sets the module-level names those operators read, once, when
 
 from __future__ import annotations
 
+import importlib
+
+from .. import mutation as _mutation
 from .. import tensor as _tensor
 from ..effects import perform_args
 from ..ops import elementwise as _ew
@@ -35,6 +38,9 @@ def bind() -> None:
     names = vars(_tensor)
     names["perform_args"] = perform_args
     names["_numpy_api"] = _signatures
+    names["_mutation"] = _mutation
+    names["_copy"] = _ew.copy
+    names["_knp"] = importlib.import_module(__package__)  # kenaz.numpy, loading right now
     for module, primitives in _OPERATOR_PRIMITIVES.items():
         for name in primitives:
             names[name] = getattr(module, name)

@@ -58,7 +58,7 @@ def _norm(norm: str | None) -> str:
 
 def _no_out(out: Any, name: str) -> None:
     if out is not None:
-        raise TypeError(f"kenaz.fft.{name}: out= is not supported; Tensors are immutable")
+        raise TypeError(f"kenaz.fft.{name}: out= is not supported; use the returned value")
 
 
 def _resize(x: Tensor, axis: int, length: int) -> Tensor:

@@ -360,7 +360,7 @@ def cond(x: Any, p: Any = None) -> Tensor:
 def multi_dot(arrays: Any, *, out: Any = None) -> Tensor:
     """Product of several matrices, left to right (1-d first/last are vectors)."""
     if out is not None:
-        raise TypeError("kenaz.linalg.multi_dot: out= is not supported; Tensors are immutable")
+        raise TypeError("kenaz.linalg.multi_dot: out= is not supported; use the returned value")
     arrays = list(arrays)
     if len(arrays) < 2:
         raise ValueError("kenaz.linalg.multi_dot: needs at least two arrays")

@@ -47,11 +47,13 @@ def _wrap(function: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def shuffle(x: Any) -> None:
-    """Not supported on Tensors (they are immutable); use ``permutation``."""
+    """Shuffle ``x`` in place along its first axis (a Tensor no transformation tracks, or
+    an array), as NumPy's; under a transformation use ``x = permutation(x)``."""
     if isinstance(x, Tensor):
-        raise TypeError(
-            "kenaz.numpy.random.shuffle: Tensors are immutable; use `x = permutation(x)`"
-        )
+        from ..mutation import in_place_target
+
+        _np.random.shuffle(in_place_target(x, "random.shuffle"))
+        return
     _np.random.shuffle(x)
 
 

@@ -418,7 +418,7 @@ power = binary(
 
 def _chooser_weights(ans, x, y):
     """Where ``x`` is selected by max/min: 1, at ties 0.5 (JAX splits ties evenly)."""
-    return (equal(ans, x) * 1.0 + equal(x, y) * -0.5).astype(ans.dtype)
+    return (equal(ans, x) * 1.0 + equal(x, y) * -0.5).astype(ans.dtype, copy=False)
 
 
 maximum = binary(
@@ -551,6 +551,15 @@ def astype(x, dtype) -> Tensor:
 alias = Op(
     "alias",
     lambda x: x,
+    jvp=[lambda t, ans, x: t],
+    vjp=[lambda ans, x: identity],
+    batch=batching.elementwise,
+)
+
+# A copy with its own memory (Tensors may be changed in place outside transformations).
+copy = Op(
+    "copy",
+    lambda x: np.array(x, copy=True),
     jvp=[lambda t, ans, x: t],
     vjp=[lambda ans, x: identity],
     batch=batching.elementwise,

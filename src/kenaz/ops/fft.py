@@ -101,7 +101,7 @@ def _irfftn_vjp(ans, y, axes, norm, lengths):
     factor = _scale(lengths, norm, inverse=True)
     real_dtype = np.zeros((), y.dtype).real.dtype
     trailing = (1,) * (y.ndim - 1 - axes[-1])
-    weights = (weights * factor).astype(real_dtype).reshape((half, *trailing))
+    weights = (weights * factor).astype(real_dtype, copy=False).reshape((half, *trailing))
     real_input = y.dtype.kind != "c"
 
     def pullback(g):

@@ -353,8 +353,8 @@ def _rules_chooser():
     # The derivative goes to whichever of x and the values ended up in the output,
     # split evenly on a tie (as `maximum` and JAX do), so `x.at[i].max(x[i])` is x.
     def hits(ans, x, v, a, spec):
-        x_hits = (ans == x).astype(ans.dtype)
-        v_hits = (gather(ans, *a, spec=spec) == v).astype(ans.dtype)
+        x_hits = (ans == x).astype(ans.dtype, copy=False)
+        v_hits = (gather(ans, *a, spec=spec) == v).astype(ans.dtype, copy=False)
         return x_hits, v_hits, x_hits + _scatter["add"](_zeros_like(ans), v_hits, *a, spec=spec)
 
     def x_weight(ans, x, v, a, spec):

@@ -1,0 +1,450 @@
+"""Changing Tensors in place: ``x[idx] = v``, ``x[idx] += v``, ``x += v``.
+
+A Tensor that no running transformation tracks is changed in place, as a
+NumPy array is (views share memory as NumPy's do). Inside a transformation,
+assigning into a tracked Tensor, or assigning a tracked value into an
+untracked one, raises: the derivative could not follow it. An in-place
+operator on a tracked Tensor rebinds the name instead (``x = x + v``), as in
+JAX and HIPS autograd.
+
+A tape may keep, for its backward pass, a Tensor that is later changed in
+place. The check costs nothing while nobody mutates: each tape registers
+itself here once (not per op), and every in-place change notes, on each live
+tape, how far that tape had got and which memory was written. Only a tape
+that saw such a note inspects, before its backward pass, what its pullbacks
+saved (their closure cells) and raises if an entry recorded before the change
+keeps memory the change wrote, naming the op that saved it (PyTorch's
+"version counter" error).
+"""
+
+from __future__ import annotations
+
+import bisect
+import functools
+import gc
+import types
+import weakref
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+
+from .effects import Handler, Op, _handlers, perform_args
+from .tensor import Tensor
+
+__all__ = [
+    "assign",
+    "update_in_place",
+    "note_mutation",
+    "watch_mutations",
+    "check_saved",
+    "is_tracked",
+    "refuse_tracked",
+    "in_place_target",
+    "plain",
+]
+
+# The tapes (and linearizations) alive now, as weak references: registering one costs
+# a weak reference and an append (no callback); dead ones are dropped now and then.
+_watchers: list[weakref.ref] = []
+_prune_at = 64
+
+
+def watch_mutations(owner: Any) -> None:
+    """Note on ``owner.mutations`` every in-place change of a Tensor while ``owner`` lives.
+
+    ``owner`` has a ``node_count`` (its entries so far) and a class attribute
+    ``mutations = ()``; a note is ``(owner.node_count, region written)``.
+    """
+    _watchers.append(weakref.ref(owner))
+    if len(_watchers) > _prune_at:
+        _prune()
+
+
+def _prune() -> None:
+    global _prune_at
+    _watchers[:] = [ref for ref in _watchers if ref() is not None]
+    _prune_at = 2 * len(_watchers) + 64  # amortized: a prune per 64 registrations at least
+
+
+# Past this many notes on one tape, notes are merged per underlying buffer (conservative:
+# the whole buffer counts as written), so a long-lived pullback cannot grow without bound.
+_MAX_NOTES = 256
+
+
+def note_mutation(region: Any) -> None:
+    """Record that the memory of ``region`` (an ndarray) was just written."""
+    if not isinstance(region, np.ndarray):
+        return
+    for ref in _watchers:
+        owner = ref()
+        if owner is not None:
+            notes = vars(owner).setdefault("mutations", [])
+            notes.append((owner.node_count, region))
+            if len(notes) > _MAX_NOTES:
+                notes[:] = _merged(notes)
+
+
+def _merged(notes: list[tuple[int, np.ndarray]]) -> list[tuple[int, np.ndarray]]:
+    """One note per buffer: its earliest node count, and the whole buffer as written."""
+    earliest: dict[int, tuple[int, np.ndarray]] = {}
+    for count, region in notes:
+        root = region
+        while isinstance(root.base, np.ndarray):
+            root = root.base
+        previous = earliest.get(id(root))
+        if previous is None or count < previous[0]:
+            earliest[id(root)] = (count, root)
+    return list(earliest.values())
+
+
+# -- who is tracked -------------------------------------------------------------------
+def is_tracked(x: Any) -> bool:
+    """Whether ``x`` (or a Tensor inside a list, tuple or dict ``x``) is tracked by a
+    transformation: it has records, or is a ``vmap`` view. Meaningful only while a
+    transformation runs (outside, nothing runs that could track it)."""
+    if isinstance(x, Tensor):
+        return bool(x._trace) or type(x) is not Tensor
+    if isinstance(x, (list, tuple)):
+        return any(is_tracked(item) for item in x)
+    if isinstance(x, dict):
+        return any(is_tracked(item) for item in x.values())
+    return False
+
+
+def transformation_running() -> bool:
+    return bool(_handlers.get())
+
+
+def refuse_tracked(name: str, args: tuple, kwargs: dict) -> None:
+    """Raise naming ``numpy.<name>`` if a transformation runs and an argument is tracked."""
+    if _handlers.get() and (is_tracked(args) or is_tracked(kwargs)):
+        raise TypeError(
+            f"kenaz: numpy.{name} has no derivative in kenaz, and it was given a Tensor that "
+            "a running transformation tracks: its derivative would be silently dropped. "
+            "Pass `kenaz.numpy.stop_gradient(x)` if no derivative is needed, or compose the "
+            "computation from kenaz.numpy functions."
+        )
+
+
+def plain(x: Any) -> Any:
+    """Tensors (also inside lists, tuples and dicts) as their NumPy values."""
+    if isinstance(x, Tensor):
+        return x._value
+    if isinstance(x, (list, tuple)):
+        return type(x)(plain(item) for item in x) if type(x) in (list, tuple) else x
+    if isinstance(x, dict):
+        return {key: plain(item) for key, item in x.items()}
+    return x
+
+
+# -- x[idx] = v -----------------------------------------------------------------------
+def assign(tensor: Tensor, index: Any, value: Any) -> None:
+    """``tensor[index] = value``, in place (``Tensor.__setitem__``)."""
+    if _handlers.get():
+        if is_tracked(tensor):
+            raise TypeError(
+                f"kenaz: cannot assign into a Tensor (shape {tensor.shape}) that a running "
+                "transformation tracks: its derivative cannot follow an in-place change. "
+                "Use the functional update `x = x.at[index].set(value)` (or `.add(value)` for "
+                "`x[index] += value`) instead of `x[index] = value`"
+            )
+        if is_tracked(value):
+            raise TypeError(
+                f"kenaz: cannot assign a Tensor that a running transformation tracks into an "
+                f"untracked Tensor (shape {tensor.shape}): its derivative would be silently "
+                "dropped. Build the result functionally: `x = x.at[index].set(value)`, or "
+                "kenaz.numpy.stack / where"
+            )
+    array = tensor._value
+    index = _plain_index(index)
+    value = value._value if isinstance(value, Tensor) else plain(value)
+    try:
+        array[index] = value
+    except (TypeError, ValueError):
+        _writable(tensor, "assign into")  # raises the clearer error, if that was the cause
+        raise
+    if _watchers:  # some tape may be alive: say which memory changed
+        note_mutation(_region(array, index))
+
+
+def _plain_index(index: Any) -> Any:
+    if type(index) is int or type(index) is slice:  # the commonest, first
+        return index
+    return plain(index)
+
+
+def in_place_target(tensor: Tensor, name: str) -> np.ndarray:
+    """The memory of ``tensor`` for a NumPy function that writes into it (``numpy.<name>``),
+    after the same checks as ``x[idx] = v``; the change is noted for the tapes."""
+    if _handlers.get() and is_tracked(tensor):
+        raise TypeError(
+            f"kenaz: numpy.{name} would change a Tensor (shape {tensor.shape}) that a running "
+            "transformation tracks in place; its derivative cannot follow. Use a functional "
+            "form (`x = x.at[index].set(value)`, kenaz.numpy.where)"
+        )
+    array = _writable(tensor, f"write into (numpy.{name})")
+    note_mutation(array)
+    return array
+
+
+def _writable(tensor: Tensor, what: str) -> np.ndarray:
+    array = tensor._value
+    if not isinstance(array, np.ndarray):
+        raise TypeError(
+            f"kenaz: cannot {what} this 0-d Tensor: it holds a NumPy scalar "
+            f"({type(array).__name__}), which is immutable as in NumPy; make a mutable "
+            "copy first with `x = x.copy()` (or kenaz.numpy.array(x))"
+        )
+    if not array.flags.writeable:
+        raise ValueError(
+            f"kenaz: cannot {what} this Tensor (shape {tensor.shape}): its memory is "
+            "read-only (a view NumPy made read-only, e.g. by broadcast_to); make a copy "
+            "first with `x = x.copy()`"
+        )
+    return array
+
+
+def _region(array: np.ndarray, index: Any) -> np.ndarray:
+    """The memory an assignment at ``index`` wrote: that view for a basic index (ints,
+    slices, ``...``, ``None``), else (an advanced index) the whole array."""
+    parts = index if type(index) is tuple else (index,)
+    basic = all(
+        part is None
+        or part is Ellipsis
+        or isinstance(part, (np.integer, slice))
+        or (isinstance(part, int) and not isinstance(part, bool))  # True is an advanced index
+        for part in parts
+    )
+    if not basic:
+        return array
+    view = array[index]
+    return view if isinstance(view, np.ndarray) else array
+
+
+# -- x += v ---------------------------------------------------------------------------
+def update_in_place(tensor: Tensor, op: Op, ufunc: Callable, other: Any) -> Tensor:
+    """``tensor <op>= other``: in place when nothing involved is tracked, else ``tensor <op> other``
+    (a new Tensor, and the name is rebound).
+
+    In place means NumPy's own in-place operation on the memory (its casting
+    rules and errors included). A NumPy scalar (a 0-d result of a reduction)
+    cannot change, so the name is rebound, as for NumPy scalars.
+    """
+    array = tensor._value if type(tensor) is Tensor else None
+    if type(array) is not np.ndarray or (
+        _handlers.get() and (is_tracked(tensor) or is_tracked(other))
+    ):
+        return perform_args(op, (tensor, other), {})
+    try:
+        ufunc(array, other._value if isinstance(other, Tensor) else plain(other), out=array)
+    except ValueError:
+        if array.flags.writeable:
+            raise
+        return perform_args(op, (tensor, other), {})  # read-only memory: rebind the name
+    if _watchers:
+        note_mutation(array)
+    return tensor
+
+
+# -- the check before a backward pass ----------------------------------------------------
+def check_saved(entries: list, mutations: list, where: str = "backward pass") -> None:
+    """Raise if an entry recorded before a noted change keeps memory that change wrote.
+
+    ``entries`` are tape entries ``(node, edges)`` (``node`` an int, or a tuple
+    whose first item is the tuple of output nodes) or linearize entries (any
+    tuple whose last item is the node). Runs only when ``mutations`` is not empty.
+    """
+    notes = sorted(mutations, key=lambda note: note[0])
+    counts = [count for count, _ in notes]
+    for entry in entries:
+        node = _first_node(entry)
+        later = bisect.bisect_right(counts, node)  # the changes after this entry was recorded
+        if later == len(notes):
+            continue
+        regions = notes[later:]
+        roots = {id(_root(region)) for _, region in regions}
+        for owner, array in _saved_arrays(entry):
+            if id(_root(array)) not in roots:
+                continue  # another buffer: cannot share memory with what was written
+            for _, region in regions:
+                if _overlaps(array, region):
+                    raise RuntimeError(_saved_error(owner, array, where))
+
+
+def _first_node(entry: tuple) -> int:
+    node = entry[0] if len(entry) == 2 else entry[-1]
+    while isinstance(node, tuple):
+        node = node[0]
+    return node
+
+
+def _root(array: np.ndarray) -> Any:
+    """The object owning ``array``'s memory: the end of its chain of bases."""
+    while array.base is not None:
+        array = array.base
+    return array
+
+
+def _overlaps(a: np.ndarray, b: np.ndarray) -> bool:
+    if not np.may_share_memory(a, b):
+        return False
+    try:
+        return bool(np.shares_memory(a, b, max_work=100_000))
+    except np.exceptions.TooHardError:  # pragma: no cover - pathological strides
+        return True
+
+
+def _saved_arrays(entry: tuple) -> Iterator[tuple[Any, np.ndarray]]:
+    """(what kept it, array) for every ndarray an entry's pullbacks (or arguments) keep."""
+    if len(entry) == 2 and isinstance(entry[1], list):  # a tape entry: (node, edges)
+        for _parent, pullback in entry[1]:
+            for array in _arrays_in(pullback, 0, set()):
+                yield pullback, array
+    else:  # a linearize entry: (op, args, params, out, parents, node)
+        for array in _arrays_in(entry[1:4], 0, set()):
+            yield entry[0], array
+
+
+def _arrays_in(obj: Any, depth: int, seen: set[int]) -> Iterator[np.ndarray]:
+    if depth > 8 or id(obj) in seen:
+        return
+    seen.add(id(obj))
+    if isinstance(obj, np.ndarray):
+        yield obj
+    elif isinstance(obj, Tensor):
+        if type(obj) is Tensor:
+            yield from _arrays_in(obj._value, depth + 1, seen)
+        else:  # a vmap view: its batch is a Tensor one level out
+            yield from _arrays_in(getattr(obj, "_batched", None), depth + 1, seen)
+    elif isinstance(obj, (list, tuple)):
+        for item in obj:
+            yield from _arrays_in(item, depth + 1, seen)
+    elif isinstance(obj, dict):
+        for item in obj.values():
+            yield from _arrays_in(item, depth + 1, seen)
+    elif callable(obj) and not isinstance(obj, (type, Op, Handler)):
+        for inner in _callable_parts(obj):
+            yield from _arrays_in(inner, depth + 1, seen)
+    else:
+        for inner in _object_parts(obj):
+            yield from _arrays_in(inner, depth + 1, seen)
+
+
+def _object_parts(obj: Any) -> list[Any]:
+    """The attributes of an object a pullback keeps (a shared pullback, a call's record),
+    not of handlers (their tapes hold other entries' residuals), modules or types."""
+    if isinstance(obj, (Handler, type, types.ModuleType, Op, str, bytes, int, float, complex)):
+        return []
+    attributes = getattr(obj, "__dict__", None)
+    parts = list(attributes.values()) if isinstance(attributes, dict) else []
+    for cls in type(obj).__mro__:
+        for name in getattr(cls, "__slots__", ()):
+            if name not in ("__weakref__", "__dict__"):
+                value = getattr(obj, name, None)
+                if value is not None:
+                    parts.append(value)
+    return parts
+
+
+def _callable_parts(fn: Any) -> list[Any]:
+    """What a pullback keeps: closure cells, a partial's arguments, a bound method's self."""
+    func = getattr(fn, "__func__", None)
+    if func is not None:  # bound method
+        return [func, getattr(fn, "__self__", None)]
+    if isinstance(fn, functools.partial):
+        return [fn.func, fn.args, dict(fn.keywords or {})]
+    if not isinstance(fn, types.FunctionType):  # a callable object (custom_vjp, ...)
+        return _object_parts(fn)
+    closure = fn.__closure__
+    if not closure:
+        return []
+    parts = []
+    for cell in closure:
+        try:
+            parts.append(cell.cell_contents)
+        except ValueError:  # an empty cell
+            continue
+    return parts
+
+
+def _saved_error(pullback: Any, array: np.ndarray, where: str) -> str:
+    return (
+        f"kenaz: a Tensor (shape {array.shape}, dtype {array.dtype}) that {_op_name(pullback)} "
+        f"saved for the {where} was changed in place afterwards (by `x[...] = ...`, an "
+        "in-place operator such as `+=`, or a NumPy function writing into it), so the "
+        "derivative would use the new values. Change a copy instead (`x = x.copy()` before "
+        "changing it), or use the functional update `x = x.at[index].set(value)`"
+    )
+
+
+def _op_name(pullback: Any) -> str:
+    """``the op `sin```: the op whose vjp rule made ``pullback`` (found only on error)."""
+    if isinstance(pullback, Op):
+        return f"the op `{pullback.name}`"
+    ops = [op for op in gc.get_objects() if isinstance(op, Op)]
+    names = sorted({op.name for op in ops if _made(op, pullback)})
+    if names:
+        return "the op " + " or ".join(f"`{name}`" for name in names)
+    custom = _custom_function(pullback, 0, set())
+    if custom is not None:
+        return f"the custom rule (or checkpoint) of `{custom}`"
+    return f"the rule `{getattr(pullback, '__qualname__', repr(pullback))}`"
+
+
+def _custom_function(obj: Any, depth: int, seen: set[int]) -> str | None:
+    """The name of the user's function behind a custom_vjp/custom_jvp/checkpoint entry:
+    what its pullback keeps as ``call.function`` (kenaz.custom.CallInfo)."""
+    if depth > 4 or id(obj) in seen:
+        return None
+    seen.add(id(obj))
+    function = getattr(obj, "function", None) if not isinstance(obj, Handler) else None
+    if function is not None and hasattr(function, "__name__"):
+        return function.__name__
+    parts = _callable_parts(obj) if callable(obj) else _object_parts(obj)
+    for part in parts:
+        found = _custom_function(part, depth + 1, seen)
+        if found is not None:
+            return found
+    return None
+
+
+def _made(op: Op, pullback: Any) -> bool:
+    makers = op.vjp
+    if makers is None:
+        return False
+    makers = [makers.rule] if hasattr(makers, "rule") else [m for m in makers if m is not None]
+    return any(_from_maker(maker, pullback, 0) for maker in makers)
+
+
+def _from_maker(maker: Any, fn: Any, depth: int) -> bool:
+    """Whether ``fn`` (or a function it closes over) was made by ``maker``."""
+    maker = getattr(maker, "func", maker)  # functools.partial
+    code = getattr(maker, "__code__", None)
+    fn_code = getattr(fn, "__code__", None)
+    if code is None or fn_code is None or depth > 3:
+        return False
+    if _nested(fn_code, code):
+        maker_cells = {id(c) for c in maker.__closure__ or ()}
+        fn_cells = {id(c) for c in fn.__closure__ or ()}
+        # A maker made per op (`unary(...)`) shares its enclosing cells with what it makes.
+        if not maker_cells or maker_cells & fn_cells or not _uses_outer(fn_code, code):
+            return True
+    return any(
+        _from_maker(maker, inner, depth + 1)
+        for inner in _callable_parts(fn)
+        if callable(inner) and not isinstance(inner, type)
+    )
+
+
+def _nested(inner: Any, outer: Any) -> bool:
+    if inner is outer:
+        return True
+    return any(
+        hasattr(const, "co_code") and _nested(inner, const) for const in outer.co_consts
+    )
+
+
+def _uses_outer(fn_code: Any, maker_code: Any) -> bool:
+    """Whether code nested in the maker refers to the maker's own free variables."""
+    return bool(set(fn_code.co_freevars) & set(maker_code.co_freevars))
