@@ -62,14 +62,21 @@ def test_read_only_values_reach_consumers_of_every_dlpack_version():
         tensor.__dlpack__(copy=False)
 
 
-def test_imported_values_are_constants_and_exported_values_are_primals():
+def test_imported_values_are_constants_and_exported_values_obey_the_conversion_rule():
+    """Exporting a tensor that grad differentiates would be a silent constant: refused
+    (docs/conventions.md, "Conversions"); after stop_gradient it is the constant asked for."""
+    from kenaz.convert import TrackedConversionError
+
     weights = knp.from_dlpack(np.array([1.0, 2.0, 3.0]))
 
     def f(x):
-        exported = np.from_dlpack(x)  # plain NumPy: outside the transformation, a constant
+        exported = np.from_dlpack(kenaz.stop_gradient(x))  # plain NumPy: a constant
         return knp.sum(weights * x**2) + float(exported.sum())
 
     np.testing.assert_allclose(kenaz.grad(f)(knp.ones(3)), [2.0, 4.0, 6.0])
+    with pytest.raises(TrackedConversionError, match="stop_gradient"):
+        kenaz.grad(lambda x: knp.sum(x) * float(np.from_dlpack(x).sum()))(knp.ones(3))
+    assert knp.from_dlpack(weights) is weights
 
 
 def test_inside_vmap_a_per_example_view_refuses_to_export():

@@ -14,10 +14,11 @@ from typing import Any, Literal, TypeVar, overload
 
 from . import tree
 from .call import ClosureGuard, fresh_outputs
+from .convert import perform_stacked
 from .effects import Handler, Op, fresh_level, handler, perform_args, scope
 from .mutation import check_saved, watch_mutations
 from .ops.elementwise import alias
-from .tensor import Tensor, tracked_records
+from .tensor import NestedTensorsArgument, Tensor, tracked_records
 from .transform import as_tensor, check_tangent, forget_level, split_aux, zeros_like
 
 __all__ = ["jvp", "linearize"]
@@ -85,10 +86,15 @@ class ForwardHandler(Handler):
     def handle(self, op: Op, args: tuple, params: dict) -> Any:
         if op.joint and (op.forward is not None or op.run is not None):
             return self.handle_joint(op, args, params)  # calls, and ops with a joint rule
+        if not op.differentiable:
+            return perform_args(op, args, params)
+        try:  # before performing: a list holding tensors must be stacked first
+            tangents = tracked_records(op.name, args, self.level)
+        except NestedTensorsArgument:
+            return perform_stacked(self, op, args, params)  # kenaz.convert's one rule
         out = perform_args(op, args, params)
-        if not op.differentiable or not _has_float_output(op, out):
+        if not _has_float_output(op, out):
             return out
-        tangents = tracked_records(op.name, args, self.level)
         if not tangents:
             return out
         tangent = op_tangent(op, tangents, out, args, params)
@@ -232,10 +238,15 @@ class LinearizeHandler(Handler):
     def handle(self, op: Op, args: tuple, params: dict) -> Any:
         if op.joint and op.run is not None:
             return self.handle_call(op, args, params)
+        if not op.differentiable:
+            return perform_args(op, args, params)
+        try:  # before performing: a list holding tensors must be stacked first
+            parents = tracked_records(op.name, args, self.level)
+        except NestedTensorsArgument:
+            return perform_stacked(self, op, args, params)  # kenaz.convert's one rule
         out = perform_args(op, args, params)  # an op with a joint rule too: it runs in `f_jvp`
-        if not op.differentiable or not _has_float_output(op, out):
+        if not _has_float_output(op, out):
             return out
-        parents = tracked_records(op.name, args, self.level)
         if parents:
             self.record(op, args, params, out, parents)
         return out

@@ -19,10 +19,11 @@ import numpy as np
 
 from . import tree
 from .call import ClosureGuard, fresh_outputs
+from .convert import perform_stacked
 from .effects import Handler, Op, fresh_level, handler, identity, perform_args, scope
 from .mutation import check_saved, watch_mutations
 from .ops.elementwise import alias
-from .tensor import Tensor, _make, tracked_records
+from .tensor import Tensor, _make, holds_tensor, tracked_records
 from .transform import (
     as_tensor,
     check_tangent,
@@ -72,9 +73,8 @@ class ReverseHandler(Handler):
     def handle(self, op: Op, args: tuple, params: dict) -> Any:
         if op.joint and (op.reverse is not None or op.run is not None):
             return self.handle_joint(op, args, params)  # calls, and ops with a joint rule
-        out = perform_args(op, args, params)
         if not op.differentiable:
-            return out
+            return perform_args(op, args, params)
         # `tracked_records(op.name, args, level)`, inlined: the (position, node) pairs
         # of the tracked arguments. The call alone was 3% of grad's time per op.
         level = self.level
@@ -87,9 +87,10 @@ class ReverseHandler(Handler):
                     node = trace.get(level)
                     if node is not None:
                         tracked.append((position, node))
-            elif isinstance(a, (list, tuple)):
-                tracked_records(op.name, args, level)  # refuses a list of tensors
+            elif isinstance(a, (list, tuple)) and holds_tensor(a):
+                return perform_stacked(self, op, args, params)  # kenaz.convert's one rule
             position += 1
+        out = perform_args(op, args, params)  # after the scan: a list must be stacked first
         if not tracked:
             return out  # nothing here depends on the watched inputs
         if op.multiple_results:

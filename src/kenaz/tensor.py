@@ -17,7 +17,7 @@ import numpy as np
 
 from . import tree
 
-__all__ = ["Tensor", "asarray_value", "tracked_records"]
+__all__ = ["Tensor", "asarray_value", "tracked_records", "NestedTensorsArgument"]
 
 
 class Tensor:
@@ -26,10 +26,12 @@ class Tensor:
     Create tensors with ``kenaz.numpy`` functions (``array``, ``zeros``, ...)
     or ``Tensor(value)``. Every operation accepts tensors, NumPy arrays and
     Python scalars alike and returns a ``Tensor``; ``numpy.asarray(t)``,
-    ``t.numpy()`` and ``float(t)`` give plain values back. A tensor that no
-    running transformation tracks changes in place as a NumPy array does
-    (``x[idx] = v``, ``x += v``); a tracked one is updated functionally with
-    ``x.at[idx].set(v)`` (see ``kenaz.mutation``).
+    ``t.numpy()`` and ``float(t)`` give plain values back (inside ``grad``,
+    ``jvp`` or ``vmap``, the array conversions of a tensor they track raise
+    instead of silently dropping its derivative: see ``kenaz.convert``). A
+    tensor that no running transformation tracks changes in place as a NumPy
+    array does (``x[idx] = v``, ``x += v``); a tracked one is updated
+    functionally with ``x.at[idx].set(v)`` (see ``kenaz.mutation``).
 
     Examples
     --------
@@ -46,6 +48,8 @@ class Tensor:
     __array_priority__ = 1000
 
     def __init__(self, value: Any, dtype: Any = None) -> None:
+        if isinstance(value, Tensor) and (value._trace or type(value) is not Tensor):
+            check_convertible(value, "Tensor(t)")
         self._value = asarray_value(value, dtype)
         self._trace: dict[int, Any] | None = None
 
@@ -77,7 +81,13 @@ class Tensor:
         size = property(attrgetter("_value.size"), doc="The number of elements.")
 
     def numpy(self) -> np.ndarray:
-        """Return the value as a NumPy array (no copy; do not modify it)."""
+        """Return the value as a NumPy array (no copy; do not modify it).
+
+        Inside ``grad``, ``jvp`` or ``vmap``, a tensor they track cannot be
+        converted (the derivative would silently be lost): see ``kenaz.convert``.
+        """
+        if self._trace or type(self) is not Tensor:
+            check_convertible(self, "t.numpy()")
         return np.asarray(self._value)
 
     def item(self) -> Any:
@@ -88,6 +98,10 @@ class Tensor:
         return np.asarray(self._value).tolist()
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        # numpy.asarray(t), numpy.array([t, ...]): refused for a tensor a running
+        # transformation tracks (kenaz.convert); `_trace` is None for most tensors.
+        if self._trace or type(self) is not Tensor:
+            check_convertible(self, "numpy.asarray(t) (Tensor.__array__)")
         value = np.asarray(self._value, dtype=dtype)
         return value.copy() if copy else value
 
@@ -478,6 +492,8 @@ class Tensor:
         it computes is outside kenaz's transformations. A consumer that cannot receive a
         read-only array (DLPack before 1.0) gets a copy, unless it asked for none.
         """
+        if self._trace or type(self) is not Tensor:  # the consumer sees a plain array
+            check_convertible(self, "DLPack export (t.__dlpack__())")
         value = np.asarray(self._value)  # a NumPy scalar result becomes a 0-d array
         requested = {"stream": stream, "max_version": max_version, "dl_device": dl_device}
         kwargs = {name: v for name, v in requested.items() if v is not None}
@@ -565,8 +581,9 @@ def tracked_records(op_name: str, args: tuple, level: int) -> list[tuple[int, An
     """The ``(position, record)`` of each argument tracked at transformation ``level``
     (empty when none is): what a handler needs of an op's arguments, in one pass.
 
-    A list or tuple holding tensors is refused: NumPy would turn it into a plain
-    array and the derivative through it would be silently lost.
+    A list or tuple holding tensors raises :class:`NestedTensorsArgument`:
+    the handler catches it and performs the op again with the list stacked
+    (``kenaz.convert.perform_stacked``).
     """
     found = []
     for i, a in enumerate(args):
@@ -577,12 +594,19 @@ def tracked_records(op_name: str, args: tuple, level: int) -> list[tuple[int, An
                 if record is not None:  # `is not None`: a record may be a Tensor
                     found.append((i, record))
         elif isinstance(a, (list, tuple)) and holds_tensor(a):
-            raise TypeError(
+            raise NestedTensorsArgument(
                 f"kenaz.{op_name}: got a {type(a).__name__} of Tensors where an array was "
-                "expected; under a transformation pass a single Tensor "
-                "(kenaz.numpy.stack or kenaz.numpy.array) so the derivative can flow"
+                "expected; pass a single Tensor (kenaz.numpy.stack or kenaz.numpy.array)"
             )
     return found
+
+
+class NestedTensorsArgument(TypeError):
+    """An op's argument is a list or tuple holding tensors (see :func:`tracked_records`).
+
+    Handlers catch it and stack the list differentiably; one that does not
+    refuses the call with this message rather than losing the derivative.
+    """
 
 
 def holds_tensor(items: Any) -> bool:
@@ -613,6 +637,7 @@ def asarray_value(value: Any, dtype: Any = None) -> np.ndarray:
 if TYPE_CHECKING:
     from . import mutation as _mutation
     from . import numpy as _knp
+    from .convert import check_convertible
     from .effects import perform_args
     from .numpy import _signatures as _numpy_api
     from .ops.elementwise import (

@@ -27,12 +27,13 @@ from typing import Any, ParamSpec, TypeVar
 import numpy as np
 import optree
 
+from .convert import perform_stacked
 from .effects import Handler, Op, handler, perform_args, scope
 from .errors import ConcretizationError, EscapedTracerError, ShapeError, broadcast_error
 from .ops import batching, indexing
 from .ops import shape as shape_ops
 from .ops.elementwise import alias
-from .tensor import Tensor
+from .tensor import Tensor, holds_tensor
 from .tree import NAMESPACE
 
 __all__ = ["vmap", "BatchedTensor", "BatchHandler"]
@@ -118,6 +119,9 @@ class BatchHandler(Handler):
                     batch_axes = [None] * len(args)
                 values[i] = a._batched
                 batch_axes[i] = a._batch_axis
+            elif type(a) is list or type(a) is tuple:
+                if holds_tensor(a):  # kenaz.convert's one rule: stack it, then batch
+                    return perform_stacked(self, op, args, params)
         if batch_axes is None:  # nothing here is batched at this level
             return perform_args(op, args, params)
         rule = op.batch

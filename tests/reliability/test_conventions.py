@@ -309,18 +309,33 @@ def test_scatter_set_with_duplicate_indices_credits_only_the_update_that_landed(
 
 
 @pytest.mark.parametrize(
+    "name, convert", [("float", float), ("item", lambda x: x.item())]
+)
+def test_converting_to_a_python_value_makes_a_constant(name: str, convert: Callable) -> None:
+    """float(x) and x.item() under grad/jvp are constants (control flow, logging): the
+    derivative of x * float(x) at 3 is 3. See docs/conventions.md, "Conversions"."""
+    assert derivative(lambda x: x * convert(x), 3.0) == (3.0, 3.0), name
+
+
+@pytest.mark.parametrize(
     "name, convert",
     [
-        ("float", float),
-        ("item", lambda x: x.item()),
         ("numpy", lambda x: x.numpy()),
         ("np.asarray", np.asarray),
+        ("np.array of a list", lambda x: np.array([x, x])),
+        ("Tensor", kenaz.Tensor),
     ],
 )
-def test_converting_to_a_plain_value_makes_a_constant(name: str, convert: Callable) -> None:
-    """float(x), x.item(), x.numpy() and np.asarray(x) under grad/jvp are constants: the
-    derivative of x * float(x) at 3 is 3 (documented; JAX would refuse the conversion)."""
-    assert derivative(lambda x: x * convert(x), 3.0) == (3.0, 3.0), name
+def test_converting_a_tracked_tensor_to_an_array_raises(name: str, convert: Callable) -> None:
+    """A NumPy array of a tracked tensor would be a silent constant: refused, naming the fix."""
+    from kenaz.convert import TrackedConversionError
+
+    for transform in (kenaz.grad, lambda f: lambda x: kenaz.jvp(f, (x,), (1.0,))):
+        with pytest.raises(TrackedConversionError, match="stop_gradient"):
+            transform(lambda x: knp.sum(x * convert(x)))(3.0)
+    constant = float(np.sum(np.asarray(convert(kenaz.Tensor(3.0)))))  # outside: passes
+    with_stop = kenaz.grad(lambda x: knp.sum(x * convert(kenaz.stop_gradient(x))))(3.0)
+    assert float(with_stop) == constant
 
 
 def test_python_control_flow_and_numpy_functions_are_differentiated() -> None:

@@ -191,7 +191,8 @@ def softmax_cross_entropy(
                 "integer dtype"
             )
         targets = labels.astype(logits.dtype, copy=False)
-    if label_smoothing:
+    # A tensor is always applied: skipping it at 0 would drop its derivative there.
+    if isinstance(label_smoothing, knp.ndarray) or label_smoothing:
         targets = (1 - label_smoothing) * targets + label_smoothing / num_classes
     per_example = -knp.sum(targets * log_softmax(logits, axis=-1), axis=-1)
     return _reduce(per_example, reduction)

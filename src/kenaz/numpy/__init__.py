@@ -9,6 +9,7 @@ derivatives for free.
 from __future__ import annotations
 
 import builtins as _builtins  # `max`, `min`, `abs`, `any`, `sum` are NumPy's below
+import sys as _sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -32,6 +33,7 @@ from numpy import (  # noqa: F401  (re-exported)
     int32,
     int64,
     intp,
+    longdouble,
     nan,
     newaxis,
     pi,
@@ -41,6 +43,8 @@ from numpy import (  # noqa: F401  (re-exported)
     uint64,
 )
 
+from ..convert import as_tensor as _as_tensor
+from ..convert import read_value as _read_value
 from ..ops import elementwise as _ew
 from ..ops import indexing as _indexing
 from ..ops import reduction as _reduction
@@ -157,7 +161,7 @@ permute_dims = transpose
 
 # -- creation -----------------------------------------------------------------------------
 def array(obj: Any, dtype: Any = None, copy: bool = True) -> Tensor:
-    """Create a tensor. Nested sequences of tensors are stacked differentiably."""
+    """Create a tensor. Nested lists of tensors are stacked differentiably (``kenaz.convert``)."""
     if isinstance(obj, Tensor):
         if not copy:
             return obj if dtype is None else _ew.astype(obj, dtype)
@@ -165,16 +169,17 @@ def array(obj: Any, dtype: Any = None, copy: bool = True) -> Tensor:
             _ew.astype(obj, dtype)
         )
     if isinstance(obj, (list, tuple)) and holds_tensor(obj):
-        stacked = _shape.stack([array(item) for item in obj])
-        return stacked if dtype is None else stacked.astype(dtype, copy=False)
+        return _as_tensor(obj, dtype)
     return Tensor(_np.array(obj, dtype=dtype, copy=copy))
 
 
 def asarray(obj: Any, dtype: Any = None) -> Tensor:
-    """Convert to a tensor without copying where possible."""
-    if isinstance(obj, Tensor) and dtype is None:
-        return obj
-    return array(obj, dtype=dtype, copy=None) if not isinstance(obj, Tensor) else astype(obj, dtype)
+    """Convert to a tensor without copying where possible (lists of tensors are stacked)."""
+    if isinstance(obj, Tensor):
+        return obj if dtype is None else astype(obj, dtype)
+    if isinstance(obj, (list, tuple)) and holds_tensor(obj):
+        return _as_tensor(obj, dtype)
+    return array(obj, dtype=dtype, copy=None)
 
 
 def _plain_argument(value: Any) -> Any:
@@ -220,6 +225,8 @@ def from_dlpack(x: Any, *, device: Any = None, copy: bool | None = None) -> Tens
     >>> np.shares_memory(np.from_dlpack(t), source)
     True
     """
+    if isinstance(x, Tensor):  # already kenaz's: itself, so that derivatives flow through
+        return x
     if not hasattr(x, "__dlpack__"):
         raise TypeError(
             f"kenaz.numpy.from_dlpack: {type(x).__name__} does not support DLPack (it has no "
@@ -250,11 +257,21 @@ def _constant(maker: Callable[..., Any]) -> Callable[..., Tensor]:
 zeros = _constant(_np.zeros)
 ones = _constant(_np.ones)
 empty = _constant(_np.zeros)  # never hand out uninitialized memory
-full = _constant(_np.full)
 eye = _constant(_np.eye)
 identity = _constant(_np.identity)
 arange = _constant(_np.arange)
 tri = _constant(_np.tri)
+
+
+def full(shape: Any, fill_value: Any, dtype: Any = None, order: str = "C", **kwargs: Any) -> Tensor:
+    """A tensor of ``shape`` filled with ``fill_value`` (differentiable in ``fill_value``)."""
+    if not isinstance(fill_value, Tensor) and not (
+        isinstance(fill_value, (list, tuple)) and holds_tensor(fill_value)
+    ):
+        return Tensor(_np.full(shape, fill_value, dtype=dtype, order=order, **kwargs))
+    fill = _as_tensor(fill_value, dtype)
+    shape = (shape,) if isinstance(shape, (int, _np.integer)) else tuple(shape)
+    return _shape.broadcast_to(fill, shape)
 
 
 def _like(maker: Callable[..., Any]) -> Callable[..., Tensor]:
@@ -567,17 +584,37 @@ def triu(m, k: int = 0) -> Tensor:
     return where(_np.tri(*m.shape[-2:], k=k - 1, dtype=bool), 0, m)
 
 
-def cross(a, b, axis: int = -1) -> Tensor:
-    """Cross product of 3-vectors along ``axis``."""
-    a, b = moveaxis(asarray(a), axis, -1), moveaxis(asarray(b), axis, -1)
-    a0, a1, a2 = (a[..., i] for i in range(3))
-    b0, b1, b2 = (b[..., i] for i in range(3))
-    out = stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=-1)
-    return moveaxis(out, -1, axis)
+def cross(a, b, axisa: int = -1, axisb: int = -1, axisc: int = -1, axis: int | None = None):
+    """Cross product of 2- or 3-vectors, NumPy's signature (``axis`` sets all three axes).
+
+    ``axisa``/``axisb`` are the vector axes of ``a`` and ``b``, ``axisc`` that of
+    the result. Two 2-vectors give the scalar z-component, as in NumPy; a
+    2-vector with a 3-vector is taken with z = 0.
+    """
+    if axis is not None:
+        axisa = axisb = axisc = axis
+    a, b = moveaxis(asarray(a), axisa, -1), moveaxis(asarray(b), axisb, -1)
+    sizes = (a.shape[-1], b.shape[-1])
+    if _builtins.any(n not in (2, 3) for n in sizes):
+        raise ValueError(
+            f"kenaz.cross: incompatible dimensions for cross product (dimension must be 2 or "
+            f"3), got {sizes[0]} and {sizes[1]}"
+        )
+    a0, a1 = a[..., 0], a[..., 1]
+    b0, b1 = b[..., 0], b[..., 1]
+    z = a0 * b1 - a1 * b0
+    if sizes == (2, 2):
+        return z
+    a2 = a[..., 2] if sizes[0] == 3 else 0.0
+    b2 = b[..., 2] if sizes[1] == 3 else 0.0
+    x, y = a1 * b2 - a2 * b1, a2 * b0 - a0 * b2
+    common = _np.broadcast_shapes(*(shape(c) for c in (x, y, z)))
+    out = stack([broadcast_to(c, common) for c in (x, y, z)], axis=-1)
+    return moveaxis(out, -1, axisc)
 
 
 def allclose(a, b, rtol: float = 1e-5, atol: float = 1e-8, equal_nan: bool = False) -> bool:
-    return _builtins.bool(_np.allclose(_np.asarray(a), _np.asarray(b), rtol, atol, equal_nan))
+    return _builtins.bool(_np.allclose(_read_value(a), _read_value(b), rtol, atol, equal_nan))
 
 
 def isclose(a, b, rtol: float = 1e-5, atol: float = 1e-8, equal_nan: bool = False) -> Tensor:
@@ -606,7 +643,7 @@ def count_nonzero(a, axis=None) -> Tensor:
 
 
 def nonzero(a) -> tuple[Tensor, ...]:
-    return tuple(Tensor(i) for i in _np.nonzero(_np.asarray(a)))
+    return tuple(Tensor(i) for i in _np.nonzero(_read_value(a)))
 
 
 def argsort(a, axis: int | None = -1, kind: Any = None, order: Any = None, *,
@@ -649,7 +686,10 @@ from . import (  # noqa: E402,F401
     linalg,
     random,
 )
+
+_tensor_methods.bind(_sys.modules[__name__])  # Tensor's operators and methods: see there
 from ._extra import *  # noqa: E402,F401,F403  (more of NumPy's namespace, composed)
+from ._index_tricks import c_, r_  # noqa: E402,F401
 from ._signatures import *  # noqa: E402,F401,F403  (NumPy's signatures: out=, initial, where)
 
 # Defined last: earlier functions take a `dtype` parameter of the same name.
@@ -698,7 +738,6 @@ _added = [name for name in _utilities.NAMESPACE if name not in globals()]
 for _name in _added:
     globals()[_name] = _utilities.NAMESPACE[_name]
 vectorize = _utilities.vectorize
-r_, c_ = _utilities.r_, _utilities.c_
 
 
 # NumPy's submodules (`testing`, `ma`, `lib`, ...), imported on first use. Not a module
@@ -706,5 +745,10 @@ r_, c_ = _utilities.r_, _utilities.c_
 for _name in sorted(_utilities.OWN_MODULES):
     globals()[_name] = _utilities.NumpySubmodule(_name)
 __all__ += [name for name in _added if not name.startswith("_")]
-__all__ += ["vectorize", "r_", "c_", *sorted(_utilities.OWN_MODULES)]
+__all__ += ["vectorize", "r_", "c_", "longdouble", *sorted(_utilities.OWN_MODULES)]
 del _name, _added
+
+from ..convert import accept_nested_lists_in as _accept_nested_lists_in  # noqa: E402
+
+# Every public function accepts lists holding tensors as array-likes (kenaz.convert).
+_accept_nested_lists_in(globals())

@@ -17,6 +17,8 @@ from typing import Any
 
 import numpy as _np
 
+from ..convert import as_tensor as _as_tensor
+from ..convert import read_value as _read_value
 from ..ops import bits as _bits
 from ..ops import elementwise as _ew
 from ..ops import reduction as _reduction
@@ -56,7 +58,7 @@ def _knp():
 
 
 def _t(x: Any) -> Tensor:
-    return x if isinstance(x, Tensor) else Tensor(x)
+    return x if isinstance(x, Tensor) else _as_tensor(x)
 
 
 def _float(x: Any) -> Tensor:
@@ -303,7 +305,7 @@ def quantile(
     n = ordered.shape[-1]
     # The interpolation weights are differentiable in q; the indices are not.
     q_tensor = _float(q)
-    q_values = _np.asarray(q_tensor, dtype=float)
+    q_values = _read_value(q_tensor, dtype=float)  # the indices only: piecewise constant
     below = _np.floor(q_values * (n - 1)).astype(int)
     above = _np.minimum(below + 1, n - 1)
     weight = _shape.reshape(q_tensor * (n - 1) - below, (-1,))
@@ -745,7 +747,7 @@ def block(arrays: Any) -> Tensor:
 
 def trim_zeros(filt: Any, trim: str = "fb") -> Tensor:
     """Drop leading (``"f"``) and trailing (``"b"``) zeros of a 1-d array."""
-    values = _np.asarray(filt)
+    values = _read_value(filt)
     nonzero = _np.nonzero(values)[0]
     if nonzero.size == 0:
         return _getitem(_t(filt), slice(0, 0))
@@ -810,25 +812,25 @@ def nan_to_num(x: Any, copy: bool = True, nan: float = 0.0, posinf: Any = None,
 # -- values only: indices and sets ---------------------------------------------------------------
 def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None) -> Tensor:
     """Insertion indices (integers: no derivative)."""
-    return Tensor(_np.searchsorted(_np.asarray(a), _np.asarray(v), side, sorter))
+    return Tensor(_np.searchsorted(_read_value(a), _read_value(v), side, sorter))
 
 
 def flatnonzero(a: Any) -> Tensor:
-    return Tensor(_np.flatnonzero(_np.asarray(a)))
+    return Tensor(_np.flatnonzero(_read_value(a)))
 
 
 def argwhere(a: Any) -> Tensor:
-    return Tensor(_np.argwhere(_np.asarray(a)))
+    return Tensor(_np.argwhere(_read_value(a)))
 
 
 def unravel_index(indices: Any, shape: Any, order: str = "C") -> tuple[Tensor, ...]:
-    return tuple(Tensor(i) for i in _np.unravel_index(_np.asarray(indices), shape, order=order))
+    return tuple(Tensor(i) for i in _np.unravel_index(_read_value(indices), shape, order=order))
 
 
 def ravel_multi_index(
     multi_index: Any, dims: Any, mode: str = "raise", order: str = "C"
 ) -> Tensor:
-    index = tuple(_np.asarray(i) for i in multi_index)
+    index = tuple(_read_value(i) for i in multi_index)
     return Tensor(_np.ravel_multi_index(index, dims, mode=mode, order=order))
 
 
@@ -847,11 +849,11 @@ def isscalar(element: Any) -> bool:
 
 
 def array_equal(a1: Any, a2: Any, equal_nan: bool = False) -> bool:
-    return bool(_np.array_equal(_np.asarray(a1), _np.asarray(a2), equal_nan=equal_nan))
+    return bool(_np.array_equal(_read_value(a1), _read_value(a2), equal_nan=equal_nan))
 
 
 def array_equiv(a1: Any, a2: Any) -> bool:
-    return bool(_np.array_equiv(_np.asarray(a1), _np.asarray(a2)))
+    return bool(_np.array_equiv(_read_value(a1), _read_value(a2)))
 
 
 def unique(
@@ -866,7 +868,7 @@ def unique(
     """Sorted unique elements; the values are differentiable (gathered from ``ar``)."""
     if axis is not None:
         raise NotImplementedError("kenaz.unique: axis is not supported")
-    values = _np.asarray(ar)
+    values = _read_value(ar)  # the order and grouping only: piecewise constant
     _, first, inverse, counts = _np.unique(
         values, return_index=True, return_inverse=True, return_counts=True, equal_nan=equal_nan
     )

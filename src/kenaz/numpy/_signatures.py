@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as _np
 
+from ..convert import as_tensor
 from ..ops import elementwise as _ew
 from ..ops import linalg as _products
 from ..ops import reduction as _reduction
@@ -37,7 +38,7 @@ def reject_out(out: Any, name: str) -> None:
 
 
 def _t(x: Any) -> Tensor:
-    return x if isinstance(x, Tensor) else Tensor(x)
+    return x if isinstance(x, Tensor) else as_tensor(x)
 
 
 def _masked(a: Any, where: Any, fill: float) -> Tensor:

@@ -9,10 +9,11 @@ them all, sets the module-level names those operators read, once, when
 
 from __future__ import annotations
 
-import importlib
+from types import ModuleType
 
 from .. import mutation as _mutation
 from .. import tensor as _tensor
+from ..convert import check_convertible
 from ..effects import perform_args
 from ..ops import elementwise as _ew
 from ..ops import indexing as _indexing
@@ -33,20 +34,22 @@ _OPERATOR_PRIMITIVES = {
 }  # fmt: skip
 
 
-def bind() -> None:
-    """Set ``kenaz.tensor``'s names for the primitives, and ``Tensor.__getitem__``."""
+def bind(knp: ModuleType) -> None:
+    """Set ``kenaz.tensor``'s names for the primitives, and ``Tensor.__getitem__``.
+
+    ``knp`` is ``kenaz.numpy`` itself (it calls this while loading: the methods
+    it backs, ``x.argsort()`` and the like, read it only when called).
+    """
     names = vars(_tensor)
     names["perform_args"] = perform_args
     names["_numpy_api"] = _signatures
+    names["_knp"] = knp
     names["_mutation"] = _mutation
     names["_copy"] = _ew.copy
-    names["_knp"] = importlib.import_module(__package__)  # kenaz.numpy, loading right now
+    names["check_convertible"] = check_convertible
     for module, primitives in _OPERATOR_PRIMITIVES.items():
         for name in primitives:
             names[name] = getattr(module, name)
     # `x[index]` is `getitem(x, index)` itself: no wrapper frame (a third of a basic
     # index's time).
     _tensor.Tensor.__getitem__ = _indexing.getitem  # type: ignore[method-assign]
-
-
-bind()

@@ -267,3 +267,9 @@ def fftshift(x: Any, axes: Any = None) -> Tensor:
 def ifftshift(x: Any, axes: Any = None) -> Tensor:
     """Inverse of :func:`fftshift`."""
     return _shift(x, axes, -1)
+
+
+from ..convert import accept_nested_lists_in as _accept_nested_lists_in  # noqa: E402
+
+# Every public function accepts lists holding tensors as array-likes (kenaz.convert).
+_accept_nested_lists_in(globals())

@@ -297,12 +297,12 @@ def qr(a: Any, mode: str = "reduced") -> Any:
     m, n = a.shape[-2], a.shape[-1]
     if m >= n:
         if mode == "complete" and m > n:
-            q, r = _np.linalg.qr(_np.asarray(a), mode="complete")
             if a._trace:
                 raise ValueError(
                     "kenaz.linalg.qr: mode='complete' of a tall matrix is not differentiable "
                     "(the extra columns of Q are not unique); use mode='reduced'"
                 )
+            q, r = _np.linalg.qr(_np.asarray(a), mode="complete")
             return QRResult(Tensor(q), Tensor(r))
         q, r = _dec.qr_op(a)
     else:  # wide: factor the leading square block, then R's other columns are Q^H a
@@ -507,3 +507,8 @@ def cross(x1: Any, x2: Any, /, *, axis: int = -1) -> Tensor:
 
     return _cross(x1, x2, axis=axis)
 
+
+from ..convert import accept_nested_lists_in as _accept_nested_lists_in  # noqa: E402
+
+# Every public function accepts lists holding tensors as array-likes (kenaz.convert).
+_accept_nested_lists_in(globals())

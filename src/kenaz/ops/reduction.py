@@ -62,8 +62,19 @@ def var(x, axis=None, ddof: int = 0, keepdims: bool = False) -> Tensor:
 
 
 def std(x, axis=None, ddof: int = 0, keepdims: bool = False) -> Tensor:
-    """Standard deviation over ``axis``."""
-    return ew.sqrt(var(x, axis=axis, ddof=ddof, keepdims=keepdims))
+    """Standard deviation over ``axis``.
+
+    Where the data are constant (one element, or all equal) the standard
+    deviation is 0 and has no derivative (``sqrt`` at 0); kenaz gives 0 there,
+    the subgradient, as HIPS autograd does and as ``norm`` at 0 does, rather
+    than NaN. Elsewhere it is ``sqrt(var)``.
+    """
+    variance = var(x, axis=axis, ddof=ddof, keepdims=keepdims)
+    if variance.dtype.kind != "f":
+        return ew.sqrt(variance)
+    positive = ew.greater(variance, 0)
+    # The double `where`: sqrt never sees a 0, so no inf * 0 = NaN reaches the derivative.
+    return ew.where(positive, ew.sqrt(ew.where(positive, variance, 1.0)), 0.0)
 
 
 # -- max and min: ties share the derivative equally (as in JAX) --------------------------

@@ -13,8 +13,9 @@ from typing import Any
 
 import numpy as np
 
+from ..convert import as_tensor
 from ..effects import Op, each_argument
-from ..tensor import Tensor
+from ..tensor import Tensor, holds_tensor
 from .axes import along_axes, batch_size, normalize_axes, scan, shape_of, shift_axes
 from .axes import reduction as reduction_batch
 
@@ -252,7 +253,7 @@ def expand_dims(x, axis: int | Sequence[int]) -> Tensor:
 
 
 def _as_tensor(x) -> Tensor:
-    return x if isinstance(x, Tensor) else Tensor(x)
+    return x if isinstance(x, Tensor) else as_tensor(x)
 
 
 # -- joining and splitting ---------------------------------------------------------------------
@@ -397,6 +398,21 @@ def pad(x, pad_width, mode: str = "constant", constant_values: float = 0) -> Ten
     ndim = len(_shape(x))
     widths = np.broadcast_to(np.asarray(pad_width, dtype=int), (ndim, 2))
     widths = tuple((int(a), int(b)) for a, b in widths)
+    if isinstance(constant_values, Tensor) or (
+        isinstance(constant_values, (list, tuple)) and holds_tensor(constant_values)
+    ):
+        # A tensor fill value is differentiable: pad with 0, then add it times the border.
+        x, fill = as_tensor(x), as_tensor(constant_values)
+        if fill.ndim != 0:
+            raise NotImplementedError(
+                "kenaz.pad: constant_values as a tensor must be a scalar to be differentiated; "
+                "pad with 0 and add the border values yourself"
+            )
+        border = np.pad(np.zeros(x.shape, dtype=x.dtype), widths, constant_values=1)
+        padded = _pad(x, pad_width=widths, constant_values=0)
+        from . import elementwise
+
+        return padded + elementwise.astype(fill, x.dtype) * border
     return _pad(x, pad_width=widths, constant_values=constant_values)
 
 

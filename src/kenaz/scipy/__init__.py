@@ -1,7 +1,7 @@
 """``kenaz.scipy``: differentiable counterparts of parts of SciPy.
 
 Needs SciPy (``pip install kenaz[scipy]``); plain ``kenaz`` does not import it.
-Submodules: ``special``, ``stats``, ``linalg``, ``optimize``.
+Submodules: ``special``, ``stats``, ``linalg``, ``optimize``, ``signal``, ``integrate``.
 """
 
 from __future__ import annotations
@@ -13,6 +13,6 @@ except ImportError:  # pragma: no cover - exercised only without SciPy
         "kenaz.scipy needs SciPy; install it with `pip install kenaz[scipy]`"
     ) from None
 
-from . import linalg, optimize, special, stats  # noqa: E402
+from . import integrate, linalg, optimize, signal, special, stats  # noqa: E402
 
-__all__ = ["linalg", "optimize", "special", "stats"]
+__all__ = ["integrate", "linalg", "optimize", "signal", "special", "stats"]

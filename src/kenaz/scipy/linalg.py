@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as _np
 
+from ..convert import read_value as _read_value
 from ..numpy import linalg as _la
 from ..ops import decompositions as _dec
 from ..ops import elementwise as _ew
@@ -114,7 +115,7 @@ def expm(a: Any) -> Tensor:
     """
     a = _float(a)
     n = a.shape[-1]
-    one_norm = float(_np.max(_np.sum(_np.abs(_np.asarray(a)), axis=-2)))
+    one_norm = float(_np.max(_np.sum(_np.abs(_read_value(a)), axis=-2)))  # the squarings
     squarings = max(0, int(_np.ceil(_np.log2(one_norm / _THETA13)))) if one_norm > 0 else 0
     a = a / (2.0**squarings)
     b = _PADE13
@@ -136,3 +137,9 @@ def sqrtm(a: Any) -> Tensor:
     """Principal matrix square root (SciPy's values; derivative from the Sylvester equation
     ``X dX + dX X = dA``, defined when no two eigenvalues of ``X`` sum to zero)."""
     return _dec.sqrtm_op(_float(a))
+
+
+from ..convert import accept_nested_lists_in as _accept_nested_lists_in  # noqa: E402
+
+# Every public function accepts lists holding tensors as array-likes (kenaz.convert).
+_accept_nested_lists_in(globals())

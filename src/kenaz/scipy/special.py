@@ -12,6 +12,8 @@ from typing import Any
 import numpy as _np
 
 from .. import numpy as _knp
+from ..effects import Op as _Op
+from ..ops import batching as _batching
 from ..ops import elementwise as _ew
 from ..tensor import Tensor
 
@@ -165,3 +167,23 @@ def kl_div(x: Any, y: Any) -> Tensor:
     """``x log(x / y) - x + y``."""
     x, y = _float(x), _float(y)
     return rel_entr(x, y) - x + y
+
+
+def _gammasgn_impl(x: Any) -> Any:
+    from scipy.special import gammasgn as _scipy_gammasgn
+
+    return _scipy_gammasgn(x)
+
+
+_gammasgn = _Op("gammasgn", _gammasgn_impl, batch=_batching.elementwise, differentiable=False)
+
+
+def gammasgn(x: Any) -> Tensor:
+    """The sign of the gamma function (piecewise constant: zero derivative, as in JAX)."""
+    return _gammasgn(_float(x))
+
+
+from ..convert import accept_nested_lists_in as _accept_nested_lists_in  # noqa: E402
+
+# Every public function accepts lists holding tensors as array-likes (kenaz.convert).
+_accept_nested_lists_in(globals())

@@ -1,0 +1,281 @@
+"""Conversions: which array-likes become tensors, and which tensors may become plain arrays.
+
+One rule each way, enforced here and nowhere else:
+
+- **Into a tensor.** A (nested) list or tuple holding tensors is *stacked*
+  with differentiable ops, as ``jnp.array`` does, wherever kenaz turns an
+  array-like into an array: ``kenaz.numpy.array``/``asarray``, the argument
+  conversion of the namespace functions (:func:`as_tensor`), and the
+  arguments of every primitive performed under a transformation
+  (:func:`perform_stacked`, called by the handlers when they meet such a
+  list). So ``knp.mean([x, x + 2])`` differentiates like
+  ``knp.mean(knp.stack([x, x + 2]))``.
+- **Out of a tensor.** Turning a tensor that a *running* differentiating or
+  batching transformation tracks into a plain NumPy array
+  (``numpy.asarray(t)``, ``numpy.array([t, ...])``, ``t.__array__()``,
+  ``t.numpy()``, ``Tensor(t)``) raises :class:`TrackedConversionError`: the
+  derivative through the array would silently be zero. Outside
+  transformations, and for tensors no running transformation tracks, these
+  conversions work as they always did. ``float(t)``, ``int(t)``,
+  ``t.item()``, ``bool(t)`` and ``t.tolist()`` keep working under
+  ``grad``/``jvp`` (control flow, logging): they give Python values, which
+  nobody mistakes for a differentiable array.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import types
+from typing import Any
+
+from .errors import ConcretizationError
+from .tensor import Tensor, holds_tensor
+
+__all__ = [
+    "TrackedConversionError",
+    "as_tensor",
+    "stack_nested",
+    "perform_stacked",
+    "check_convertible",
+    "accepts_nested_lists",
+    "accept_nested_lists_in",
+    "read_value",
+]
+
+
+class TrackedConversionError(ConcretizationError):
+    """A tensor being differentiated or batched was converted to a plain NumPy array.
+
+    The array would be a constant, so every derivative through it would
+    silently be zero (under ``vmap``: one example would stand for the batch).
+    The message names the fix: a ``kenaz.numpy`` function instead of the
+    ``numpy`` one, or ``kenaz.stop_gradient(t)`` first when a constant is meant.
+    """
+
+
+def stack_nested(obj: list | tuple) -> Tensor:
+    """The tensor of a nested list or tuple holding tensors, stacked differentiably.
+
+    Numbers and arrays in it become constants; NumPy's dtype promotion applies
+    (``[x, 1]`` with ``x`` float32 is float32, as in NumPy 2).
+    """
+    from .ops import shape
+
+    items = [
+        stack_nested(i) if isinstance(i, (list, tuple)) and holds_tensor(i) else i for i in obj
+    ]
+    if not items:
+        return Tensor(obj)
+    return shape.stack([i if isinstance(i, Tensor) else Tensor(i) for i in items])
+
+
+def as_tensor(x: Any, dtype: Any = None) -> Tensor:
+    """``x`` as a tensor: the argument conversion of the ``kenaz.numpy`` functions.
+
+    A tensor is returned as is; a list or tuple holding tensors is stacked
+    (:func:`stack_nested`); anything else becomes a constant tensor.
+    """
+    if isinstance(x, Tensor):
+        out = x
+    elif isinstance(x, (list, tuple)) and holds_tensor(x):
+        out = stack_nested(x)
+    else:
+        return Tensor(x, dtype)
+    return out if dtype is None or out.dtype == dtype else out.astype(dtype)
+
+
+def perform_stacked(h: Any, op: Any, args: tuple, params: dict) -> Any:
+    """Perform ``op`` again through handler ``h``, its list arguments holding tensors stacked.
+
+    A handler calls this from its ``handle`` (so with the stack set to the
+    handlers outside it) when an argument is a list or tuple holding tensors:
+    ``h`` is installed again, the lists become tensors (the stacking ops are
+    seen by ``h`` and every handler outside it) and the op is performed on
+    them. Only such calls pay for this.
+    """
+    from .effects import handler, perform_args
+
+    with handler(h):
+        stacked = tuple(
+            stack_nested(a) if isinstance(a, (list, tuple)) and holds_tensor(a) else a for a in args
+        )
+        return perform_args(op, stacked, params)
+
+
+_differentiating: tuple[type, ...] | None = None
+
+
+def _differentiating_handlers() -> tuple[type, ...]:
+    """The handler classes whose tracked tensors must not become constants."""
+    global _differentiating
+    if _differentiating is None:
+        from .forward import ForwardHandler, LinearizeHandler
+        from .reverse import ReverseHandler
+
+        _differentiating = (ReverseHandler, ForwardHandler, LinearizeHandler)
+    return _differentiating
+
+
+def _running_levels() -> set[int]:
+    from .effects import current_handlers
+
+    kinds = _differentiating_handlers()
+    return {h.level for h in current_handlers() if isinstance(h, kinds)}
+
+
+def check_convertible(t: Tensor, how: str) -> None:
+    """Raise :class:`TrackedConversionError` if converting ``t`` to an array loses a derivative.
+
+    ``how`` names the conversion in the message (``"numpy.asarray(t)"``).
+    That is the case when ``t`` is a batched view of a running ``vmap``, or
+    when a running ``grad``/``vjp``/``jvp``/``linearize`` tracks it.
+    """
+    if type(t) is not Tensor:  # a batched view of vmap (its own error once the vmap ended)
+        level = getattr(t, "_level", None)
+        if level is not None and getattr(level, "alive", False):
+            raise TrackedConversionError(
+                f"kenaz: {how} of a tensor batched by vmap (per-example shape {t.shape}): a "
+                "NumPy array cannot hold the batch, and one example cannot stand for it. Use "
+                "kenaz.numpy functions instead of numpy's (they batch), or "
+                'vmap(f, method="loop") to run f once per example.'
+            )
+        t._value  # noqa: B018 - raises the view's own error (escaped from its vmap)
+        return
+    trace = t._trace
+    if not trace:
+        return
+    running = _running_levels()
+    if running and not running.isdisjoint(trace):
+        raise TrackedConversionError(
+            f"kenaz: {how} of a tensor (shape {t.shape}, dtype {t.dtype}) that a running "
+            "grad/jvp/vjp/linearize differentiates: the NumPy array would be a constant and "
+            "the derivative through it silently zero. Use kenaz.numpy functions instead of "
+            "numpy's (`import kenaz.numpy as np`), or apply kenaz.stop_gradient(t) first if a "
+            "constant is meant. float(t), t.item() and bool(t) still give Python values."
+        )
+
+
+def _stack_lists(args: tuple, kwargs: dict) -> tuple[tuple, dict] | None:
+    """``args``/``kwargs`` with the lists holding tensors stacked, or None if there are none."""
+    found = False
+
+    def convert(a: Any) -> Any:
+        nonlocal found
+        if isinstance(a, (list, tuple)) and holds_tensor(a):
+            found = True
+            return stack_nested(a)
+        return a
+
+    new_args = tuple(convert(a) for a in args)
+    new_kwargs = {k: convert(v) for k, v in kwargs.items()}
+    return (new_args, new_kwargs) if found else None
+
+
+def _refused_arguments(f: Any, args: tuple, kwargs: dict) -> list[str]:
+    """The names of ``f``'s arguments that hold a tensor whose conversion is refused."""
+
+    def refused(value: Any) -> bool:
+        if isinstance(value, Tensor):
+            try:
+                check_convertible(value, "")
+            except TrackedConversionError:
+                return True
+            return False
+        if isinstance(value, (list, tuple)):
+            return any(refused(v) for v in value)
+        return False
+
+    try:
+        bound = inspect.signature(f).bind(*args, **kwargs).arguments
+    except (TypeError, ValueError):
+        bound = {f"#{i}": a for i, a in enumerate(args)} | kwargs
+    return [name for name, value in bound.items() if refused(value)]
+
+
+def accepts_nested_lists(f: Any, where: str = "kenaz") -> Any:
+    """Wrap the namespace function ``f`` so that its array-like arguments may be lists of tensors.
+
+    ``f`` runs as is. Only if it raises a ``TypeError`` (such as
+    :class:`TrackedConversionError`: it treated a list holding tracked
+    tensors as a NumPy array-like; or Python's own for ``list * 2.0``) while
+    an argument is a list holding tensors is it called again with those lists stacked by
+    :func:`stack_nested`: the one rule, with no cost to calls that do not
+    need it. A list the function meant as a sequence of arrays of different
+    shapes cannot be stacked, and the original error stands. A refused
+    conversion is restated naming the function (``where.f``) and the
+    arguments that cannot be differentiated.
+    """
+    if getattr(f, "__kenaz_lists__", False):
+        return f
+
+    @functools.wraps(f)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return f(*args, **kwargs)
+        except TypeError as error:  # TrackedConversionError, or Python's `list * float`
+            try:
+                stacked = _stack_lists(args, kwargs)
+            except (ValueError, TypeError):
+                stacked = None
+            if stacked is None:
+                if (
+                    isinstance(error, TrackedConversionError)
+                    and not error.args[0].startswith(f"{where}.")
+                    and not getattr(error, "names_function", False)
+                ):
+                    names = _refused_arguments(f, args, kwargs)
+                    what = (
+                        f"its argument{'s' if len(names) > 1 else ''} {', '.join(names)} "
+                        "cannot be differentiated (converted to a NumPy array inside). "
+                        if names
+                        else ""
+                    )
+                    named = TrackedConversionError(f"{where}.{f.__name__}: {what}{error}")
+                    named.names_function = True  # type: ignore[attr-defined]
+                    raise named from None
+                raise
+        return f(*stacked[0], **stacked[1])
+
+    call.__kenaz_lists__ = True  # type: ignore[attr-defined]
+    return call
+
+
+def accept_nested_lists_in(namespace: dict[str, Any], names: Any = None) -> None:
+    """Apply :func:`accepts_nested_lists` to the public functions of a namespace module.
+
+    ``names`` defaults to every public name. Primitives (``Op`` objects) are
+    left alone: the handlers stack their list arguments (:func:`perform_stacked`).
+    """
+    from .effects import Op
+
+    for name in list(namespace if names is None else names):
+        value = namespace.get(name)
+        if (
+            not name.startswith("_")
+            and isinstance(value, types.FunctionType)
+            and not isinstance(value, Op)
+            # NumPy's own functions and the NumPy utilities passed through as they are
+            # (numpy/_utilities.py) are not kenaz's conversions: left alone.
+            and not (value.__module__ or "").startswith("numpy")
+            and not hasattr(value, "__kenaz_numpy__")
+        ):
+            namespace[name] = accepts_nested_lists(value, namespace.get("__name__", "kenaz"))
+
+
+def read_value(x: Any, dtype: Any = None) -> Any:
+    """The NumPy value of ``x``, for a composite that reads it only to decide something
+    piecewise constant (sort order, indices, a branch, a scaling count).
+
+    Unlike ``numpy.asarray`` this does not refuse tracked tensors: the caller
+    promises that no derivative flows through what it reads (the values it
+    returns are gathered or computed with tensor ops). Batched views of
+    ``vmap`` still raise: their value is not one array.
+    """
+    import numpy as np
+
+    if isinstance(x, Tensor):
+        return np.asarray(x._value, dtype=dtype)
+    if isinstance(x, (list, tuple)) and holds_tensor(x):
+        return np.asarray(stack_nested(x)._value, dtype=dtype)
+    return np.asarray(x, dtype=dtype)
