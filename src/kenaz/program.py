@@ -497,7 +497,7 @@ class TracingHandler(Handler):
                 "because it was stored in a global variable or a closure; return it from the "
                 "function instead"
             )
-        asked_by = _ASKED_BY.get(frame.f_code.co_name, "reading its value")
+        asked_by = _asked_by(frame)
         where = _user_frame(frame)
         return ConcretizationError(
             f"kenaz.jit: {self.name!r} asked for the concrete value of {what} through "
@@ -526,6 +526,16 @@ def _must_capture(x: Tensor) -> bool:
     """A closed-over tensor stays a variable when some transformation may track it, or when
     it has no single value (a vmap view, another trace's tracer)."""
     return type(x) is not Tensor or bool(x._trace)
+
+
+def _asked_by(frame: Any) -> str:
+    """How the value was asked for: the innermost kenaz frame that names it (``__bool__``...)."""
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE_DIR):
+        found = _ASKED_BY.get(frame.f_code.co_name)
+        if found is not None:
+            return found
+        frame = frame.f_back
+    return "reading its value"
 
 
 def _user_frame(frame: Any) -> str:
