@@ -23,7 +23,7 @@ LAYERS: dict[str, int] = {
     "kenaz.errors": 0,
     "kenaz.tree": 0,
     "kenaz.tensor": 1,
-    "kenaz.convert": 1,  # converting arguments to tensors (imports tensor only at load)
+    "kenaz.convert": 3,  # converting arguments to tensors: beside the ops, which use it
     "kenaz.effects": 2,
     "kenaz.ops": 3,
     "kenaz.call": 3,

@@ -74,6 +74,8 @@ def _set_records(op: Op, out: Any, level: int, records: Any) -> None:
 class ForwardHandler(Handler):
     """Carries a tangent alongside every tensor that depends on the inputs."""
 
+    differentiates = True  # kenaz.convert refuses to turn its tensors into arrays
+
     def __init__(self) -> None:
         self.level = fresh_level()
 
@@ -216,6 +218,8 @@ class LinearizeHandler(Handler):
     """Records, for each op that depends on the inputs, what its jvp rules need."""
 
     mutations: list | tuple = ()  # (node count, memory written): see kenaz.mutation
+
+    differentiates = True  # kenaz.convert refuses to turn its tensors into arrays
 
     def __init__(self) -> None:
         self.level = fresh_level()

@@ -48,6 +48,8 @@ class ReverseHandler(Handler):
 
     mutations: list | tuple = ()  # (node count, memory written): see kenaz.mutation
 
+    differentiates = True  # kenaz.convert refuses to turn its tensors into arrays
+
     def __init__(self) -> None:
         self.level = fresh_level()
         self.tape: list[tuple[Any, list[tuple[int, Callable]]]] = []
