@@ -38,6 +38,7 @@ from .tensor import Tensor, holds_tensor
 __all__ = [
     "TrackedConversionError",
     "as_tensor",
+    "leaf_tensor",
     "stack_nested",
     "perform_stacked",
     "check_convertible",
@@ -87,6 +88,23 @@ def as_tensor(x: Any, dtype: Any = None) -> Tensor:
     else:
         return Tensor(x, dtype)
     return out if dtype is None or out.dtype == dtype else out.astype(dtype)
+
+
+def leaf_tensor(x: Any, where: str) -> Tensor:
+    """A leaf of what a transformed function takes or returns, as a tensor.
+
+    Tensors, arrays and numbers are accepted; anything else is a ``TypeError``
+    naming the transformation ``where``.
+    """
+    if isinstance(x, Tensor):
+        return x
+    try:
+        return Tensor(x)
+    except (TypeError, ValueError):
+        raise TypeError(
+            f"kenaz.{where}: the function must return Tensors, arrays or numbers "
+            f"(or pytrees of them), got {type(x).__name__}"
+        ) from None
 
 
 def perform_stacked(h: Any, op: Any, args: tuple, params: dict) -> Any:
