@@ -24,7 +24,7 @@ LAYERS: dict[str, int] = {
     "kenaz.tree": 0,
     "kenaz.backend": 0,  # array namespaces: below Tensor, which keeps backends' values
     "kenaz.tensor": 1,
-    "kenaz.convert": 1,  # converting arguments to tensors (imports tensor only at load)
+    "kenaz.convert": 3,  # converting arguments to tensors: beside the ops, which use it
     "kenaz.effects": 2,
     "kenaz.ops": 3,
     "kenaz.call": 3,
@@ -44,6 +44,7 @@ LAYERS: dict[str, int] = {
     "kenaz.program": 4,
     "kenaz.codegen": 4,
     "kenaz.optimize": 4,
+    "kenaz.staged": 4,
     "kenaz.numpy": 5,
     "kenaz.scipy": 5,
     "kenaz.testing": 6,

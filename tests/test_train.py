@@ -166,3 +166,42 @@ def test_fit_passes_a_fresh_reproducible_key_for_dropout():
     second_keys, second_losses = run()
     assert len(set(first_keys)) == 8  # a new key every step
     assert first_keys == second_keys and first_losses == second_losses
+
+
+def test_fit_jits_the_step_by_default_and_can_opt_out():
+    x = np.linspace(-1, 1, 64)
+    y = 3 * x + 1
+    runs = []
+
+    def loss(p, x, y):
+        runs.append(1)  # a Python side effect: with jit it runs only while tracing
+        return ((p["a"] * x + p["b"] - y) ** 2).mean()
+
+    params = {"a": knp.zeros(()), "b": knp.zeros(())}
+    compiled = train.fit(loss, params, optim.adam(0.1), (x, y), epochs=20, batch_size=16,
+                         progress=False)
+    assert len(runs) == 1  # 4 batches of 16 a step, 80 steps, one trace
+    runs.clear()
+    eager = train.fit(loss, params, optim.adam(0.1), (x, y), epochs=20, batch_size=16,
+                      progress=False, jit=False)
+    assert len(runs) == 80
+    for name in ("a", "b"):
+        np.testing.assert_allclose(compiled.params[name].numpy(), eager.params[name].numpy(),
+                                   rtol=1e-12)
+    np.testing.assert_allclose(compiled.history["step_loss"], eager.history["step_loss"],
+                               rtol=1e-12)
+
+
+def test_fit_falls_back_to_eager_with_a_reason():
+    x = np.linspace(-1, 1, 32)
+
+    def loss(p, x):
+        error = ((p - x) ** 2).mean()
+        if error > 100.0:  # Python control flow on a value: cannot be traced
+            return error * 0.0
+        return error
+
+    with pytest.warns(RuntimeWarning, match="could not be compiled.*ConcretizationError"):
+        result = train.fit(loss, knp.zeros(()), optim.sgd(0.1), x, epochs=3, batch_size=8,
+                           progress=False)
+    assert np.isfinite(result.history["loss"]).all()

@@ -7,7 +7,14 @@ from dataclasses import dataclass, field, replace
 
 from .peers import Peers
 from .timing import CLOCKS, Budget, frozen_heap, interleaved_medians, peak_memory_bytes
-from .workload import Contender, RowResult, Workload, compare_outputs
+from .workload import (
+    JIT_LIBRARY,
+    Contender,
+    RowResult,
+    Workload,
+    compare_outputs,
+    compile_target,
+)
 
 # Libraries whose allocations tracemalloc sees (NumPy reports its buffers; PyTorch and XLA do not).
 TRACEMALLOC_VISIBLE = ("numpy", "kenaz", "autograd")
@@ -95,8 +102,15 @@ def _measure(
     for row in result.rows:
         if row.seconds is not None and numpy_seconds:
             row.ratio_to_numpy = row.seconds / numpy_seconds
+    for name, contender in runnable.items():
+        if contender.compile_cost is not None:
+            seconds, ops = contender.compile_cost()
+            rows[name].compile_seconds_per_op = seconds / max(ops, 1)
+            rows[name].compile_ops = ops
     for row in result.rows:
-        if row.library.startswith("kenaz"):
+        if row.library.startswith(JIT_LIBRARY):
+            row.targets = workload.jit_targets(row, rows) + compile_target(row, rows)
+        elif row.library.startswith("kenaz"):
             row.targets = workload.targets(row, rows)
 
 

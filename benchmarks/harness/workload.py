@@ -36,6 +36,8 @@ class Contender:
     outputs: Callable[[Any], Sequence[Any]] = lambda result: [result]
     note: str = ""
     slow: str = ""
+    # For a `kenaz jit` row: trace and compile a fresh copy; returns (CPU seconds, primitive ops).
+    compile_cost: Callable[[], tuple[float, int]] | None = None
 
     @property
     def is_kenaz(self) -> bool:
@@ -90,6 +92,8 @@ class RowResult:
     ratio_to_numpy: float | None = None
     samples: int = 0
     sample_is_warmup: bool = False  # too slow to repeat: timed from its warm-up call alone
+    compile_seconds_per_op: float | None = None  # kenaz jit rows: trace + compile, per op
+    compile_ops: int | None = None
 
 
 Targets = Callable[[RowResult, dict[str, RowResult]], list[TargetCheck]]
@@ -103,6 +107,7 @@ class Workload:
     title: str
     build: Callable[[Peers, str], Case]  # (peers, "full" | "smoke") -> Case
     targets: Targets = lambda kenaz_row, rows: []
+    jit_targets: Targets = lambda kenaz_row, rows: []  # for the `kenaz jit` rows (issue 13)
     measure_memory: bool = False
     budget_share: float = 1.0  # fraction of the per-workload sampling time it gets
 
@@ -154,3 +159,67 @@ def all_of(*targets: Targets) -> Targets:
 
 # W1, W2 and W6: per op, kenaz at most 0.8x PyTorch eager and 0.5x HIPS autograd.
 PER_OP_TARGETS = all_of(ratio_to("torch", 0.8), ratio_to("autograd", 0.5))
+
+
+# -- kenaz.jit rows (issue 13) --------------------------------------------------------------
+JIT_LIBRARY = "kenaz jit"
+COMPILE_LIMIT_SECONDS_PER_OP = 30e-6
+
+
+def jit_targets(numpy_limit: float | None) -> Targets:
+    """Issue 13's targets for a ``kenaz jit`` row: at most ``numpy_limit`` x the hand-written
+    NumPy (when the issue sets one) and within 2x of JAX's jit."""
+    targets = [ratio_to("jax (jit)", 2.0)]
+    if numpy_limit is not None:
+        targets.insert(0, ratio_to("numpy", numpy_limit))
+    return all_of(*targets)
+
+
+def compile_target(kenaz_row: RowResult, rows: dict[str, RowResult]) -> list[TargetCheck]:
+    """Trace + compile cost at most 30 µs per primitive op (tracing runs the function once,
+    so the cost is also shown in eager kenaz calls)."""
+    if kenaz_row.compile_seconds_per_op is None or not kenaz_row.compile_ops:
+        return []
+    total = kenaz_row.compile_seconds_per_op * kenaz_row.compile_ops
+    eager = next(
+        (
+            row.seconds
+            for name, row in rows.items()
+            if name.startswith("kenaz") and not name.startswith(JIT_LIBRARY) and row.seconds
+        ),
+        None,
+    )
+    in_eager_calls = f" = {total / eager:.1f} eager calls" if eager else ""
+    description = (
+        f"trace+compile {kenaz_row.compile_seconds_per_op * 1e6:.1f} µs/op "
+        f"of {kenaz_row.compile_ops:,} ops{in_eager_calls}, <= 30"
+    )
+    ratio = kenaz_row.compile_seconds_per_op / COMPILE_LIMIT_SECONDS_PER_OP
+    check = TargetCheck(description, ratio, 1.0)
+    return [check]
+
+
+def kenaz_jit(
+    make: Callable[[], Callable[..., Any]],
+    args: Sequence[Any],
+    outputs: Callable[[Any], Sequence[Any]],
+) -> Contender:
+    """A ``kenaz jit`` row: ``make()`` returns a fresh jitted function of ``args``.
+
+    The timed function is traced and compiled before timing; ``compile_cost``
+    traces and compiles a fresh one, once, on CPU time.
+    """
+    import time
+
+    jitted = make()
+    jitted(*args)
+
+    def compile_cost() -> tuple[float, int]:
+        fresh = make()
+        started = time.process_time()
+        fresh.program(*args)  # trace, optimize, generate and compile
+        seconds = time.process_time() - started
+        ops = fresh._entry(tuple(args), {}).staged.program.primitive_count()
+        return seconds, ops
+
+    return Contender(JIT_LIBRARY, lambda: jitted(*args), outputs, compile_cost=compile_cost)

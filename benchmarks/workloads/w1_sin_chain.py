@@ -10,7 +10,15 @@ from __future__ import annotations
 import numpy as np
 
 from ..harness.peers import Peers
-from ..harness.workload import PER_OP_TARGETS, Case, Contender, Workload, unavailable
+from ..harness.workload import (
+    PER_OP_TARGETS,
+    Case,
+    Contender,
+    Workload,
+    jit_targets,
+    kenaz_jit,
+    unavailable,
+)
 
 SIZES = {"full": (1000, 16), "smoke": (5, 4)}  # (steps, elements)
 
@@ -42,8 +50,10 @@ def build(peers: Peers, size: str) -> Case:
         [
             Contender("numpy", lambda: numpy_gradient(x0, steps)),
             _kenaz(x0, steps),
+            _kenaz_jit(x0, steps),
             _torch(peers, x0, steps),
             _jax(peers, x0, steps),
+            _jax_jit(peers, x0, steps),
             _autograd(peers, x0, steps),
         ],
         ops=3 * steps,
@@ -59,6 +69,26 @@ def _kenaz(x0: np.ndarray, steps: int) -> Contender:
     x = knp.asarray(x0)
     gradient = kenaz.grad(lambda x: knp.sum(chain(knp.sin, x, steps)))
     return Contender("kenaz", lambda: gradient(x), lambda g: [g.numpy()])
+
+
+def _kenaz_jit(x0: np.ndarray, steps: int) -> Contender:
+    import kenaz
+    import kenaz.numpy as knp
+
+    make = lambda: kenaz.jit(kenaz.grad(lambda x: knp.sum(chain(knp.sin, x, steps))))
+    return kenaz_jit(make, (knp.asarray(x0),), lambda g: [g.numpy()])
+
+
+def _jax_jit(peers: Peers, x0: np.ndarray, steps: int) -> Contender:
+    jax = peers.jax
+    if jax is None:
+        return unavailable("jax (jit)", peers.why_missing("jax"))
+    jnp = jax.numpy
+    x = jnp.asarray(x0)
+    gradient = jax.jit(jax.grad(lambda x: jnp.sum(chain(jnp.sin, x, steps))))
+    gradient(x).block_until_ready()
+    run = lambda: gradient(x).block_until_ready()
+    return Contender("jax (jit)", run, lambda g: [np.asarray(g)])
 
 
 def _torch(peers: Peers, x0: np.ndarray, steps: int) -> Contender:
@@ -100,4 +130,5 @@ WORKLOAD = Workload(
     title="1000 x (sin, *, +) on 16 f64, grad of sum",
     build=build,
     targets=PER_OP_TARGETS,
+    jit_targets=jit_targets(1.3),
 )

@@ -8,7 +8,15 @@ from __future__ import annotations
 import numpy as np
 
 from ..harness.peers import Peers
-from ..harness.workload import PER_OP_TARGETS, Case, Contender, Workload, unavailable
+from ..harness.workload import (
+    PER_OP_TARGETS,
+    Case,
+    Contender,
+    Workload,
+    jit_targets,
+    kenaz_jit,
+    unavailable,
+)
 
 SIZES = {"full": 25, "smoke": 3}  # steps of four ops
 A0, B0 = 0.3, 0.9
@@ -43,8 +51,10 @@ def build(peers: Peers, size: str) -> Case:
         [
             Contender("numpy", lambda: numpy_gradient(a0, b0, steps), list),
             _kenaz(a0, b0, steps),
+            _kenaz_jit(a0, b0, steps),
             _torch(peers, a0, b0, steps),
             _jax(peers, a0, b0, steps),
+            _jax_jit(peers, a0, b0, steps),
             _autograd(peers, a0, b0, steps),
         ],
         ops=4 * steps,
@@ -60,6 +70,34 @@ def _kenaz(a0: np.ndarray, b0: np.ndarray, steps: int) -> Contender:
     a, b = knp.asarray(a0), knp.asarray(b0)
     gradient = kenaz.grad(lambda a, b: expression(knp.sin, knp.cos, a, b, steps), argnums=(0, 1))
     return Contender("kenaz", lambda: gradient(a, b), lambda gs: [g.numpy() for g in gs])
+
+
+def _kenaz_jit(a0: np.ndarray, b0: np.ndarray, steps: int) -> Contender:
+    import kenaz
+    import kenaz.numpy as knp
+
+    def make():
+        function = lambda a, b: expression(knp.sin, knp.cos, a, b, steps)
+        return kenaz.jit(kenaz.grad(function, argnums=(0, 1)))
+
+    args = (knp.asarray(a0), knp.asarray(b0))
+    return kenaz_jit(make, args, lambda gs: [g.numpy() for g in gs])
+
+
+def _jax_jit(peers: Peers, a0: np.ndarray, b0: np.ndarray, steps: int) -> Contender:
+    jax = peers.jax
+    if jax is None:
+        return unavailable("jax (jit)", peers.why_missing("jax"))
+    jnp = jax.numpy
+    a, b = jnp.asarray(a0), jnp.asarray(b0)
+    function = lambda a, b: expression(jnp.sin, jnp.cos, a, b, steps)
+    gradient = jax.jit(jax.grad(function, argnums=(0, 1)))
+    jax.block_until_ready(gradient(a, b))
+    return Contender(
+        "jax (jit)",
+        lambda: jax.block_until_ready(gradient(a, b)),
+        lambda gs: [np.asarray(g) for g in gs],
+    )
 
 
 def _torch(peers: Peers, a0: np.ndarray, b0: np.ndarray, steps: int) -> Contender:
@@ -103,4 +141,5 @@ WORKLOAD = Workload(
     title="100-op scalar (0-d) expression, grad",
     build=build,
     targets=PER_OP_TARGETS,
+    jit_targets=jit_targets(1.3),
 )

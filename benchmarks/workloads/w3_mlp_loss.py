@@ -10,7 +10,16 @@ from __future__ import annotations
 import numpy as np
 
 from ..harness.peers import Peers
-from ..harness.workload import Case, Contender, Workload, all_of, ratio_to, unavailable
+from ..harness.workload import (
+    Case,
+    Contender,
+    Workload,
+    all_of,
+    jit_targets,
+    kenaz_jit,
+    ratio_to,
+    unavailable,
+)
 
 SIZES = {"full": (128, (784, 512, 512, 10)), "smoke": (4, (6, 5, 4, 3))}  # (batch, widths)
 
@@ -68,6 +77,7 @@ def build(peers: Peers, size: str) -> Case:
         [
             Contender("numpy", lambda: numpy_value_and_grad(params, x, one_hot), _flat),
             _kenaz(params, x, one_hot),
+            _kenaz_jit(params, x, one_hot),
             *_torch(peers, params, x, one_hot),
             *_jax(peers, params, x, one_hot),
             _autograd(peers, params, x, one_hot),
@@ -88,6 +98,18 @@ def _kenaz(params, x, one_hot) -> Contender:
     value_and_grad = kenaz.value_and_grad(loss)
     args = (tuple(knp.asarray(p) for p in params), knp.asarray(x), knp.asarray(one_hot))
     return Contender("kenaz", lambda: value_and_grad(*args), _flat)
+
+
+def _kenaz_jit(params, x, one_hot) -> Contender:
+    import kenaz
+    import kenaz.numpy as knp
+
+    def loss(params, x, one_hot):
+        logsumexp = lambda z: knp.logsumexp(z, axis=1, keepdims=True)
+        return mlp_loss(knp.tanh, logsumexp, knp.sum, params, x, one_hot)
+
+    args = (tuple(knp.asarray(p) for p in params), knp.asarray(x), knp.asarray(one_hot))
+    return kenaz_jit(lambda: kenaz.jit(kenaz.value_and_grad(loss)), args, _flat)
 
 
 def _torch(peers: Peers, params, x, one_hot) -> list[Contender]:
@@ -138,5 +160,6 @@ WORKLOAD = Workload(
     title="MLP 784-512-512-10 tanh, batch 128 f32: value_and_grad of cross-entropy",
     build=build,
     targets=all_of(ratio_to("numpy", 1.10), ratio_to("numpy", 1.3, measure="peak_bytes")),
+    jit_targets=jit_targets(1.0),
     measure_memory=True,
 )

@@ -11,7 +11,15 @@ from __future__ import annotations
 import numpy as np
 
 from ..harness.peers import Peers
-from ..harness.workload import Case, Contender, Workload, ratio_to, unavailable
+from ..harness.workload import (
+    Case,
+    Contender,
+    Workload,
+    jit_targets,
+    kenaz_jit,
+    ratio_to,
+    unavailable,
+)
 
 SIZES = {"full": (256, 100, 32), "smoke": (3, 5, 4)}  # (batch, inputs, hidden)
 
@@ -57,6 +65,7 @@ def build(peers: Peers, size: str) -> Case:
         [
             Contender("numpy", lambda: numpy_per_example_grads(params, x, y), _flat),
             _kenaz(params, x, y),
+            _kenaz_jit(params, x, y),
             _torch(peers, params, x, y),
             *_jax(peers, params, x, y),
             _autograd(peers, params, x, y),
@@ -76,6 +85,16 @@ def _kenaz(params, x, y) -> Contender:
     per_example = kenaz.vmap(kenaz.grad(loss), in_axes=(None, 0, 0))
     args = (tuple(knp.asarray(p) for p in params), knp.asarray(x), knp.asarray(y))
     return Contender("kenaz", lambda: per_example(*args), _flat)
+
+
+def _kenaz_jit(params, x, y) -> Contender:
+    import kenaz
+    import kenaz.numpy as knp
+
+    loss = lambda params, x, y: example_loss(knp.sum, knp.tanh, params, x, y)
+    make = lambda: kenaz.jit(kenaz.vmap(kenaz.grad(loss), in_axes=(None, 0, 0)))
+    args = (tuple(knp.asarray(p) for p in params), knp.asarray(x), knp.asarray(y))
+    return kenaz_jit(make, args, _flat)
 
 
 def _torch(peers: Peers, params, x, y) -> Contender:
@@ -122,4 +141,5 @@ WORKLOAD = Workload(
     title="per-example grads, MLP 100-32-1 tanh, batch 256 f32 (vmap of grad)",
     build=build,
     targets=ratio_to("numpy", 1.5),
+    jit_targets=jit_targets(1.2),
 )

@@ -11,7 +11,15 @@ from __future__ import annotations
 import numpy as np
 
 from ..harness.peers import Peers
-from ..harness.workload import Case, Contender, Workload, ratio_to, unavailable
+from ..harness.workload import (
+    Case,
+    Contender,
+    Workload,
+    jit_targets,
+    kenaz_jit,
+    ratio_to,
+    unavailable,
+)
 
 SIZES = {"full": 500, "smoke": 6}
 
@@ -41,6 +49,7 @@ def build(peers: Peers, size: str) -> Case:
         [
             Contender("numpy", lambda: numpy_hvp(a, x, v)),
             _kenaz(a, x, v),
+            _kenaz_jit(a, x, v),
             _torch(peers, a, x, v),
             *_jax(peers, a, x, v),
             _autograd(peers, a, x, v),
@@ -63,6 +72,16 @@ def _kenaz(a, x, v) -> Contender:
         gradient = kenaz.grad(f)
         run = lambda: kenaz.jvp(gradient, *args)[1]
     return Contender("kenaz", run, lambda h: [h.numpy()])
+
+
+def _kenaz_jit(a, x, v) -> Contender:
+    import kenaz
+    import kenaz.numpy as knp
+
+    k_a = knp.asarray(a)
+    f = lambda x: objective(knp.tanh, knp.sum, k_a, x)
+    make = lambda: kenaz.jit(lambda x, v: kenaz.hvp(f, (x,), (v,)))
+    return kenaz_jit(make, (knp.asarray(x), knp.asarray(v)), lambda h: [h.numpy()])
 
 
 def _torch(peers: Peers, a, x, v) -> Contender:
@@ -107,4 +126,5 @@ WORKLOAD = Workload(
     title="Hessian-vector product of sum(tanh(A @ x)**2), A 500x500 f64",
     build=build,
     targets=ratio_to("numpy", 3.0),
+    jit_targets=jit_targets(1.6),
 )

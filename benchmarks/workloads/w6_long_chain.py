@@ -10,7 +10,14 @@ from __future__ import annotations
 import numpy as np
 
 from ..harness.peers import Peers
-from ..harness.workload import PER_OP_TARGETS, Case, Contender, Workload, unavailable
+from ..harness.workload import (
+    PER_OP_TARGETS,
+    Case,
+    Contender,
+    Workload,
+    kenaz_jit,
+    unavailable,
+)
 
 SIZES = {"full": 25_000, "smoke": 5}  # steps of four ops
 X0 = 0.5
@@ -43,8 +50,10 @@ def build(peers: Peers, size: str) -> Case:
         [
             Contender("numpy", lambda: numpy_gradient(x0, steps)),
             _kenaz(x0, steps),
+            _kenaz_jit(x0, steps),
             _torch(peers, x0, steps),
             _jax(peers, x0, steps),
+            _jax_jit(peers, x0, steps),
             _autograd(peers, x0, steps),
         ],
         ops=4 * steps,
@@ -60,6 +69,26 @@ def _kenaz(x0: np.ndarray, steps: int) -> Contender:
     x = knp.asarray(x0)
     gradient = kenaz.grad(lambda x: long_chain(knp.sin, x, steps))
     return Contender("kenaz", lambda: gradient(x), lambda g: [g.numpy()])
+
+
+def _kenaz_jit(x0: np.ndarray, steps: int) -> Contender:
+    import kenaz
+    import kenaz.numpy as knp
+
+    make = lambda: kenaz.jit(kenaz.grad(lambda x: long_chain(knp.sin, x, steps)))
+    return kenaz_jit(make, (knp.asarray(x0),), lambda g: [g.numpy()])
+
+
+def _jax_jit(peers: Peers, x0: np.ndarray, steps: int) -> Contender:
+    jax = peers.jax
+    if jax is None:
+        return unavailable("jax (jit)", peers.why_missing("jax"))
+    jnp = jax.numpy
+    x = jnp.asarray(x0)
+    gradient = jax.jit(jax.grad(lambda x: long_chain(jnp.sin, x, steps)))
+    run = lambda: gradient(x).block_until_ready()
+    slow = "" if steps < 1000 else "XLA compiles the unrolled chain for minutes, in over 8 GB"
+    return Contender("jax (jit)", run, lambda g: [np.asarray(g)], slow=slow)
 
 
 def _torch(peers: Peers, x0: np.ndarray, steps: int) -> Contender:

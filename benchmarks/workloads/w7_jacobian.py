@@ -12,7 +12,15 @@ from functools import partial
 import numpy as np
 
 from ..harness.peers import Peers
-from ..harness.workload import Case, Contender, Workload, ratio_to, unavailable
+from ..harness.workload import (
+    Case,
+    Contender,
+    Workload,
+    jit_targets,
+    kenaz_jit,
+    ratio_to,
+    unavailable,
+)
 
 SIZES = {"full": 100, "smoke": 4}
 
@@ -50,6 +58,7 @@ def build(peers: Peers, size: str) -> Case:
         [
             Contender("numpy", lambda: numpy_jacobian(params, x)),
             *_kenaz(params, x),
+            _kenaz_jit(params, x),
             _torch(peers, params, x),
             *_jax(peers, params, x),
             _autograd(peers, params, x),
@@ -81,6 +90,15 @@ def _kenaz(params, x) -> list[Contender]:
         return knp.stack([pullback(knp.asarray(row))[0] for row in basis])
 
     return [Contender("kenaz (vjp per row; no jacrev yet)", rows_by_vjp, to_numpy)]
+
+
+def _kenaz_jit(params, x) -> Contender:
+    import kenaz
+    import kenaz.numpy as knp
+
+    k_params = tuple(knp.asarray(p) for p in params)
+    f = lambda x: two_layers(knp.tanh, k_params, x)
+    return kenaz_jit(lambda: kenaz.jit(kenaz.jacrev(f)), (knp.asarray(x),), lambda j: [j.numpy()])
 
 
 def _torch(peers: Peers, params, x) -> Contender:
@@ -122,4 +140,5 @@ WORKLOAD = Workload(
     title="full Jacobian of tanh(W2 @ tanh(W1 @ x + b1) + b2), 100 -> 100 f64",
     build=build,
     targets=ratio_to("numpy", 10.0),
+    jit_targets=jit_targets(3.0),
 )

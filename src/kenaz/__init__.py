@@ -26,6 +26,8 @@ from .no_grad import no_grad
 from .graph import graph
 from .vectorize import vmap
 from .jacobians import hessian, hvp, jacfwd, jacrev
+from .program import Program, make_program
+from .jit import jit
 from . import backend, errors, tree
 from .backend import default_backend, materialize
 
@@ -69,6 +71,9 @@ __all__ = [
     "jacrev",
     "hessian",
     "hvp",
+    "jit",
+    "make_program",
+    "Program",
     "numpy",
     "tree",
     "errors",

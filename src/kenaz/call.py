@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from . import tree
+from .convert import leaf_tensor
 from .effects import Handler, Op, _handlers, perform_args
 from .ops.elementwise import alias, astype
 from .tensor import Tensor
@@ -147,7 +148,7 @@ class CallInfo:
                 f"kenaz.{self.function.kind}: {where} of {self.function.__name__!r} returned "
                 f"structure {out_tree}, but the function returns {self.out_tree}"
             )
-        return [_as_tensor(leaf, self.function.kind) for leaf in leaves]
+        return [leaf_tensor(leaf, self.function.kind) for leaf in leaves]
 
     def run_primal(self, leaves: Sequence[Any]) -> list[Tensor]:
         """Run the original function on the current handler stack; its output leaves."""
@@ -181,18 +182,6 @@ class CallInfo:
     def __repr__(self) -> str:
         nondiff = ", ".join(f"{i}={v!r}" for i, v in sorted(self.nondiff.items()))
         return f"<{self.function.__name__}{f' nondiff {nondiff}' if nondiff else ''}>"
-
-
-def _as_tensor(x: Any, where: str) -> Tensor:
-    if isinstance(x, Tensor):
-        return x
-    try:
-        return Tensor(x)
-    except (TypeError, ValueError):
-        raise TypeError(
-            f"kenaz.{where}: the function must return Tensors, arrays or numbers "
-            f"(or pytrees of them), got {type(x).__name__}"
-        ) from None
 
 
 def run_call(args: tuple, params: dict) -> tuple[Tensor, ...]:

@@ -29,12 +29,16 @@ import inspect
 import types
 from typing import Any
 
+import numpy as np
+
+from .effects import Op, current_handlers, handler, perform_args
 from .errors import ConcretizationError
 from .tensor import Tensor, holds_tensor
 
 __all__ = [
     "TrackedConversionError",
     "as_tensor",
+    "leaf_tensor",
     "stack_nested",
     "perform_stacked",
     "check_convertible",
@@ -60,6 +64,7 @@ def stack_nested(obj: list | tuple) -> Tensor:
     Numbers and arrays in it become constants; NumPy's dtype promotion applies
     (``[x, 1]`` with ``x`` float32 is float32, as in NumPy 2).
     """
+    # Imported here: ops.shape converts its own arguments with `as_tensor` above.
     from .ops import shape
 
     items = [
@@ -85,6 +90,23 @@ def as_tensor(x: Any, dtype: Any = None) -> Tensor:
     return out if dtype is None or out.dtype == dtype else out.astype(dtype)
 
 
+def leaf_tensor(x: Any, where: str) -> Tensor:
+    """A leaf of what a transformed function takes or returns, as a tensor.
+
+    Tensors, arrays and numbers are accepted; anything else is a ``TypeError``
+    naming the transformation ``where``.
+    """
+    if isinstance(x, Tensor):
+        return x
+    try:
+        return Tensor(x)
+    except (TypeError, ValueError):
+        raise TypeError(
+            f"kenaz.{where}: the function must return Tensors, arrays or numbers "
+            f"(or pytrees of them), got {type(x).__name__}"
+        ) from None
+
+
 def perform_stacked(h: Any, op: Any, args: tuple, params: dict) -> Any:
     """Perform ``op`` again through handler ``h``, its list arguments holding tensors stacked.
 
@@ -94,8 +116,6 @@ def perform_stacked(h: Any, op: Any, args: tuple, params: dict) -> Any:
     seen by ``h`` and every handler outside it) and the op is performed on
     them. Only such calls pay for this.
     """
-    from .effects import handler, perform_args
-
     with handler(h):
         stacked = tuple(
             stack_nested(a) if isinstance(a, (list, tuple)) and holds_tensor(a) else a for a in args
@@ -103,25 +123,9 @@ def perform_stacked(h: Any, op: Any, args: tuple, params: dict) -> Any:
         return perform_args(op, stacked, params)
 
 
-_differentiating: tuple[type, ...] | None = None
-
-
-def _differentiating_handlers() -> tuple[type, ...]:
-    """The handler classes whose tracked tensors must not become constants."""
-    global _differentiating
-    if _differentiating is None:
-        from .forward import ForwardHandler, LinearizeHandler
-        from .reverse import ReverseHandler
-
-        _differentiating = (ReverseHandler, ForwardHandler, LinearizeHandler)
-    return _differentiating
-
-
 def _running_levels() -> set[int]:
-    from .effects import current_handlers
-
-    kinds = _differentiating_handlers()
-    return {h.level for h in current_handlers() if isinstance(h, kinds)}
+    """The levels of the running handlers whose tracked tensors carry derivatives."""
+    return {h.level for h in current_handlers() if h.differentiates}
 
 
 def check_convertible(t: Tensor, how: str) -> None:
@@ -247,8 +251,6 @@ def accept_nested_lists_in(namespace: dict[str, Any], names: Any = None) -> None
     ``names`` defaults to every public name. Primitives (``Op`` objects) are
     left alone: the handlers stack their list arguments (:func:`perform_stacked`).
     """
-    from .effects import Op
-
     for name in list(namespace if names is None else names):
         value = namespace.get(name)
         if (
@@ -272,8 +274,6 @@ def read_value(x: Any, dtype: Any = None) -> Any:
     returns are gathered or computed with tensor ops). Batched views of
     ``vmap`` still raise: their value is not one array.
     """
-    import numpy as np
-
     if isinstance(x, Tensor):
         return np.asarray(x._value, dtype=dtype)
     if isinstance(x, (list, tuple)) and holds_tensor(x):

@@ -300,6 +300,12 @@ class Handler:
     (1, 1)
     """
 
+    #: True for a handler whose tracked tensors carry derivatives (grad, jvp,
+    #: linearize): turning one of them into a plain NumPy array would silently
+    #: drop its derivative, so ``kenaz.convert`` refuses it. A handler needs a
+    #: ``level`` (its key in tensors' records) to set this.
+    differentiates: bool = False
+
     def handle(self, op: Op, args: tuple[Any, ...], params: dict[str, Any]) -> Any:
         """Handle one op. The default forwards it unchanged to the next handler out."""
         return perform_args(op, args, params)

@@ -14,12 +14,12 @@ from typing import Any, Literal, TypeVar, overload
 
 from . import tree
 from .call import ClosureGuard, fresh_outputs
-from .convert import perform_stacked
+from .convert import leaf_tensor, perform_stacked
 from .effects import Handler, Op, fresh_level, handler, perform_args, scope
 from .mutation import check_saved, watch_mutations
 from .ops.elementwise import alias
 from .tensor import NestedTensorsArgument, Tensor, tracked_records
-from .transform import as_tensor, check_tangent, forget_level, split_aux, zeros_like
+from .transform import check_tangent, forget_level, split_aux, zeros_like
 
 __all__ = ["jvp", "linearize"]
 
@@ -73,6 +73,8 @@ def _set_records(op: Op, out: Any, level: int, records: Any) -> None:
 
 class ForwardHandler(Handler):
     """Carries a tangent alongside every tensor that depends on the inputs."""
+
+    differentiates = True  # kenaz.convert refuses to turn its tensors into arrays
 
     def __init__(self) -> None:
         self.level = fresh_level()
@@ -158,8 +160,8 @@ def _flatten_pair(primals: Any, tangents: Any, where: str):
         raise ValueError(
             f"kenaz.{where}: the tangents' structure {t_tree} differs from the primals' {p_tree}"
         )
-    p_flat = [as_tensor(p, where) for p in p_flat]
-    t_flat = [check_tangent(p, as_tensor(t, where), where) for p, t in zip(p_flat, t_flat)]
+    p_flat = [leaf_tensor(p, where) for p in p_flat]
+    t_flat = [check_tangent(p, leaf_tensor(t, where), where) for p, t in zip(p_flat, t_flat)]
     return p_flat, t_flat, p_tree
 
 
@@ -201,7 +203,7 @@ def jvp(f: Callable[..., Any], primals: Any, tangents: Any, has_aux: bool = Fals
     if has_aux:
         result, aux = split_aux(result, "jvp")
     out_flat, out_tree = tree.flatten(result)
-    out_flat = [as_tensor(o, "jvp") for o in out_flat]
+    out_flat = [leaf_tensor(o, "jvp") for o in out_flat]
     tangents_out = []
     for o in out_flat:
         t = o._trace.get(fwd.level) if o._trace else None
@@ -216,6 +218,8 @@ class LinearizeHandler(Handler):
     """Records, for each op that depends on the inputs, what its jvp rules need."""
 
     mutations: list | tuple = ()  # (node count, memory written): see kenaz.mutation
+
+    differentiates = True  # kenaz.convert refuses to turn its tensors into arrays
 
     def __init__(self) -> None:
         self.level = fresh_level()
@@ -296,13 +300,13 @@ def linearize(f: Callable[..., Out], *primals: Any) -> tuple[Out, Callable[..., 
     Tensor(2.)
     """
     p_flat, p_tree = tree.flatten(primals)
-    p_flat = [as_tensor(p, "linearize") for p in p_flat]
+    p_flat = [leaf_tensor(p, "linearize") for p in p_flat]
     lin = LinearizeHandler()
     watched = [lin.watch(p) if p.dtype.kind in "fc" else p for p in p_flat]
     with scope("linearize"), handler(lin):
         result = f(*tree.unflatten(p_tree, watched))
     out_flat, out_tree = tree.flatten(result)
-    out_flat = [as_tensor(o, "linearize") for o in out_flat]
+    out_flat = [leaf_tensor(o, "linearize") for o in out_flat]
     level = lin.level
     in_nodes = [w._trace.get(level) if w._trace else None for w in watched]
     out_nodes = [o._trace.get(level) if o._trace else None for o in out_flat]

@@ -17,12 +17,13 @@ from typing import Any, ParamSpec
 import numpy as np
 
 from . import tree
+from .convert import leaf_tensor
 from .forward import jvp
 from .ops import shape as shape_ops
 from .ops.indexing import getitem
 from .reverse import grad, vjp
 from .tensor import Tensor
-from .transform import as_tensor, normalize_argnums, with_selected
+from .transform import normalize_argnums, with_selected
 from .vectorize import vmap
 
 __all__ = ["jacfwd", "jacrev", "hessian", "hvp"]
@@ -128,7 +129,7 @@ def jacrev(
         result = vjp(with_selected(f, args, kwargs, nums), *selected, has_aux=has_aux)
         out, pullback = result[0], result[1]
         out_flat, out_tree = tree.flatten(out)
-        out_flat = [as_tensor(o, "jacrev") for o in out_flat]
+        out_flat = [leaf_tensor(o, "jacrev") for o in out_flat]
         _check_complex(out_flat, holomorphic, "jacrev", "outputs")
         cotangents = tree.unflatten(out_tree, _basis(out_flat))
         # Row i of the Jacobian is the pullback of basis vector i: all rows at once.
@@ -170,7 +171,7 @@ def jacfwd(
     def jacobian(*args: Any, **kwargs: Any) -> Any:
         nums = normalize_argnums(argnums, len(args), "jacfwd")
         in_flat, in_tree = tree.flatten(tuple(args[n] for n in nums))
-        in_flat = [as_tensor(x, "jacfwd") for x in in_flat]
+        in_flat = [leaf_tensor(x, "jacfwd") for x in in_flat]
         _check_complex(in_flat, holomorphic, "jacfwd", "inputs")
         primals = tree.unflatten(in_tree, in_flat)
         f_of_selected = with_selected(f, args, kwargs, nums)

@@ -20,13 +20,12 @@ import numpy as np
 from . import tree
 from .backend import full_like
 from .call import ClosureGuard, fresh_outputs
-from .convert import perform_stacked
+from .convert import leaf_tensor, perform_stacked
 from .effects import Handler, Op, fresh_level, handler, identity, perform_args, scope
 from .mutation import check_saved, watch_mutations
 from .ops.elementwise import alias
 from .tensor import Tensor, _make, holds_tensor, tracked_records
 from .transform import (
-    as_tensor,
     check_tangent,
     forget_level,
     gc_paused,
@@ -48,6 +47,8 @@ class ReverseHandler(Handler):
     """Records a tape of the ops that depend on the watched inputs."""
 
     mutations: list | tuple = ()  # (node count, memory written): see kenaz.mutation
+
+    differentiates = True  # kenaz.convert refuses to turn its tensors into arrays
 
     def __init__(self) -> None:
         self.level = fresh_level()
@@ -398,14 +399,14 @@ def _vjp(f: Callable, primals: tuple[Any, ...], has_aux: bool, reusable: bool):
     which calls it once, inside its own pause of the garbage collector)."""
     rev = ReverseHandler()
     flat, in_tree = tree.flatten(primals)
-    flat = [as_tensor(x, "vjp") for x in flat]
+    flat = [leaf_tensor(x, "vjp") for x in flat]
     watched = [rev.watch(x) if x.dtype.kind in "fc" else x for x in flat]
     with scope("vjp"), _pause_unless(reusable), handler(rev):  # grad pauses the GC itself
         result = f(*tree.unflatten(in_tree, watched))
     if has_aux:
         result, aux = split_aux(result, "vjp")
     out_flat, out_tree = tree.flatten(result)
-    out_flat = [as_tensor(o, "vjp") for o in out_flat]
+    out_flat = [leaf_tensor(o, "vjp") for o in out_flat]
     level = rev.level
     in_nodes = [w._trace.get(level) if w._trace else None for w in watched]
     out_nodes = [o._trace.get(level) if o._trace else None for o in out_flat]
@@ -426,7 +427,7 @@ def _vjp(f: Callable, primals: tuple[Any, ...], has_aux: bool, reusable: bool):
             )
         seeds: dict[int, Tensor] = {}
         for node, o, ct in zip(out_nodes, out_flat, ct_flat):
-            ct = check_tangent(o, as_tensor(ct, "vjp"), "vjp", "cotangent", "an output")
+            ct = check_tangent(o, leaf_tensor(ct, "vjp"), "vjp", "cotangent", "an output")
             if node is not None:
                 seeds[node] = ct if node not in seeds else seeds[node] + ct
         with scope("vjp: backward"), _pause_unless(reusable):

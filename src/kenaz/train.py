@@ -10,12 +10,14 @@ from __future__ import annotations
 import math
 import sys
 import time
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from . import optim
 from .data import Batches
+from .jit import jit as jit_function
 from .nn.initializers import Key, as_generator
 from .reverse import value_and_grad
 
@@ -59,6 +61,32 @@ def _progress_bar(enabled: bool | None, total: int, description: str) -> Any:
     return tqdm(total=total, desc=description, unit="step", dynamic_ncols=True, file=sys.stderr)
 
 
+class _Step:
+    """The loss and gradient step, compiled with ``jit`` unless it cannot be traced."""
+
+    def __init__(self, step: Callable[..., Any], compile_it: bool) -> None:
+        self.eager = step
+        self.compiled = jit_function(step) if compile_it else None
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self.compiled is None:
+            return self.eager(*args, **kwargs)
+        try:
+            return self.compiled(*args, **kwargs)
+        except Exception as error:  # noqa: BLE001 - any failure to trace: run eagerly instead
+            result = self.eager(*args, **kwargs)  # a genuine error raises here, as without jit
+            self.compiled = None
+            reason = str(error).split(". ")[0]
+            warnings.warn(
+                f"kenaz.train.fit: the training step could not be compiled with kenaz.jit, so it "
+                f"runs eagerly ({type(error).__name__}: {reason}). Pass jit=False to choose "
+                "this and silence the warning.",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+            return result
+
+
 def _as_arguments(batch: Any) -> tuple[Any, ...]:
     return tuple(batch) if isinstance(batch, tuple) else (batch,)
 
@@ -79,6 +107,7 @@ def fit(
     key: Key | None = None,
     progress: bool | None = None,
     description: str = "training",
+    jit: bool = True,
     client: Any = None,
 ) -> FitResult:
     """Train ``params`` by minimizing ``loss_fn`` over minibatches of ``data``.
@@ -115,13 +144,22 @@ def fit(
         (``kenaz[progress]``); ``False``: silent.
     description : str, optional
         The progress bar's label.
+    jit : bool, optional
+        Compile the loss and gradient computation with :func:`kenaz.jit`
+        (traced once per batch shape; the optimizer's update stays eager).
+        ``loss_fn``'s Python side effects then run only while tracing. With
+        ``key`` (fresh random draws every step) the step runs eagerly. If
+        the step cannot be traced (it reads a value, e.g. ``if loss > 0:``),
+        ``fit`` warns once with the reason and runs eagerly. ``False`` never
+        compiles.
     client : dask.distributed.Client, optional
         Data-parallel training: each minibatch is split across the cluster's
         workers, which compute the shard gradients with kenaz; their average
         (weighted by shard size) is the step's gradient, equal to the local
         one to rounding when the loss is a mean over the examples. A worker
         lost mid-epoch is replaced by Dask's retries. Not with ``state`` or
-        ``key`` yet. See :mod:`kenaz.distributed` (``kenaz[dask]``).
+        ``key`` yet, and the workers run the step eagerly (``jit`` applies to
+        local training). See :mod:`kenaz.distributed` (``kenaz[dask]``).
 
     Returns
     -------
@@ -160,7 +198,7 @@ def fit(
 
         step = data_parallel_value_and_grad(loss_fn, client)
     else:
-        step = value_and_grad(loss_fn, has_aux=stateful)
+        step = _Step(value_and_grad(loss_fn, has_aux=stateful), jit and key is None)
     step_keys = None if key is None else as_generator(key)
     opt_state = optimizer.init(params) if opt_state is None else opt_state
     history: History = {"loss": [], "epoch_time": [], "step_loss": []}

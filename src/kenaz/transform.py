@@ -15,7 +15,6 @@ from .backend import full_like
 from .tensor import Tensor
 
 __all__ = [
-    "as_tensor",
     "zeros_like",
     "check_tangent",
     "split_aux",
@@ -24,18 +23,6 @@ __all__ = [
     "forget_level",
     "gc_paused",
 ]
-
-
-def as_tensor(x: Any, where: str) -> Tensor:
-    if isinstance(x, Tensor):
-        return x
-    try:
-        return Tensor(x)
-    except (TypeError, ValueError):
-        raise TypeError(
-            f"kenaz.{where}: the function must return Tensors, arrays or numbers "
-            f"(or pytrees of them), got {type(x).__name__}"
-        ) from None
 
 
 def check_tangent(

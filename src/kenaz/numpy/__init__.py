@@ -193,6 +193,16 @@ def _placed(value: Any, like: Any = None) -> Tensor:
     return Tensor(value if xp is _np else _backend.asarray_on(xp, _np.asarray(value)))
 
 
+def _plain_argument(value: Any) -> Any:
+    """A shape or fill value with its tensors read as NumPy values (a traced tensor raises
+    its own clear error here, which NumPy would otherwise swallow into a vague TypeError)."""
+    if isinstance(value, Tensor):
+        return value._value
+    if isinstance(value, (list, tuple)):
+        return type(value)(_plain_argument(v) for v in value)
+    return value
+
+
 def from_dlpack(x: Any, *, device: Any = None, copy: bool | None = None) -> Tensor:
     """A tensor sharing the memory of another library's array, through DLPack.
 
@@ -246,6 +256,8 @@ def from_dlpack(x: Any, *, device: Any = None, copy: bool | None = None) -> Tens
 
 def _constant(maker: Callable[..., Any]) -> Callable[..., Tensor]:
     def create(*args: Any, **kwargs: Any) -> Tensor:
+        args = tuple(_plain_argument(a) for a in args)
+        kwargs = {k: _plain_argument(v) for k, v in kwargs.items()}
         return _placed(maker(*args, **kwargs))
 
     create.__name__ = maker.__name__

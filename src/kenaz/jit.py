@@ -1,0 +1,263 @@
+"""``jit(f)``: trace once per signature, then run one compiled NumPy function.
+
+The first call with a given *signature* (the structure of the arguments, the
+shape and dtype of each array, the Python type of each number, the values of
+the static arguments) traces ``f`` into a :class:`~kenaz.program.Program`,
+optimizes it (:mod:`kenaz.optimize`) and compiles it into one generated
+Python function on NumPy values (:mod:`kenaz.codegen`). Later calls with that
+signature look the function up, run it, and wrap its results as tensors: no
+Tensor, handler or tape in between.
+
+Under a transformation (``grad``, ``vmap``, ``jvp``, ``debug``...), the
+jitted function is one call op, ``jit[f]``, whose rules are derived from its
+program (its jvp, vjp and batched programs, each traced, compiled and cached
+per signature): see :mod:`kenaz.staged`.
+
+Tracing semantics are JAX's; see :mod:`kenaz.program`: a concrete value of a
+traced input cannot be read while tracing (make it static instead), Python
+side effects run only while tracing, and closed-over arrays are constants.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from . import tree
+from .program import Const, Program, Var, is_traceable, static_arguments, trace
+from .staged import Staged
+from .tensor import Tensor
+
+__all__ = ["jit", "Jitted", "CacheInfo"]
+
+
+class CacheInfo(NamedTuple):
+    """``traces``: signatures traced; ``hits``: calls that reused one; ``size``: entries."""
+
+    traces: int
+    hits: int
+    size: int
+
+
+class _Entry:
+    """One signature's program, and its compiled function once compiled."""
+
+    __slots__ = ("program", "optimized", "compiled")
+
+    def __init__(self, program: Program) -> None:
+        self.program = program
+        self.optimized: Program | None = None
+        self.compiled: Callable[..., tuple] | None = None
+
+
+class Jitted:
+    """A function compiled per signature; see :func:`jit`."""
+
+    def __init__(
+        self,
+        fun: Callable,
+        static_argnums: Sequence[int],
+        static_argnames: Sequence[str],
+        optimize: bool,
+    ) -> None:
+        functools.update_wrapper(self, fun)
+        self.__name__ = getattr(fun, "__name__", type(fun).__name__)
+        self.fun = fun
+        self.static_argnums = tuple(static_argnums)
+        self.static_argnames = tuple(static_argnames)
+        self.optimize = optimize
+        self._cache: dict[Any, _Entry] = {}
+        self._lock = threading.RLock()  # re-entrant: a traced function may call itself
+        self._traces = 0
+        self._hits = itertools.count()  # `next` on it is atomic: exact from many threads
+
+    # -- the call ---------------------------------------------------------------------------
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self.static_argnums or self.static_argnames:
+            static = static_arguments(args, kwargs, self.static_argnums, self.static_argnames)
+            dynamic: Any = (
+                tuple(a for i, a in enumerate(args) if i not in static),
+                {k: v for k, v in kwargs.items() if k not in static},
+            )
+        else:
+            static = None
+            dynamic = (args, kwargs)
+        leaves, in_tree = tree.flatten(dynamic)
+        key = (in_tree, _static_key(static), tuple([_leaf_key(x) for x in leaves]))
+        entry = self._cache.get(key)
+        if entry is None:
+            entry = self._trace(key, args, kwargs, static)
+        else:
+            next(self._hits)
+        outs = entry.staged([x for x in leaves if is_traceable(x)])
+        return entry.result(outs)
+
+    def _trace(self, key: Any, args: tuple, kwargs: dict, static: dict | None) -> _Entry:
+        with self._lock:
+            entry = self._cache.get(key)
+            if entry is not None:  # another thread traced it meanwhile: a hit after all
+                next(self._hits)
+                return entry
+            entry = _Entry(trace(self.fun, args, kwargs, static, self.__name__), self.optimize)
+            self._traces += 1
+            self._cache[key] = entry
+            return entry
+
+    # -- inspection ---------------------------------------------------------------------------
+    def program(self, *args: Any, **kwargs: Any) -> Program:
+        """The optimized program that calls with these arguments run (traced if new)."""
+        staged = self._entry(args, kwargs).staged
+        staged.compile()
+        return staged.optimized  # type: ignore[return-value]
+
+    def source(self, *args: Any, **kwargs: Any) -> str:
+        """The generated Python source that calls with these arguments run."""
+        return self._entry(args, kwargs).staged.compile().source  # type: ignore[attr-defined]
+
+    def _entry(self, args: tuple, kwargs: dict) -> _Entry:
+        static = static_arguments(args, kwargs, self.static_argnums, self.static_argnames)
+        dynamic = (
+            tuple(a for i, a in enumerate(args) if i not in static),
+            {k: v for k, v in kwargs.items() if k not in static},
+        )
+        leaves, in_tree = tree.flatten(dynamic)
+        key = (in_tree, _static_key(static or None), tuple([_leaf_key(x) for x in leaves]))
+        return self._cache.get(key) or self._trace(key, args, kwargs, static or None)
+
+    def cache_info(self) -> CacheInfo:
+        """How many signatures were traced, how many calls reused one, how many are cached."""
+        return CacheInfo(self._traces, self._hits.__reduce__()[1][0], len(self._cache))
+
+    def clear_cache(self) -> None:
+        """Forget every traced signature (the next call traces again)."""
+        with self._lock:
+            self._cache.clear()
+
+    def __repr__(self) -> str:
+        return f"<kenaz.jit of {self.__name__}>"
+
+    def __get__(self, instance: Any, owner: Any = None) -> Any:  # works as a method
+        return self if instance is None else functools.partial(self, instance)
+
+
+class _Entry:
+    """One signature: its staged program, and how to rebuild the result's structure."""
+
+    __slots__ = ("staged", "outputs", "out_tree")
+
+    def __init__(self, program: Program, optimize: bool) -> None:
+        self.staged = Staged(program, optimize)
+        self.outputs = program.outputs  # Var/Const for tensor leaves, else the static leaf
+        self.out_tree = program.out_tree
+
+    def result(self, tensors: list[Tensor]) -> Any:
+        if len(tensors) == len(self.outputs):
+            return tree.unflatten(self.out_tree, tensors)
+        found = iter(tensors)
+        leaves = [next(found) if isinstance(o, (Var, Const)) else o for o in self.outputs]
+        return tree.unflatten(self.out_tree, leaves)
+
+
+def _leaf_key(x: Any) -> Any:
+    """The part of the signature one argument leaf contributes."""
+    if isinstance(x, Tensor):
+        return (x.shape, x.dtype)
+    if isinstance(x, (np.ndarray, np.generic)):
+        return (x.shape, x.dtype)
+    kind = type(x)
+    if kind in (bool, int, float, complex):
+        return kind
+    try:
+        hash(x)
+    except TypeError:
+        raise TypeError(
+            f"kenaz.jit: an argument leaf of type {kind.__name__} is neither a tensor, an array, "
+            "a number nor hashable; pass it as a static argument (static_argnums) only if it "
+            "is hashable, or make it a pytree of arrays"
+        ) from None
+    return ("static", kind, x)
+
+
+def _static_key(static: dict | None) -> Any:
+    if not static:
+        return None
+    try:
+        items = tuple(sorted(static.items(), key=lambda item: str(item[0])))
+        hash(items)
+    except TypeError:
+        raise TypeError(
+            "kenaz.jit: static arguments must be hashable (they key the cache of traces); got "
+            + ", ".join(f"{k!r}: {type(v).__name__}" for k, v in static.items())
+        ) from None
+    return items
+
+
+def jit(
+    fun: Callable | None = None,
+    *,
+    static_argnums: int | Sequence[int] = (),
+    static_argnames: str | Sequence[str] = (),
+    optimize: bool = True,
+) -> Any:
+    """Compile ``fun``: trace it once per signature, then run plain NumPy code.
+
+    Parameters
+    ----------
+    fun : callable
+        A function of pytrees of tensors, arrays and numbers, written with
+        ``kenaz.numpy``. Transformations inside it (``grad``, ``vmap``,
+        ``hessian``, custom rules, ``checkpoint``) are traced through, so
+        ``jit(grad(f))`` compiles the forward and the backward pass together.
+    static_argnums, static_argnames : optional
+        Arguments that are not traced but passed as they are: Python values
+        that shapes or control flow depend on. Each new value traces again,
+        so they must be hashable.
+    optimize : bool, optional
+        Run the program optimizations (dead code, common subexpressions,
+        identity ops, in-place buffers). On by default.
+
+    Returns
+    -------
+    Jitted
+        Called like ``fun``. ``.program(*args)`` shows the optimized program,
+        ``.source(*args)`` the generated Python, ``.cache_info()`` counts
+        traces and cache hits.
+
+    Notes
+    -----
+    The signature of a call is the structure of its arguments, the shape and
+    dtype of each array or tensor, the Python type of each number, and the
+    values of the static arguments: a new one traces again. While tracing,
+    inputs have no value: ``bool``, ``float``, ``if`` on them or ``.numpy()``
+    raise :class:`~kenaz.errors.ConcretizationError`. Python side effects
+    (``print``, appending to a list, NumPy's global random generator) happen
+    only while tracing, and arrays the function closes over are baked in with
+    the value they had then, as in JAX. Under a transformation the jitted
+    function performs its program's ops one by one, so it is differentiated,
+    batched or debugged like the original.
+
+    Examples
+    --------
+    >>> import kenaz
+    >>> import kenaz.numpy as knp
+    >>> @kenaz.jit
+    ... def f(x):
+    ...     return knp.sum(knp.sin(x) ** 2)
+    >>> float(f(knp.zeros(3)))
+    0.0
+    >>> g = kenaz.jit(kenaz.grad(f))
+    >>> g(knp.zeros(3))
+    Tensor([0., 0., 0.])
+    >>> f.cache_info().traces, g.cache_info().traces
+    (1, 1)
+    """
+    nums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+    names = (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames)
+    if fun is None:
+        return lambda f: Jitted(f, nums, names, optimize)
+    return Jitted(fun, nums, names, optimize)

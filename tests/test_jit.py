@@ -1,0 +1,355 @@
+"""kenaz.jit: equal to the function it compiles, in every composition; traced once per
+signature; clear errors instead of baked-in values; safe from many threads."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import kenaz
+import kenaz.numpy as knp
+from kenaz import Tensor
+from kenaz.errors import ConcretizationError, EscapedTracerError
+from kenaz.jit import CacheInfo
+
+from .reliability.test_properties import EXAMPLES, PROPERTY_SETTINGS, programs
+
+JIT_SETTINGS = settings(PROPERTY_SETTINGS, max_examples=max(10, EXAMPLES // 2))
+
+
+def close(a: Any, b: Any, rtol: float = 1e-10, atol: float = 1e-12) -> None:
+    for x, y in zip(kenaz.tree.leaves(a), kenaz.tree.leaves(b), strict=True):
+        assert np.shape(x) == np.shape(y)
+        assert np.asarray(x).dtype == np.asarray(y).dtype
+        np.testing.assert_allclose(np.asarray(x), np.asarray(y), rtol=rtol, atol=atol)
+
+
+# -- jit(f) equals f on random programs ----------------------------------------------------------
+@JIT_SETTINGS
+@given(programs(), st.integers(0, 2**16))
+def test_jit_equals_the_function_value_grad_jvp(case, seed: int) -> None:
+    program, inputs = case
+    rng = np.random.default_rng(seed)
+    out = program(*inputs)
+    weights = rng.normal(size=np.shape(out))
+    tangents = tuple(rng.normal(size=x.shape) for x in inputs)
+
+    def scalar(*xs):
+        return knp.sum(program(*xs) * weights)
+
+    jitted = kenaz.jit(program)
+    close(jitted(*inputs), out)
+    close(jitted(*inputs), out)  # the cached, compiled path
+    argnums = tuple(range(len(inputs)))
+    expected_grads = kenaz.grad(scalar, argnums)(*inputs)
+    close(kenaz.jit(kenaz.grad(scalar, argnums))(*inputs), expected_grads)
+    close(kenaz.grad(kenaz.jit(scalar), argnums)(*inputs), expected_grads)
+    expected_jvp = kenaz.jvp(program, tuple(inputs), tangents)
+    close(kenaz.jvp(jitted, tuple(inputs), tangents), expected_jvp)
+    close(kenaz.jit(lambda *xs: kenaz.jvp(program, xs, tangents))(*inputs), expected_jvp)
+    assert jitted.cache_info().traces == 1
+
+
+@JIT_SETTINGS
+@given(programs())
+def test_jit_equals_the_function_vmap(case) -> None:
+    program, inputs = case
+    batched = [np.stack([x * (1.0 + 0.25 * b) - 0.1 * b for b in range(3)]) for x in inputs]
+    expected = kenaz.vmap(program)(*batched)
+    close(kenaz.vmap(kenaz.jit(program))(*batched), expected)
+    close(kenaz.jit(kenaz.vmap(program))(*batched), expected)
+
+
+@JIT_SETTINGS
+@given(programs(smooth_only=True))
+def test_jit_equals_the_function_hessian(case) -> None:
+    program, inputs = case
+    x = inputs[0]
+    if x.size > 12:
+        x = x.ravel()[:12].reshape(-1)
+        rest = []
+    else:
+        rest = inputs[1:]
+
+    def scalar(x):
+        return knp.sum(program(x, *rest)) if x.shape == inputs[0].shape else knp.sum(knp.sin(x))
+
+    expected = kenaz.hessian(scalar)(x)
+    close(kenaz.hessian(kenaz.jit(scalar))(x), expected, rtol=1e-9, atol=1e-10)
+    close(kenaz.jit(kenaz.hessian(scalar))(x), expected, rtol=1e-9, atol=1e-10)
+
+
+# -- compositions --------------------------------------------------------------------------
+def f(x, y):
+    return knp.sum(knp.tanh(x * y) ** 2 + knp.sin(x) * y)
+
+
+X = knp.array([0.3, -0.7, 1.1])
+Y = knp.array([0.5, 0.2, -0.4])
+
+
+def test_jit_of_grad_and_grad_of_jit() -> None:
+    expected = kenaz.grad(f, (0, 1))(X, Y)
+    close(kenaz.jit(kenaz.grad(f, (0, 1)))(X, Y), expected)
+    close(kenaz.grad(kenaz.jit(f), (0, 1))(X, Y), expected)
+    close(kenaz.value_and_grad(kenaz.jit(f))(X, Y), kenaz.value_and_grad(f)(X, Y))
+
+
+def test_jit_of_vmap_and_vmap_of_jit() -> None:
+    xs = knp.stack([X, X * 2.0, X - 1.0])
+    expected = kenaz.vmap(f, in_axes=(0, None))(xs, Y)
+    close(kenaz.vmap(kenaz.jit(f), in_axes=(0, None))(xs, Y), expected)
+    close(kenaz.jit(kenaz.vmap(f, in_axes=(0, None)))(xs, Y), expected)
+    close(kenaz.vmap(kenaz.grad(kenaz.jit(f)), in_axes=(0, None))(xs, Y),
+          kenaz.vmap(kenaz.grad(f), in_axes=(0, None))(xs, Y))
+
+
+def test_jvp_of_jit_and_hessian_of_jit() -> None:
+    close(kenaz.jvp(kenaz.jit(f), (X, Y), (Y, X)), kenaz.jvp(f, (X, Y), (Y, X)))
+    close(kenaz.hessian(kenaz.jit(f))(X, Y), kenaz.hessian(f)(X, Y))
+    close(kenaz.jit(kenaz.hessian(f))(X, Y), kenaz.hessian(f)(X, Y))
+
+
+def test_grad_of_jit_of_grad() -> None:
+    inner = kenaz.jit(kenaz.grad(f))
+    expected = kenaz.grad(lambda x: knp.sum(kenaz.grad(f)(x, Y) ** 2))(X)
+    close(kenaz.grad(lambda x: knp.sum(inner(x, Y) ** 2))(X), expected)
+
+
+def test_jit_inside_jit() -> None:
+    inner = kenaz.jit(lambda x: knp.exp(x) * 2.0)
+    outer = kenaz.jit(lambda x, y: knp.sum(inner(x) * inner(y)))
+    expected = np.sum(np.exp(X.numpy()) * 2.0 * np.exp(Y.numpy()) * 2.0)
+    close(outer(X, Y), Tensor(expected))
+    close(kenaz.grad(outer)(X, Y), kenaz.grad(lambda x, y: knp.sum(inner(x) * inner(y)))(X, Y))
+    assert inner.cache_info().traces == 1  # traced once, inlined into the outer program
+    assert "exp" in str(outer.program(X, Y))
+
+
+def test_debug_of_jit_shows_the_ops(capsys) -> None:
+    jitted = kenaz.jit(f)
+    close(kenaz.debug(jitted)(X, Y), f(X, Y))
+    printed = capsys.readouterr()
+    text = printed.out + printed.err
+    assert "jit[f]" in text  # one call op
+
+
+def test_custom_vjp_inside_jit_keeps_its_rule() -> None:
+    @kenaz.custom_vjp
+    def scaled(x):
+        return x * 1.0
+
+    scaled.defvjp(lambda x: (x * 1.0, None), lambda residuals, g: (g * 0.0 + 7.0,))
+
+    def loss(x):
+        return knp.sum(scaled(x) * 2.0)
+
+    expected = np.full(3, 7.0)
+    close(kenaz.grad(loss)(X), Tensor(expected))
+    close(kenaz.jit(kenaz.grad(loss))(X), Tensor(expected))
+    close(kenaz.grad(kenaz.jit(loss))(X), Tensor(expected))  # the rule, not the primal's 2
+    close(kenaz.jit(loss)(X), loss(X))
+    assert "custom_vjp[scaled]" in str(kenaz.make_program(loss)(X))
+
+
+def test_custom_jvp_inside_jit_keeps_its_rule() -> None:
+    @kenaz.custom_jvp
+    def safe_log(x):
+        return knp.log(x)
+
+    safe_log.defjvp(lambda primals, tangents: (safe_log(primals[0]), tangents[0] * 5.0))
+    x = knp.array([1.0, 2.0])
+    expected = kenaz.jvp(safe_log, (x,), (knp.ones(2),))
+    close(kenaz.jvp(kenaz.jit(safe_log), (x,), (knp.ones(2),)), expected)
+    close(kenaz.jit(lambda x: kenaz.jvp(safe_log, (x,), (knp.ones(2),)))(x), expected)
+    close(kenaz.grad(kenaz.jit(lambda x: knp.sum(safe_log(x))))(x), Tensor(np.full(2, 5.0)))
+
+
+def test_checkpoint_inside_jit() -> None:
+    layer = kenaz.checkpoint(lambda w, h: knp.tanh(h * w))
+
+    def loss(w, h):
+        for _ in range(3):
+            h = layer(w, h)
+        return knp.sum(h)
+
+    expected = kenaz.grad(loss, (0, 1))(X, Y)
+    close(kenaz.jit(kenaz.grad(loss, (0, 1)))(X, Y), expected)
+    close(kenaz.grad(kenaz.jit(loss), (0, 1))(X, Y), expected)
+    close(kenaz.jit(loss)(X, Y), loss(X, Y))
+
+
+def test_closed_over_tensor_tracked_by_an_outer_grad() -> None:
+    def outer(w):
+        return kenaz.jit(lambda x: knp.sum(knp.sin(x * w)))(X)
+
+    close(kenaz.grad(outer)(Y), kenaz.grad(lambda w: knp.sum(knp.sin(X * w)))(Y))
+    close(kenaz.vmap(outer)(knp.stack([Y, 2.0 * Y])),
+          kenaz.vmap(lambda w: knp.sum(knp.sin(X * w)))(knp.stack([Y, 2.0 * Y])))
+
+
+# -- caching and retracing ---------------------------------------------------------------------
+def test_retraces_on_new_shape_dtype_or_static_value_only() -> None:
+    calls = []
+
+    def g(x, n):
+        calls.append(1)  # a Python side effect: runs while tracing only
+        return knp.sum(x**n)
+
+    jitted = kenaz.jit(g, static_argnums=1)
+    x = knp.ones(3)
+    jitted(x, 2)
+    jitted(x, 2)
+    jitted(x + 1.0, 2)  # new values, same signature
+    jitted(x.numpy(), 2)  # an array instead of a tensor: same shape and dtype
+    assert jitted.cache_info() == CacheInfo(traces=1, hits=3, size=1)
+    jitted(knp.ones(4), 2)  # new shape
+    assert jitted.cache_info().traces == 2
+    jitted(knp.ones(3, dtype=np.float32), 2)  # new dtype
+    assert jitted.cache_info().traces == 3
+    jitted(x, 3)  # new static value
+    assert jitted.cache_info().traces == 4
+    jitted(x, 3)
+    assert jitted.cache_info().traces == 4
+    assert len(calls) == 4
+    close(jitted(x * 2.0, 3), Tensor(24.0))
+
+
+def test_static_argnames_and_pytrees() -> None:
+    @kenaz.jit
+    def step(params, batch, scale=1.0):
+        return {"w": params["w"] - scale * batch[0], "b": params["b"] + batch[1]}
+
+    params = {"w": knp.ones(2), "b": knp.zeros(())}
+    out = step(params, (knp.ones(2), 1.0))
+    close(out, {"w": Tensor(np.zeros(2)), "b": Tensor(1.0)})
+    step(params, (knp.ones(2), 2.0), scale=0.5)  # a Python float: traced, same type
+    assert step.cache_info().traces == 2  # a keyword argument changes the structure
+    step(params, (knp.ones(2), 3.0), scale=0.25)
+    assert step.cache_info().traces == 2
+
+    jitted = kenaz.jit(lambda x, mode: knp.sum(x) if mode == "sum" else knp.max(x),
+                       static_argnames="mode")
+    assert float(jitted(X, mode="sum")) == pytest.approx(float(knp.sum(X)))
+    assert float(jitted(X, mode="max")) == pytest.approx(1.1)
+    assert jitted.cache_info().traces == 2
+
+
+def test_python_numbers_keep_weak_promotion() -> None:
+    jitted = kenaz.jit(lambda x, c: x * c)
+    x32 = knp.ones(3, dtype=np.float32)
+    assert jitted(x32, 2.0).dtype == np.float32
+    assert (x32 * 2.0).dtype == np.float32
+
+
+def test_closed_over_arrays_are_constants() -> None:
+    scale = np.array([2.0])
+    jitted = kenaz.jit(lambda x: x * scale)
+    close(jitted(X), X * 2.0)
+    scale = np.array([3.0])  # noqa: F841 - rebinding is not seen: the value was baked in
+    close(jitted(X), X * 2.0)
+
+
+# -- errors: never a baked-in value ---------------------------------------------------------------
+@pytest.mark.parametrize(
+    "body, asked_by",
+    [
+        (lambda x: x * 2 if x[0] > 0 else x, "bool()"),
+        (lambda x: x * float(x[0]), "float()"),
+        (lambda x: knp.zeros(x[0].astype(int)), "shape"),
+        (lambda x: x * x.numpy(), ".numpy()"),
+        (lambda x: x * np.asarray(x), "numpy.asarray()"),
+        (lambda x: x * x[0].item(), ".item()"),
+    ],
+)
+def test_reading_a_traced_value_is_a_clear_error(body, asked_by) -> None:
+    jitted = kenaz.jit(body)
+    with pytest.raises(ConcretizationError) as info:
+        jitted(X)
+    message = str(info.value)
+    assert "<lambda>" in message and asked_by in message
+    assert "test_jit.py:" in message  # the line that asked
+    assert "static_argnums" in message and "kenaz.numpy.where" in message
+    assert "do not jit" in message
+
+
+def test_the_error_names_the_function() -> None:
+    def relu_by_hand(x):
+        if x > 0:
+            return x
+        return x * 0.0
+
+    with pytest.raises(ConcretizationError, match="'relu_by_hand'"):
+        kenaz.jit(relu_by_hand)(1.0)
+    # the fixes work
+    assert float(kenaz.jit(lambda x: knp.where(x > 0, x, x * 0.0))(1.0)) == 1.0
+    assert float(kenaz.jit(relu_by_hand, static_argnums=0)(-1.0)) == -0.0
+    with pytest.raises(ConcretizationError):
+        kenaz.make_program(relu_by_hand)(1.0)
+
+
+def test_an_escaped_tracer_raises() -> None:
+    leaked = []
+
+    @kenaz.jit
+    def leak(x):
+        leaked.append(x * 2.0)
+        return x
+
+    leak(X)
+    with pytest.raises(EscapedTracerError):
+        float(leaked[0][0])
+
+
+def test_unhashable_static_argument() -> None:
+    jitted = kenaz.jit(lambda x, n: x, static_argnums=1)
+    with pytest.raises(TypeError, match="hashable"):
+        jitted(X, [1, 2])
+
+
+# -- scale and threads ------------------------------------------------------------------------
+@pytest.mark.slow
+def test_ten_thousand_ops_trace_and_compile_quickly() -> None:
+    import time
+
+    def chain(x):
+        for _ in range(2500):
+            x = knp.sin(x) * 1.01 + 0.1
+        return knp.sum(x)  # 7,500 forward ops
+
+    jitted = kenaz.jit(kenaz.grad(chain))
+    x = knp.linspace(-1.0, 1.0, 16)
+    start = time.process_time()
+    program = jitted.program(x)
+    elapsed = time.process_time() - start
+    assert program.primitive_count() >= 10_000
+    assert elapsed < 2.0, f"trace + compile of {program.primitive_count()} ops took {elapsed:.2f} s"
+    close(jitted(x), kenaz.grad(chain)(x))
+
+
+def test_eight_threads_share_one_jitted_function() -> None:
+    jitted = kenaz.jit(kenaz.grad(lambda x: knp.sum(knp.sin(x) * x)))
+    inputs = [knp.linspace(-1.0, 1.0, 5) * (i + 1) for i in range(8)]
+    expected = [np.cos(x.numpy()) * x.numpy() + np.sin(x.numpy()) for x in inputs]
+    results: list[Any] = [None] * 8
+    barrier = threading.Barrier(8)
+
+    def work(i: int) -> None:
+        barrier.wait()
+        for _ in range(50):
+            results[i] = jitted(inputs[i])
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for r, e in zip(results, expected, strict=True):
+        np.testing.assert_allclose(r.numpy(), e, rtol=1e-12)
+    assert jitted.cache_info().traces == 1
+    assert jitted.cache_info().hits == 8 * 50 - 1

@@ -1,0 +1,171 @@
+"""kenaz.make_program: the flat, typed, readable program of one run of a function."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import kenaz
+import kenaz.numpy as knp
+from kenaz.codegen import generate_source
+from kenaz.optimize import common_subexpressions, dead_code, optimize
+from kenaz.program import Const, Program, Var, replay
+from kenaz.staged import split_program
+
+
+def loss(w, x):
+    return knp.sum(knp.tanh(x @ w) ** 2)
+
+
+W = knp.array([[0.1, -0.2], [0.3, 0.4], [0.5, -0.6]])
+X = knp.array([[1.0, 2.0, 3.0]])
+
+
+def test_a_program_is_a_flat_typed_list_of_equations() -> None:
+    program = kenaz.make_program(loss)(W, X)
+    assert isinstance(program, Program)
+    assert [v.type_name for v in program.inputs] == ["f64[3,2]", "f64[1,3]"]
+    names = [eq.op.name for eq in program.equations]
+    assert names == ["matmul", "tanh", "square", "sum"]
+    for eq in program.equations:
+        for v in eq.outputs:
+            assert isinstance(v, Var) and isinstance(v.shape, tuple)
+    assert program.outputs[0].type_name == "f64[]"
+
+
+def test_str_is_one_equation_per_line() -> None:
+    text = str(kenaz.make_program(loss)(W, X))
+    lines = text.splitlines()
+    assert lines[0] == "program loss(v0:f64[3,2], v1:f64[1,3]) {"
+    assert lines[1] == "  v2:f64[1,2] = matmul(v1, v0)"
+    assert lines[2] == "  v3:f64[1,2] = tanh(v2)"
+    assert lines[-2] == "  return (v5)"
+    assert lines[-1] == "}"
+
+
+def test_the_program_of_grad_holds_forward_and_backward() -> None:
+    program = kenaz.make_program(kenaz.grad(loss))(W, X)
+    names = [eq.op.name for eq in program.equations]
+    assert "tanh" in names  # forward
+    assert "dtanh" in names or names.count("mul") >= 1  # backward of tanh
+    assert names.count("matmul") >= 2  # forward and the cotangent of w
+    (out,) = program.outputs
+    assert out.shape == (3, 2)
+    # replaying it gives the gradient
+    (value,) = replay(program, [W, X])
+    np.testing.assert_allclose(value.numpy(), kenaz.grad(loss)(W, X).numpy())
+
+
+def test_transformations_inside_are_traced_through() -> None:
+    program = kenaz.make_program(kenaz.vmap(kenaz.grad(lambda x: knp.sum(knp.sin(x) ** 3))))(
+        knp.ones((4, 3))
+    )
+    assert all(v.shape[0] == 4 for eq in program.equations for v in eq.outputs if v.shape)
+    program = kenaz.make_program(kenaz.hessian(lambda x: knp.sum(knp.exp(x))))(knp.ones(2))
+    assert program.outputs[0].shape == (2, 2)
+
+
+def test_pytree_inputs_and_outputs_and_static_arguments() -> None:
+    def f(params, x, n):
+        return {"out": params["w"] * x**n, "n": n}
+
+    program = kenaz.make_program(f, static_argnums=2)({"w": knp.ones(2)}, 3.0, 2)
+    assert len(program.inputs) == 2
+    assert program.inputs[1].weak is float  # a Python number keeps its weak type
+    assert 2 in program.outputs  # the static output, kept as it is
+
+
+def test_constants_are_folded_while_tracing() -> None:
+    table = np.arange(3.0)
+    program = kenaz.make_program(lambda x: x * knp.exp(knp.asarray(table) * 2.0))(knp.ones(3))
+    assert [eq.op.name for eq in program.equations] == ["mul"]
+    const = program.equations[0].inputs[1]
+    assert isinstance(const, Const)
+    np.testing.assert_allclose(const.value, np.exp(table * 2.0))
+
+
+def test_calls_are_one_equation_with_a_body() -> None:
+    @kenaz.custom_vjp
+    def clip_gradient(x):
+        return x
+
+    clip_gradient.defvjp(lambda x: (x, None), lambda _, g: (knp.clip(g, -1.0, 1.0),))
+    program = kenaz.make_program(lambda x: knp.sum(clip_gradient(x * 3.0)))(knp.ones(2))
+    call = next(eq for eq in program.equations if eq.body is not None)
+    assert call.op.name == "custom_vjp[clip_gradient]"
+    assert "custom_vjp[clip_gradient](v1) {" in str(program)
+    inner = kenaz.jit(lambda x: x * 2.0)
+    program = kenaz.make_program(lambda x: inner(x) + 1.0)(knp.ones(2))
+    assert program.equations[0].op.name == "jit[<lambda>]"
+
+
+def test_graph_draws_the_program() -> None:
+    drawing = kenaz.make_program(loss)(W, X).graph()
+    dot = drawing.to_dot()
+    assert "tanh" in dot and "matmul" in dot
+    assert [n.label for n in drawing.ops()] == ["matmul", "tanh", "square", "sum"]
+
+
+def test_dead_code_and_common_subexpressions() -> None:
+    def f(x):
+        unused = knp.exp(x)  # noqa: F841 - dead
+        return knp.sin(x) + knp.sin(x)
+
+    program = kenaz.make_program(f)(knp.ones(3))
+    assert [eq.op.name for eq in program.equations] == ["exp", "sin", "sin", "add"]
+    optimized = optimize(program)
+    assert [eq.op.name for eq in optimized.equations] == ["sin", "add"]
+    add = optimized.equations[-1]
+    assert add.inputs[0] is add.inputs[1]
+    substitutions: dict = {}
+    assert len(common_subexpressions(program.equations, substitutions)) == 3
+    assert len(dead_code(program.equations, program.outputs)) == 3
+
+
+def test_generated_source_reuses_names_and_buffers() -> None:
+    def chain(x):
+        for _ in range(5):
+            x = knp.sin(x) * 2.0 + 1.0
+        return x
+
+    program = optimize(kenaz.make_program(chain)(knp.ones(8)))
+    source, _ = generate_source(program)
+    assert "out=" in source  # elementwise chains write into their dead operand
+    assert source.count("\n") == len(program.equations) + 2
+    assert "x0" in source and "out=x0" not in source  # inputs are never overwritten
+    x = knp.linspace(0.0, 1.0, 8)
+    before = x.numpy().copy()
+    np.testing.assert_allclose(kenaz.jit(chain)(x).numpy(), chain(x).numpy())
+    np.testing.assert_array_equal(x.numpy(), before)
+
+
+def test_split_of_a_vjp_program() -> None:
+    def vjp_program(x, ct):
+        out, pullback = kenaz.vjp(lambda x: knp.sin(x) * x, x)
+        return out, pullback(ct)[0]
+
+    x = knp.linspace(0.0, 1.0, 4)
+    program = kenaz.make_program(vjp_program)(x, knp.ones(4))
+    forward, backward = split_program(program, 1, 1)
+    assert "cos" not in str(forward) and "sin" in str(forward)
+    residuals = replay(forward, [x])
+    (grad,) = replay(backward, [*residuals[1:], knp.ones(4)])
+    np.testing.assert_allclose(grad.numpy(), np.sin(x.numpy()) + x.numpy() * np.cos(x.numpy()))
+
+
+def test_make_program_errors_like_jit() -> None:
+    with pytest.raises(kenaz.errors.ConcretizationError, match="static_argnums"):
+        kenaz.make_program(lambda x: x if x.sum() > 0 else -x)(knp.ones(2))
+
+
+def test_a_call_with_its_own_implementation_is_one_primitive_equation() -> None:
+    def f(x):
+        return knp.sum(knp.cumprod(x) * x)
+
+    x = knp.array([0.5, 2.0, 0.0])
+    program = kenaz.make_program(f)(x)
+    assert [eq.op.name for eq in program.equations] == ["cumprod", "mul", "sum"]
+    assert program.equations[0].body is None  # NumPy's cumprod runs, not its O(n^2) function
+    expected = kenaz.grad(f)(x)
+    np.testing.assert_allclose(kenaz.grad(kenaz.jit(f))(x).numpy(), expected.numpy())
+    np.testing.assert_allclose(kenaz.jit(kenaz.grad(f))(x).numpy(), expected.numpy())
