@@ -32,6 +32,8 @@ from typing import Any
 
 import numpy as np
 
+from .errors import ConcretizationError
+
 __all__ = [
     "NUMPY_TYPES",
     "is_numpy",
@@ -250,7 +252,10 @@ def value_of(like: Any) -> Any:
     while isinstance(like, Tensor):
         batched = getattr(like, "_batched", None)
         if batched is None:
-            return like._value
+            try:
+                return like._value
+            except (ConcretizationError, ValueError):  # a jit-traced tensor has no value:
+                return None  # its program runs on NumPy (the default backend)
         like = batched
     return like
 
@@ -260,7 +265,8 @@ def full_like(like: Any, shape: tuple[int, ...], fill: Any, dtype: Any) -> Any:
 
     ``like`` is a Tensor, a backend value, or ``None`` for the default backend.
     """
-    xp = namespace(value_of(like)) if like is not None else current_default()
+    value = value_of(like) if like is not None else None
+    xp = namespace(value) if value is not None else current_default()
     if xp is np:
         return np.full(shape, fill, dtype=dtype)
     return xp.full(shape, fill, dtype=backend_dtype(xp, dtype))

@@ -186,10 +186,11 @@ def asarray(obj: Any, dtype: Any = None) -> Tensor:
 def _placed(value: Any, like: Any = None) -> Tensor:
     """``value`` (made by NumPy) as a Tensor on the backend of ``like``, or on the default
     backend (``kenaz.default_backend``) when there is no ``like``."""
-    if like is None:
+    like_value = None if like is None else _backend.value_of(like)
+    if like_value is None:
         xp = _backend.current_default()
     else:
-        xp = _backend.namespace(_backend.value_of(like))
+        xp = _backend.namespace(like_value)
     return Tensor(value if xp is _np else _backend.asarray_on(xp, _np.asarray(value)))
 
 
