@@ -346,3 +346,26 @@ def test_results_of_a_transformation_never_share_one_object():
     # the copies are ops: a second derivative through them is still right
     hess = kenaz.jacfwd(kenaz.grad(lambda x, y: knp.sum((x + y) ** 3), argnums=(0, 1)))(x, y)
     np.testing.assert_allclose(hess[1].numpy(), 12.0 * np.eye(3))
+
+
+def test_records_of_a_finished_transformation_do_not_make_a_tensor_tracked():
+    # an aux output keeps its record of the grad that made it; a later grad does not track it
+    def loss_and_hidden(x):
+        hidden = x * 2.0
+        return knp.sum(hidden), hidden
+
+    _, hidden = kenaz.grad(loss_and_hidden, has_aux=True)(knp.ones(3))
+
+    def loss(z):
+        hidden[0] = 5.0  # scratch data for this grad: untracked by it
+        return knp.sum(z * hidden)
+
+    np.testing.assert_array_equal(kenaz.grad(loss)(knp.ones(3)).numpy(), [5.0, 2.0, 2.0])
+    # while its own transformation runs, the same kind of tensor is tracked and refuses
+    def tracked_assignment(x):
+        y = x * 2.0
+        y[0] = 1.0
+        return knp.sum(y)
+
+    with pytest.raises(TypeError, match=r"\.at\["):
+        kenaz.grad(tracked_assignment)(knp.ones(3))
