@@ -326,3 +326,46 @@ def test_custom_vjp_residuals_and_checkpoint_inputs_are_checked():
     weights[1] = 7.0  # the recomputation in the backward pass would see it
     with pytest.raises(RuntimeError, match="checkpoint.* of `layer`"):
         pullback(knp.ones(()))
+
+
+def test_results_of_a_transformation_never_share_one_object():
+    # add's pullback passes one cotangent to both inputs; changing one gradient in place
+    # (an optimizer's `g *= lr`) must not change the other.
+    x, y = knp.ones(3), knp.ones(3)
+    gx, gy = kenaz.grad(lambda x, y: knp.sum(knp.sin(x + y)), argnums=(0, 1))(x, y)
+    assert gx is not gy
+    expected = np.cos(2.0) * np.ones(3)
+    gx *= 0.5
+    np.testing.assert_allclose(gy.numpy(), expected)
+    np.testing.assert_allclose(gx.numpy(), 0.5 * expected)
+    # jvp: x + 1 and x + 2 both pass the input's tangent through
+    _, (t1, t2) = kenaz.jvp(lambda x: (x + 1, x + 2), (x,), (knp.ones(3),))
+    assert t1 is not t2
+    t1 *= 3.0
+    np.testing.assert_array_equal(t2.numpy(), np.ones(3))
+    # the copies are ops: a second derivative through them is still right
+    hess = kenaz.jacfwd(kenaz.grad(lambda x, y: knp.sum((x + y) ** 3), argnums=(0, 1)))(x, y)
+    np.testing.assert_allclose(hess[1].numpy(), 12.0 * np.eye(3))
+
+
+def test_records_of_a_finished_transformation_do_not_make_a_tensor_tracked():
+    # an aux output keeps its record of the grad that made it; a later grad does not track it
+    def loss_and_hidden(x):
+        hidden = x * 2.0
+        return knp.sum(hidden), hidden
+
+    _, hidden = kenaz.grad(loss_and_hidden, has_aux=True)(knp.ones(3))
+
+    def loss(z):
+        hidden[0] = 5.0  # scratch data for this grad: untracked by it
+        return knp.sum(z * hidden)
+
+    np.testing.assert_array_equal(kenaz.grad(loss)(knp.ones(3)).numpy(), [5.0, 2.0, 2.0])
+    # while its own transformation runs, the same kind of tensor is tracked and refuses
+    def tracked_assignment(x):
+        y = x * 2.0
+        y[0] = 1.0
+        return knp.sum(y)
+
+    with pytest.raises(TypeError, match=r"\.at\["):
+        kenaz.grad(tracked_assignment)(knp.ones(3))

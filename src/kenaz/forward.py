@@ -19,7 +19,7 @@ from .effects import Handler, Op, fresh_level, handler, perform_args, scope
 from .mutation import check_saved, watch_mutations
 from .ops.elementwise import alias
 from .tensor import NestedTensorsArgument, Tensor, tracked_records
-from .transform import check_tangent, forget_level, split_aux, zeros_like
+from .transform import check_tangent, distinct, forget_level, split_aux, zeros_like
 
 __all__ = ["jvp", "linearize"]
 
@@ -210,7 +210,7 @@ def jvp(f: Callable[..., Any], primals: Any, tangents: Any, has_aux: bool = Fals
         tangents_out.append(zeros_like(o) if t is None else t)
     forget_level(out_flat, fwd.level)
     out = tree.unflatten(out_tree, out_flat)
-    tangent_out = tree.unflatten(out_tree, tangents_out)
+    tangent_out = tree.unflatten(out_tree, distinct(tangents_out))
     return (out, tangent_out, aux) if has_aux else (out, tangent_out)
 
 

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from .effects import Handler, Op, _handlers, perform_args
+from .effects import Handler, Op, _handlers, current_handlers, perform_args
 from .tensor import Tensor
 
 __all__ = [
@@ -101,14 +101,22 @@ def _merged(notes: list[tuple[int, np.ndarray]]) -> list[tuple[int, np.ndarray]]
 # -- who is tracked -------------------------------------------------------------------
 def is_tracked(x: Any) -> bool:
     """Whether ``x`` (or a Tensor inside a list, tuple or dict ``x``) is tracked by a
-    transformation: it has records, or is a ``vmap`` view. Meaningful only while a
-    transformation runs (outside, nothing runs that could track it)."""
+    running transformation: it has a record of a running handler's level, or is a
+    ``vmap`` view. Records of finished transformations (an ``aux`` output, a tensor
+    kept from an earlier ``grad``) do not count."""
+    running = {h.level for h in current_handlers() if hasattr(h, "level")}
+    return _tracked(x, running)
+
+
+def _tracked(x: Any, running: set[int]) -> bool:
     if isinstance(x, Tensor):
-        return bool(x._trace) or type(x) is not Tensor
+        if type(x) is not Tensor:  # a vmap view, or a jit tracer
+            return True
+        return bool(x._trace) and not running.isdisjoint(x._trace)
     if isinstance(x, (list, tuple)):
-        return any(is_tracked(item) for item in x)
+        return any(_tracked(item, running) for item in x)
     if isinstance(x, dict):
-        return any(is_tracked(item) for item in x.values())
+        return any(_tracked(item, running) for item in x.values())
     return False
 
 

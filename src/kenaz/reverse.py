@@ -27,6 +27,7 @@ from .ops.elementwise import alias
 from .tensor import Tensor, _make, holds_tensor, tracked_records
 from .transform import (
     check_tangent,
+    distinct,
     forget_level,
     gc_paused,
     normalize_argnums,
@@ -433,7 +434,7 @@ def _vjp(f: Callable, primals: tuple[Any, ...], has_aux: bool, reusable: bool):
         with scope("vjp: backward"), _pause_unless(reusable):
             grads = rev.backward(seeds, in_nodes, consume=not reusable)
         grads = [zeros_like(x) if g is None else g for g, x in zip(grads, flat)]
-        return tree.unflatten(in_tree, grads)
+        return tree.unflatten(in_tree, distinct(grads) if len(grads) > 1 else grads)
 
     return (out, pullback, aux) if has_aux else (out, pullback)
 

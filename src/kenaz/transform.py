@@ -12,9 +12,11 @@ from typing import Any
 import numpy as np
 
 from .backend import full_like
+from .ops.elementwise import copy
 from .tensor import Tensor
 
 __all__ = [
+    "distinct",
     "zeros_like",
     "check_tangent",
     "split_aux",
@@ -51,6 +53,22 @@ def check_tangent(
 def zeros_like(x: Tensor) -> Tensor:
     """Zeros shaped and typed like ``x``, on ``x``'s backend."""
     return Tensor(full_like(x, x.shape, 0, x.dtype))
+
+
+def distinct(leaves: list[Any]) -> list[Any]:
+    """``leaves`` with each tensor that stands there more than once copied after its first place.
+
+    A pass-through rule (``add``'s pullback, ``x + 1``'s tangent) hands the very
+    same tensor to several inputs or outputs. Tensors can be changed in place
+    outside transformations, so results handed to the user must not share one
+    object: ``gx *= 0.5`` would silently change ``gy`` too.
+    """
+    seen: set[int] = set()
+    for i, leaf in enumerate(leaves):
+        if id(leaf) in seen:
+            leaves[i] = copy(leaf)  # an op: an outer transformation differentiates it
+        seen.add(id(leaf))
+    return leaves
 
 
 def split_aux(result: Any, where: str) -> tuple[Any, Any]:
