@@ -211,6 +211,10 @@ def kenaz_jit(
     """
     import time
 
+    import kenaz
+
+    if not hasattr(kenaz, "jit"):  # an older kenaz, in an A/B (benchmarks/ab.py)
+        return unavailable(JIT_LIBRARY, "this kenaz has no jit")
     jitted = make()
     jitted(*args)
 
