@@ -51,8 +51,9 @@ FAMILIES = {
 ALL_CASES = [(f"{family}/{case.id}", case) for family, cases in FAMILIES.items() for case in cases]
 
 # What does not run on a strict namespace, by case id prefix: the reason. First what the
-# Array API standard (2024.12) cannot express; then what it could, that kenaz does not do
-# yet (its own gap, named as such).
+# Array API standard (2025.12, array-api-strict's default version, whose linalg extension
+# has eig and eigvals) cannot express; then what it could, that kenaz does not do yet (its
+# own gap, named as such; none at present).
 NOT_IN_THE_STANDARD: dict[str, str] = {
     "bits/spacing": "no spacing (ULP) function in the standard",
     "bits/frexp_exponent": "no frexp in the standard",
@@ -66,17 +67,9 @@ NOT_IN_THE_STANDARD: dict[str, str] = {
     "indexing/scatter_multiply": "no scatter-multiply in the standard",
     "indexing/scatter_min": "no scatter-min in the standard",
     "indexing/scatter_max": "no scatter-max in the standard",
-    "decompositions/eig": "no general eigendecomposition in the standard's linalg",
     "decompositions/sqrtm": "no matrix square root in the standard's linalg",
-    "decompositions/solve-lower": "no triangular solve in the standard's linalg",
-    "decompositions/solve-upper": "no triangular solve in the standard's linalg",
 }
-NOT_YET: dict[str, str] = {
-    # The standard's linalg extension has these; kenaz's decompositions still call
-    # np.linalg (which on CuPy and Dask dispatches to theirs through __array_function__,
-    # but converts a strict array to NumPy): routing them through `xp.linalg` is to do.
-    "decompositions/": "kenaz: decompositions call np.linalg directly (not yet xp.linalg)",
-}
+NOT_YET: dict[str, str] = {}
 
 
 def _reason(case_id: str) -> str | None:
@@ -195,3 +188,64 @@ def test_creation_functions_follow_the_default_backend() -> None:
         zeros = knp.zeros((2, 3))
         assert _is_strict(zeros._value)
     assert isinstance(knp.zeros(2)._value, np.ndarray)
+
+
+# -- decompositions: public functions and compositions on strict arrays ------------------------
+def _gaussian_nll(params, x):
+    """Negative log-likelihood of ``x`` under N(mean, L L^T), through cholesky, solve, slogdet."""
+    la = kenaz.numpy.linalg
+    scale = params["scale"] @ kenaz.numpy.swapaxes(params["scale"], -1, -2) + 3.0 * np.eye(3)
+    lower = la.cholesky(scale)
+    centered = x - params["mean"]
+    whitened = la.solve(lower, kenaz.numpy.swapaxes(centered, -1, -2))
+    return 0.5 * kenaz.numpy.sum(whitened**2) + x.shape[0] * la.slogdet(lower)[1]
+
+
+DECOMPOSITION_COMPOSITIONS = {
+    "grad-gaussian-nll": lambda p, x: kenaz.grad(_gaussian_nll)(p, x),
+    "hvp-gaussian-nll": lambda p, x: kenaz.hvp(
+        lambda x: _gaussian_nll(p, x), (x,), (x * 0.0 + 1.0,)
+    ),
+    "vmap-eigvalsh": lambda p, x: kenaz.vmap(
+        lambda m: kenaz.numpy.linalg.eigvalsh(m @ kenaz.numpy.swapaxes(m, -1, -2))
+    )(kenaz.numpy.reshape(x, (2, 2, 3))),
+    "grad-inv-det": lambda p, x: kenaz.grad(
+        lambda s: kenaz.numpy.sum(kenaz.numpy.linalg.inv(s + 3.0 * np.eye(3)))
+        + kenaz.numpy.linalg.det(s + 3.0 * np.eye(3))
+    )(p["scale"]),
+    "grad-svdvals-qr": lambda p, x: kenaz.grad(
+        lambda x: kenaz.numpy.sum(kenaz.numpy.linalg.svdvals(x))
+        + kenaz.numpy.sum(kenaz.numpy.linalg.qr(x).R ** 2)
+    )(x),
+}
+
+
+@pytest.mark.parametrize("name", list(DECOMPOSITION_COMPOSITIONS))
+def test_decomposition_compositions_on_strict_equal_numpys(name: str) -> None:
+    rng = np.random.default_rng(1)
+    params = {"mean": rng.normal(size=3), "scale": rng.normal(size=(3, 3))}
+    x = rng.normal(size=(4, 3))
+    expected = DECOMPOSITION_COMPOSITIONS[name](params, x)
+    strict_params = {k: kenaz.Tensor(to_strict(v)) for k, v in params.items()}
+    got = DECOMPOSITION_COMPOSITIONS[name](strict_params, kenaz.Tensor(to_strict(x)))
+    for g, e in zip(_leaves(got), _leaves(expected), strict=True):
+        assert _is_strict(g._value), f"{name}: a {type(g._value)} came out, not a strict array"
+        np.testing.assert_allclose(np.asarray(g._value), e.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_grad_through_a_new_axis_index_on_strict() -> None:
+    # The pullback of x[..., None, :] adds into x[...] (the standard's setitem takes no None).
+    def f(x):
+        return kenaz.numpy.sum(x[..., None, :] * x[:, :, None])
+
+    x = np.arange(6.0).reshape(2, 3)
+    got = kenaz.grad(f)(kenaz.Tensor(to_strict(x)))
+    assert _is_strict(got._value)
+    np.testing.assert_allclose(np.asarray(got._value), kenaz.grad(f)(x).numpy())
+
+
+def test_sqrtm_on_strict_names_the_op_and_the_fix() -> None:
+    from kenaz.ops import decompositions
+
+    with pytest.raises(NotImplementedError, match=r"sqrtm.*NumPy only.*numpy\.asarray"):
+        decompositions.sqrtm_op(kenaz.Tensor(to_strict(np.eye(2))))

@@ -9,6 +9,14 @@ the transposes
 follow JAX's convention for complex numbers (cotangents are transposes, under
 the real pairing ``Re(sum(a * b))``).
 
+Backends: on NumPy values an implementation calls ``numpy.linalg`` at once (one
+type-identity test, the fast path of every op); any other array runs the function
+of the same name in its namespace's ``linalg`` extension of the Array API standard
+(``cholesky``, ``eigh``, ``eigvalsh``, ``svd``, ``svdvals``, ``qr``, ``solve``,
+``slogdet``, ``pinv``, ``eig``, ``eigvals``), its named tuples taken as plain
+tuples. The rules' constants (identity matrices, triangle masks) are made on their
+tensors' backend. ``sqrtm`` (SciPy's) runs on NumPy only.
+
 Conventions at singular points follow JAX: eigenvector derivatives of
 ``eigh`` with repeated eigenvalues, and singular-vector derivatives of ``svd``
 with repeated singular values, are infinite or NaN (the vectors are not
@@ -22,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from ..backend import NUMPY_TYPES, asarray_on, common, full_like, namespace, promoted, value_of
 from ..effects import Op
 from ..tensor import Tensor
 from . import batching, reduction, shape
@@ -53,12 +62,40 @@ def _diagonal(x: Tensor) -> Tensor:
     return einsum("...ii->...i", x)
 
 
-def _eye(n: int, dtype: Any) -> np.ndarray:
-    return np.eye(n, dtype=dtype)
+def _on_backend_of(like: Any, constant: np.ndarray) -> Any:
+    """The NumPy ``constant`` on ``like``'s backend: itself on NumPy, else a Tensor of the
+    backend's array (a Tensor, so that it mixes with tensors on either side of an operator:
+    a strict array on the left refuses a Tensor on the right)."""
+    value = value_of(like)
+    if type(value) in NUMPY_TYPES or value is None:
+        return constant
+    return Tensor(asarray_on(namespace(value), constant))
+
+
+def _eye(n: int, dtype: Any, like: Any = None) -> Any:
+    """The identity matrix of size ``n``, on the backend of ``like`` (NumPy without one)."""
+    return _on_backend_of(like, np.eye(n, dtype=dtype))
+
+
+def _tri(n: int, like: Any, k: int = 0, dtype: Any = bool) -> Any:
+    """``numpy.tri(n, k=k, dtype=dtype)`` on the backend of ``like``."""
+    return _on_backend_of(like, np.tri(n, k=k, dtype=dtype))
 
 
 def _zeros(like: Tensor) -> Tensor:
-    return Tensor(np.zeros(like.shape, like.dtype))
+    return Tensor(full_like(like, like.shape, 0, like.dtype))
+
+
+def _linalg(name: str, value: Any) -> Any:
+    """The ``linalg`` function ``name`` of the namespace of ``value`` (not a NumPy value)."""
+    xp = namespace(value)
+    function = getattr(getattr(xp, "linalg", None), name, None)
+    if function is None:
+        raise NotImplementedError(
+            f"kenaz.linalg.{name}: the {xp.__name__} namespace has no linalg.{name} "
+            "(the Array API standard's linalg extension); run it on NumPy"
+        )
+    return function
 
 
 def matrix_batch(op: Op, args: tuple, batch_axes: tuple, **params: Any) -> tuple[Any, Any]:
@@ -86,11 +123,21 @@ def _triangle(x: Any, structure: str | None) -> Any:
         return x
     n = x.shape[-1]
     mask = np.tri(n, dtype=bool) if structure == "lower" else np.tri(n, dtype=bool).T
-    return ew.where(mask, x, 0) if isinstance(x, Tensor) else np.where(mask, x, 0)
+    if isinstance(x, Tensor):
+        return ew.where(_on_backend_of(x, mask), x, 0)
+    return np.where(mask, x, 0)
 
 
-def _solve_impl(a: np.ndarray, b: np.ndarray, structure: str | None) -> np.ndarray:
-    return np.linalg.solve(_triangle(a, structure), b)
+def _solve_impl(a: Any, b: Any, structure: str | None) -> Any:
+    if type(a) in NUMPY_TYPES and type(b) in NUMPY_TYPES:
+        return np.linalg.solve(_triangle(a, structure), b)
+    xp, (a, b) = common((a, b))
+    if xp is np:  # lists and other values NumPy converts
+        return np.linalg.solve(_triangle(np.asarray(a), structure), b)
+    a, b = promoted(xp, (a, b))
+    if structure is not None:  # a general solve of the triangle (the standard has no other)
+        a = xp.tril(a) if structure == "lower" else xp.triu(a)
+    return _linalg("solve", a)(a, b)
 
 
 def _solve_vjp_a(ans, a, b, structure):
@@ -140,7 +187,7 @@ def _phi(x: Tensor) -> Tensor:
     """The lower triangle of ``x`` with its diagonal halved."""
     n = x.shape[-1]
     weights = np.tri(n, k=-1) + 0.5 * np.eye(n)
-    return x * weights.astype(np.zeros((), x.dtype).real.dtype)
+    return x * _on_backend_of(x, weights.astype(np.zeros((), x.dtype).real.dtype))
 
 
 def _cholesky_jvp(t, lower_factor, a):
@@ -163,9 +210,15 @@ def _cholesky_vjp(lower_factor, a):
     return pullback
 
 
+def _cholesky_impl(a: Any) -> Any:
+    if type(a) in NUMPY_TYPES:
+        return np.linalg.cholesky(a)
+    return _linalg("cholesky", a)(a)
+
+
 cholesky_op = Op(
     "cholesky",
-    lambda a: np.linalg.cholesky(a),
+    _cholesky_impl,
     jvp=[_cholesky_jvp],
     vjp=[_cholesky_vjp],
     batch=matrix_batch,
@@ -176,7 +229,7 @@ cholesky_op = Op(
 def _eigen_gaps(w: Tensor) -> Tensor:
     """``F[i, j] = 1 / (w[j] - w[i])`` off the diagonal, 0 on it."""
     n = w.shape[-1]
-    eye = _eye(n, w.dtype)
+    eye = _eye(n, w.dtype, w)
     gaps = shape.expand_dims(w, -2) - shape.expand_dims(w, -1) + eye
     return 1.0 / gaps - eye
 
@@ -208,12 +261,18 @@ def _as_diagonal(d: Tensor, dtype: Any) -> Tensor:
     """Diagonal matrices with ``d`` (``(..., n)``) on their diagonals."""
     n = d.shape[-1]
     d = d if d.dtype == dtype else ew.astype(d, dtype)
-    return shape.expand_dims(d, -1) * _eye(n, np.zeros((), dtype).real.dtype)
+    return shape.expand_dims(d, -1) * _eye(n, np.zeros((), dtype).real.dtype, d)
+
+
+def _eigh_impl(a: Any) -> tuple[Any, Any]:
+    if type(a) in NUMPY_TYPES:
+        return tuple(np.linalg.eigh(a))
+    return tuple(_linalg("eigh", a)(a))  # the standard's EighResult, as a plain tuple
 
 
 eigh_op = Op(
     "eigh",
-    lambda a: tuple(np.linalg.eigh(a)),
+    _eigh_impl,
     jvp=[_eigh_jvp],
     vjp=[_eigh_vjp],
     batch=matrix_batch,
@@ -236,9 +295,15 @@ def _eigvalsh_vjp(w, a):
     return lambda g: matmul(_conj(v) * shape.expand_dims(g, -2), matrix_transpose(v))
 
 
+def _eigvalsh_impl(a: Any) -> Any:
+    if type(a) in NUMPY_TYPES:
+        return np.linalg.eigvalsh(a)
+    return _linalg("eigvalsh", a)(a)
+
+
 eigvalsh_op = Op(
     "eigvalsh",
-    lambda a: np.linalg.eigvalsh(a),
+    _eigvalsh_impl,
     jvp=[_eigvalsh_jvp],
     vjp=[_eigvalsh_vjp],
     batch=matrix_batch,
@@ -256,7 +321,7 @@ def _svd_jvp(t, ans, a):
     d_s = _real(_diagonal(projected))
     s_row = shape.expand_dims(s, -2)  # s[j] along the last axis
     s_col = shape.expand_dims(s, -1)  # s[i] along the second to last
-    eye = _eye(k, s.dtype)
+    eye = _eye(k, s.dtype, s)
     squared_gaps = (s_row - s_col) * (s_row + s_col)  # s[j]^2 - s[i]^2
     gaps = 1.0 / (squared_gaps + eye) - eye
     safe_s = ew.where(ew.equal(s, 0), 1.0, s)
@@ -278,9 +343,15 @@ def _svd_jvp(t, ans, a):
     return d_u, d_s, conj_transpose(d_v)
 
 
+def _svd_impl(a: Any) -> tuple[Any, Any, Any]:
+    if type(a) in NUMPY_TYPES:
+        return tuple(np.linalg.svd(a, full_matrices=False))
+    return tuple(_linalg("svd", a)(a, full_matrices=False))  # the standard's SVDResult
+
+
 svd_op = Op(
     "svd",
-    lambda a: tuple(np.linalg.svd(a, full_matrices=False)),
+    _svd_impl,
     jvp=[_svd_jvp],  # reverse mode transposes it: unused outputs' terms are never pulled back
     batch=matrix_batch,
     multiple_results=True,
@@ -297,9 +368,15 @@ def _svdvals_vjp(s, a):
     return lambda g: matmul(_conj(u) * shape.expand_dims(g, -2), _conj(vh))
 
 
+def _svdvals_impl(a: Any) -> Any:
+    if type(a) in NUMPY_TYPES:
+        return np.linalg.svd(a, compute_uv=False)
+    return _linalg("svdvals", a)(a)
+
+
 svdvals_op = Op(
     "svdvals",
-    lambda a: np.linalg.svd(a, compute_uv=False),
+    _svdvals_impl,
     jvp=[_svdvals_jvp],
     vjp=[_svdvals_vjp],
     batch=matrix_batch,
@@ -313,18 +390,24 @@ def _qr_jvp(t, ans, a):
     t_r_inverse = matrix_transpose(solve(matrix_transpose(r), matrix_transpose(t), "lower"))
     projected = matmul(conj_transpose(q), t_r_inverse)  # Q^H t R^-1
     n = projected.shape[-1]
-    strictly_lower = projected * np.tri(n, k=-1, dtype=bool)
+    strictly_lower = projected * _tri(n, projected, k=-1)
     omega = strictly_lower - conj_transpose(strictly_lower)  # skew-Hermitian
     if projected.dtype.kind == "c":  # R's real diagonal fixes the imaginary diagonal
-        omega = omega + (projected - ew.real(projected)) * _eye(n, bool)
+        omega = omega + (projected - ew.real(projected)) * _eye(n, bool, projected)
     d_q = matmul(q, omega - projected) + t_r_inverse
     d_r = matmul(projected - omega, r)
     return d_q, d_r
 
 
+def _qr_impl(a: Any) -> tuple[Any, Any]:
+    if type(a) in NUMPY_TYPES:
+        return tuple(np.linalg.qr(a, mode="reduced"))
+    return tuple(_linalg("qr", a)(a, mode="reduced"))  # the standard's QRResult
+
+
 qr_op = Op(
     "qr",
-    lambda a: tuple(np.linalg.qr(a, mode="reduced")),
+    _qr_impl,
     jvp=[_qr_jvp],
     batch=matrix_batch,
     multiple_results=True,
@@ -346,7 +429,7 @@ def _slogdet_vjp(ans, a):
     def pullback(cotangents):
         g_sign, g_log = cotangents  # None for an unused output (a symbolic zero)
         # The transpose of the jvp: c A^-T, with c = g_log (+ i Im(g_sign sign) if complex).
-        inverse_transpose = solve(matrix_transpose(a), _eye(a.shape[-1], a.dtype))
+        inverse_transpose = solve(matrix_transpose(a), _eye(a.shape[-1], a.dtype, a))
         if g_log is None:
             g_log = _zeros(ans[1])
         if a.dtype.kind == "c" and g_sign is not None:
@@ -356,9 +439,15 @@ def _slogdet_vjp(ans, a):
     return pullback
 
 
+def _slogdet_impl(a: Any) -> tuple[Any, Any]:
+    if type(a) in NUMPY_TYPES:
+        return tuple(np.linalg.slogdet(a))
+    return tuple(_linalg("slogdet", a)(a))  # the standard's SlogdetResult
+
+
 slogdet_op = Op(
     "slogdet",
-    lambda a: tuple(np.linalg.slogdet(a)),
+    _slogdet_impl,
     jvp=[_slogdet_jvp],
     vjp=[_slogdet_vjp],
     batch=matrix_batch,
@@ -372,13 +461,23 @@ def _pinv_jvp(t, p, a, rcond):
     t_h = conj_transpose(t)
     p_h = conj_transpose(p)
     term = -matmul(p, matmul(t, p))
-    term = term + matmul(_eye(n, p.dtype) - matmul(p, a), matmul(t_h, matmul(p_h, p)))
-    return term + matmul(matmul(p, p_h), matmul(t_h, _eye(m, p.dtype) - matmul(a, p)))
+    term = term + matmul(_eye(n, p.dtype, p) - matmul(p, a), matmul(t_h, matmul(p_h, p)))
+    return term + matmul(matmul(p, p_h), matmul(t_h, _eye(m, p.dtype, p) - matmul(a, p)))
+
+
+def _pinv_impl(a: Any, rcond: Any) -> Any:
+    if type(a) in NUMPY_TYPES:
+        return np.linalg.pinv(a, rcond=rcond)
+    # The standard's ``rtol`` is NumPy's ``rcond`` (relative to the largest singular value;
+    # both default to max(m, n) * eps).
+    if rcond is not None:
+        rcond = float(rcond) if np.ndim(rcond) == 0 else asarray_on(namespace(a), rcond)
+    return _linalg("pinv", a)(a, rtol=rcond)
 
 
 pinv_op = Op(
     "pinv",
-    lambda a, rcond: np.linalg.pinv(a, rcond=rcond),
+    _pinv_impl,
     jvp=[_pinv_jvp],
     batch=matrix_batch,
 )
@@ -386,6 +485,12 @@ pinv_op = Op(
 
 # -- matrix square root --------------------------------------------------------------------------
 def _sqrtm_impl(a: np.ndarray) -> np.ndarray:
+    if type(a) not in NUMPY_TYPES:
+        raise NotImplementedError(
+            f"kenaz.scipy.linalg.sqrtm: runs on NumPy only (SciPy's sqrtm; the Array API "
+            f"standard has no matrix square root), not on {namespace(a).__name__}: convert "
+            "the matrix with numpy.asarray first"
+        )
     from scipy.linalg import sqrtm  # SciPy only when used (kenaz.scipy.linalg.sqrtm)
 
     stack = a.reshape((-1,) + a.shape[-2:])
@@ -396,7 +501,7 @@ def _sqrtm_impl(a: np.ndarray) -> np.ndarray:
 def _sqrtm_jvp(t, root, a):
     """Solve the Sylvester equation ``root @ d + d @ root = t`` for ``d`` (row-major vec form)."""
     n = root.shape[-1]
-    eye = _eye(n, root.dtype)
+    eye = _eye(n, root.dtype, root)
     system = einsum("...ik,jl->...ijkl", root, eye) + einsum("ik,...lj->...ijkl", eye, root)
     system = shape.reshape(system, root.shape[:-2] + (n * n, n * n))
     t = t if t.dtype == root.dtype else ew.astype(t, root.dtype)
@@ -417,10 +522,24 @@ def _complex_dtype(dtype: Any) -> np.dtype:
     return np.result_type(dtype, np.complex64)
 
 
-def _eig_impl(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    w, v = np.linalg.eig(a)
-    complex_dtype = _complex_dtype(a.dtype)  # always complex, as in JAX
-    return w.astype(complex_dtype, copy=False), v.astype(complex_dtype, copy=False)
+def _eig_impl(a: Any) -> tuple[Any, Any]:
+    if type(a) in NUMPY_TYPES:
+        w, v = np.linalg.eig(a)
+        complex_dtype = _complex_dtype(a.dtype)  # always complex, as in JAX
+        return w.astype(complex_dtype, copy=False), v.astype(complex_dtype, copy=False)
+    w, v = _linalg("eig", a)(a)  # the standard's (2025.12) eig: complex results
+    return _as_complex(w, a), _as_complex(v, a)
+
+
+def _as_complex(x: Any, a: Any) -> Any:
+    """A backend's ``x`` cast to the complex dtype of ``a``'s precision (if it is not already)."""
+    from ..backend import backend_dtype, numpy_dtype
+
+    target = _complex_dtype(numpy_dtype(a.dtype))
+    if numpy_dtype(x.dtype) == target:
+        return x
+    xp = namespace(x)
+    return xp.astype(x, backend_dtype(xp, target))
 
 
 def _eig_jvp(t, ans, a):
@@ -444,13 +563,19 @@ eig_op = Op(
 
 def _eigvals_jvp(t, w, a):
     v = eig_op(a)[1]
-    return einsum("...ij,...jk,...ki->...i", solve(v, _eye(v.shape[-1], v.dtype)),
+    return einsum("...ij,...jk,...ki->...i", solve(v, _eye(v.shape[-1], v.dtype, v)),
                   ew.astype(t, v.dtype), v)  # fmt: skip
+
+
+def _eigvals_impl(a: Any) -> Any:
+    if type(a) in NUMPY_TYPES:
+        return np.linalg.eigvals(a).astype(_complex_dtype(a.dtype), copy=False)
+    return _as_complex(_linalg("eigvals", a)(a), a)  # the standard's (2025.12) eigvals
 
 
 eigvals_op = Op(
     "eigvals",
-    lambda a: np.linalg.eigvals(a).astype(_complex_dtype(a.dtype), copy=False),
+    _eigvals_impl,
     jvp=[_eigvals_jvp],
     batch=matrix_batch,
 )

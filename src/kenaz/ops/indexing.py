@@ -313,6 +313,11 @@ def _backend_scatter(mode: str, x, values, arrays, spec):
         if not arrays:  # basic indexing names each position once
             out = xp.asarray(x, copy=True)
             index = standard_index(xp, x.ndim, spec)
+            if None in index:  # the standard's setitem takes no new axes: drop them, and
+                selected_shape = out[index].shape  # the unit axes they add to the values
+                index = tuple(item for item in index if item is not None)
+                values = xp.broadcast_to(values, selected_shape)
+                values = xp.reshape(values, out[index].shape)
             out[index] = out[index] + values
             return out
         return scatter_add(xp, x, join_index(spec, arrays), values)
