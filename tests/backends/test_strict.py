@@ -210,12 +210,16 @@ DECOMPOSITION_COMPOSITIONS = {
         lambda m: kenaz.numpy.linalg.eigvalsh(m @ kenaz.numpy.swapaxes(m, -1, -2))
     )(kenaz.numpy.reshape(x, (2, 2, 3))),
     "grad-inv-det": lambda p, x: kenaz.grad(
-        lambda s: kenaz.numpy.sum(kenaz.numpy.linalg.inv(s + 3.0 * np.eye(3)))
-        + kenaz.numpy.linalg.det(s + 3.0 * np.eye(3))
+        lambda s: (
+            kenaz.numpy.sum(kenaz.numpy.linalg.inv(s + 3.0 * np.eye(3)))
+            + kenaz.numpy.linalg.det(s + 3.0 * np.eye(3))
+        )
     )(p["scale"]),
     "grad-svdvals-qr": lambda p, x: kenaz.grad(
-        lambda x: kenaz.numpy.sum(kenaz.numpy.linalg.svdvals(x))
-        + kenaz.numpy.sum(kenaz.numpy.linalg.qr(x).R ** 2)
+        lambda x: (
+            kenaz.numpy.sum(kenaz.numpy.linalg.svdvals(x))
+            + kenaz.numpy.sum(kenaz.numpy.linalg.qr(x).R ** 2)
+        )
     )(x),
 }
 
