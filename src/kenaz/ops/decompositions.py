@@ -66,6 +66,8 @@ def _on_backend_of(like: Any, constant: np.ndarray) -> Any:
     """The NumPy ``constant`` on ``like``'s backend: itself on NumPy, else a Tensor of the
     backend's array (a Tensor, so that it mixes with tensors on either side of an operator:
     a strict array on the left refuses a Tensor on the right)."""
+    if type(like) is Tensor and type(getattr(like, "_value", None)) in NUMPY_TYPES:
+        return constant  # the fast path: a plain tensor of a NumPy value
     value = value_of(like)
     if type(value) in NUMPY_TYPES or value is None:
         return constant
@@ -83,13 +85,23 @@ def _tri(n: int, like: Any, k: int = 0, dtype: Any = bool) -> Any:
 
 
 def _zeros(like: Tensor) -> Tensor:
+    if type(like) is Tensor and type(getattr(like, "_value", None)) in NUMPY_TYPES:
+        return Tensor(np.zeros(like.shape, like.dtype))
     return Tensor(full_like(like, like.shape, 0, like.dtype))
 
 
 def _linalg(name: str, value: Any) -> Any:
-    """The ``linalg`` function ``name`` of the namespace of ``value`` (not a NumPy value)."""
+    """The ``linalg`` function ``name`` of the namespace of ``value`` (not a NumPy value).
+
+    A namespace without it (Dask has no ``eigh``, ``slogdet``, ``pinv``...) falls back,
+    for arrays that take part in NumPy's dispatch (``__array_function__``: CuPy, Dask),
+    to ``numpy.linalg``'s function, which hands the array to its library (Dask computes
+    and warns where it has no such function): what kenaz did before it used the standard.
+    """
     xp = namespace(value)
     function = getattr(getattr(xp, "linalg", None), name, None)
+    if function is None and hasattr(value, "__array_function__"):
+        function = getattr(np.linalg, name, None)
     if function is None:
         raise NotImplementedError(
             f"kenaz.linalg.{name}: the {xp.__name__} namespace has no linalg.{name} "
@@ -371,6 +383,8 @@ def _svdvals_vjp(s, a):
 def _svdvals_impl(a: Any) -> Any:
     if type(a) in NUMPY_TYPES:
         return np.linalg.svd(a, compute_uv=False)
+    if "dask" in namespace(a).__name__:  # array-api-compat's Dask svdvals asks for full
+        return _linalg("svd", a)(a, full_matrices=False)[1]  # matrices, which Dask refuses
     return _linalg("svdvals", a)(a)
 
 
