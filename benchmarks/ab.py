@@ -8,6 +8,7 @@ means B is faster.
 
     git archive main src | tar -x -C /tmp/kenaz_base
     .venv/bin/python -m benchmarks.ab /tmp/kenaz_base/src src --rounds 7
+    .venv/bin/python -m benchmarks.ab /tmp/kenaz_base/src src --cases decompositions
 
 The workload definitions (``benchmarks/workloads``) come from this checkout
 for both trees; only ``kenaz`` is imported from the given source directory.
@@ -16,49 +17,65 @@ for both trees; only ``kenaz`` is imported from the given source directory.
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def measure(calls: int) -> dict[str, float]:
-    """In the subprocess: median CPU seconds per call of each kenaz row of W1-W8."""
+def workload_cases() -> dict[str, Callable[[], object]]:
+    """The kenaz rows of W1-W8 (not the slow ones), by ``"<workload> <library>"``."""
     from benchmarks.harness.peers import Peers
     from benchmarks.workloads import ALL_WORKLOADS
 
-    times: dict[str, float] = {}
+    cases = {}
     for workload in ALL_WORKLOADS:
         case = workload.build(Peers(), "full")
         for contender in case.contenders:
-            if not contender.is_kenaz or contender.run is None or contender.slow:
-                continue
-            run = contender.run
+            if contender.is_kenaz and contender.run is not None and not contender.slow:
+                cases[f"{workload.key} {contender.library}"] = contender.run
+    return cases
+
+
+# --cases: where the cases come from (a function returning {name: callable}).
+CASES = {
+    "workloads": "benchmarks.ab:workload_cases",
+    "decompositions": "benchmarks.decompositions_ab:cases",
+}
+
+
+def measure(calls: int, cases: str = "workloads") -> dict[str, float]:
+    """In the subprocess: median CPU seconds per call of each case."""
+    module, function = CASES[cases].split(":")
+    times: dict[str, float] = {}
+    for name, run in getattr(importlib.import_module(module), function)().items():
+        start = time.process_time()
+        run()  # warm-up, and how many calls make a sample of about 20 ms
+        repeat = max(1, int(0.02 / max(time.process_time() - start, 1e-6)))
+        samples = []
+        for _ in range(calls):
             start = time.process_time()
-            run()  # warm-up, and how many calls make a sample of about 20 ms
-            repeat = max(1, int(0.02 / max(time.process_time() - start, 1e-6)))
-            samples = []
-            for _ in range(calls):
-                start = time.process_time()
-                for _ in range(repeat):
-                    run()
-                samples.append((time.process_time() - start) / repeat)
-            times[f"{workload.key} {contender.library}"] = statistics.median(samples)
+            for _ in range(repeat):
+                run()
+            samples.append((time.process_time() - start) / repeat)
+        times[name] = statistics.median(samples)
     return times
 
 
-def run_tree(source: Path, calls: int) -> dict[str, float]:
+def run_tree(source: Path, calls: int, cases: str = "workloads") -> dict[str, float]:
     """One subprocess importing kenaz from ``source``; its timings."""
     env = dict(os.environ, PYTHONPATH=f"{source}{os.pathsep}{ROOT}", OMP_NUM_THREADS="1")
     code = (
         "import json, kenaz, sys; from benchmarks.ab import measure; "
         f"assert kenaz.__file__.startswith({str(source)!r}), kenaz.__file__; "
-        f"print(json.dumps(measure({calls})))"
+        f"print(json.dumps(measure({calls}, {cases!r})))"
     )
     result = subprocess.run(
         [sys.executable, "-c", code], env=env, cwd=ROOT, capture_output=True, text=True
@@ -74,13 +91,14 @@ def main() -> None:
     parser.add_argument("b", type=Path, help="source directory holding package B (the change)")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--calls", type=int, default=7, help="timed calls per row per round")
+    parser.add_argument("--cases", choices=sorted(CASES), default="workloads")
     options = parser.parse_args()
     trees = {"A": options.a.resolve(), "B": options.b.resolve()}
     samples: dict[str, dict[str, list[float]]] = {"A": {}, "B": {}}
     for round_number in range(options.rounds):
         order = ("A", "B") if round_number % 2 == 0 else ("B", "A")
         for name in order:
-            for row, seconds in run_tree(trees[name], options.calls).items():
+            for row, seconds in run_tree(trees[name], options.calls, options.cases).items():
                 samples[name].setdefault(row, []).append(seconds)
         print(f"round {round_number + 1}/{options.rounds} done", file=sys.stderr)
     print(f"A = {trees['A']}\nB = {trees['B']}\n{options.rounds} rounds x {options.calls} calls")
