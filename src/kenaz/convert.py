@@ -38,6 +38,7 @@ from .tensor import Tensor, holds_tensor
 __all__ = [
     "TrackedConversionError",
     "as_tensor",
+    "array_argument",
     "leaf_tensor",
     "stack_nested",
     "perform_stacked",
@@ -88,6 +89,21 @@ def as_tensor(x: Any, dtype: Any = None) -> Tensor:
     else:
         return Tensor(x, dtype)
     return out if dtype is None or out.dtype == dtype else out.astype(dtype)
+
+
+def array_argument(x: Any) -> Any:
+    """An array argument of a primitive's front end, ready to be read: a list or tuple
+    holding tensors becomes their stacked tensor (:func:`stack_nested`); anything else is
+    returned as it is (the primitive converts it, as before).
+
+    Front ends call this (behind a cheap ``isinstance(x, Tensor)`` test) before reading
+    a fact of ``x`` through NumPy (``np.shape(x)``): on a list of tracked tensors that
+    read would be a refused conversion. So they need no wrapper
+    (:func:`accept_nested_lists_in`).
+    """
+    if isinstance(x, (list, tuple)) and holds_tensor(x):
+        return stack_nested(x)
+    return x
 
 
 def leaf_tensor(x: Any, where: str) -> Tensor:
@@ -245,21 +261,37 @@ def accepts_nested_lists(f: Any, where: str = "kenaz") -> Any:
     return call
 
 
-def accept_nested_lists_in(namespace: dict[str, Any], names: Any = None) -> None:
-    """Apply :func:`accepts_nested_lists` to the public functions of a namespace module.
+# The modules of the primitives' front ends. Their functions stack their own list
+# arguments: each calls `array_argument` (or `as_tensor`) on an array argument before
+# reading anything of it through NumPy, or hands it unread to a primitive, whose handlers
+# stack it (`perform_stacked`). So they are not wrapped: no wrapper frame on the calls of
+# hot loops (sum, mean, reshape, matmul, concatenate, where...).
+STACKS_ITS_OWN_LISTS = ("kenaz.ops.", "kenaz.numpy._signatures")
 
-    ``names`` defaults to every public name. Primitives (``Op`` objects) are
-    left alone: the handlers stack their list arguments (:func:`perform_stacked`).
+
+def accept_nested_lists_in(namespace: dict[str, Any], names: Any = None) -> None:
+    """Apply :func:`accepts_nested_lists` to the composites of a namespace module.
+
+    ``names`` defaults to every public name. The rule: a function is wrapped
+    unless lists of tensors already reach only code that stacks them.
+    Left alone are primitives (``Op`` objects: the handlers stack their list
+    arguments, :func:`perform_stacked`), the front ends defined in
+    :data:`STACKS_ITS_OWN_LISTS` (they call :func:`array_argument` first), and
+    NumPy's own functions. Every other function is a composite that may treat
+    a list as a NumPy array-like (``np.shape(a)``, ``a * 2.0``) before
+    converting it: it keeps the retry.
     """
     for name in list(namespace if names is None else names):
         value = namespace.get(name)
+        module = getattr(value, "__module__", None) or ""
         if (
             not name.startswith("_")
             and isinstance(value, types.FunctionType)
             and not isinstance(value, Op)
+            and not module.startswith(STACKS_ITS_OWN_LISTS)
             # NumPy's own functions and the NumPy utilities passed through as they are
             # (numpy/_utilities.py) are not kenaz's conversions: left alone.
-            and not (value.__module__ or "").startswith("numpy")
+            and not module.startswith("numpy")
             and not hasattr(value, "__kenaz_numpy__")
         ):
             namespace[name] = accepts_nested_lists(value, namespace.get("__name__", "kenaz"))

@@ -127,7 +127,8 @@ def _list_pairs() -> list:
 @pytest.mark.parametrize("pair", [pytest.param(p, id=p.id) for p in _list_pairs()])
 def test_a_list_mixing_tensors_and_numbers_differentiates_as_its_stack(pair):
     """``f([v[0], 0.47, v[2], ...])`` (a list of tracked scalars and a number) has the
-    derivative of ``f(knp.array(that list))`` under grad and jvp, or raises."""
+    derivative of ``f(knp.array(that list))`` under grad and jvp, or raises as that does:
+    a list is never refused where its stack is differentiated."""
     import kenaz.numpy as knp
 
     s, point = sweep.scalar_function(pair)
@@ -141,6 +142,8 @@ def test_a_list_mixing_tensors_and_numbers_differentiates_as_its_stack(pair):
         by_list = sweep.derivatives(lambda v: s(listed(v)), point, u)
     except sweep.REFUSALS as error:
         assert str(error), pair.id
+        with pytest.raises(type(error)):  # the stacked list is refused alike
+            sweep.derivatives(lambda v: s(knp.array(listed(v))), point, u)
         return
     by_stack = sweep.derivatives(lambda v: s(knp.array(listed(v))), point, u)
     scale = float(np.max(np.abs(point)))

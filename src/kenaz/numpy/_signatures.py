@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as _np
 
-from ..convert import as_tensor
+from ..convert import array_argument, as_tensor
 from ..ops import elementwise as _ew
 from ..ops import linalg as _products
 from ..ops import reduction as _reduction
@@ -159,6 +159,8 @@ def clip(a, a_min=None, a_max=None, out=None, *, min=None, max=None, **kwargs): 
 def round(a, decimals=0, out=None):  # noqa: A001
     """Round to ``decimals`` (zero derivative, as in JAX)."""
     reject_out(out, "round")
+    if not isinstance(a, Tensor):  # a list of tensors: stacked (round_ multiplies it)
+        a = array_argument(a)
     return _ew.round_(a, decimals)
 
 

@@ -10,6 +10,7 @@ import numpy as np
 
 from ..backend import NUMPY_TYPES, common, namespace
 from ..backend import einsum as backend_einsum
+from ..convert import array_argument
 from ..effects import Op, each_argument
 from ..errors import ShapeError
 from ..tensor import Tensor
@@ -128,6 +129,10 @@ _matmul = Op(
 
 def matmul(x, y) -> Tensor:
     """Matrix product with NumPy's ``@`` semantics (stacks broadcast, vectors promoted)."""
+    if not isinstance(x, Tensor):  # lists of tensors: stacked before their shapes are read
+        x = array_argument(x)
+    if not isinstance(y, Tensor):
+        y = array_argument(y)
     xs, ys = _shape(x), _shape(y)
     if not xs or not ys:
         raise ValueError(
@@ -250,6 +255,7 @@ _einsum = Op(
 
 def einsum(subscripts: str, *operands) -> Tensor:
     """Einstein summation (``numpy.einsum``), with ``...`` and implicit output supported."""
+    operands = tuple(op if isinstance(op, Tensor) else array_argument(op) for op in operands)
     spec = _explicit_spec(subscripts, [_shape(op) for op in operands])
     return _einsum(*operands, spec=spec)
 
@@ -307,6 +313,10 @@ def _explicit_spec(subscripts: str, shapes: list[tuple[int, ...]]) -> str:
 # -- composites ---------------------------------------------------------------------------
 def dot(x, y) -> Tensor:
     """NumPy's ``dot``: products of scalars, vectors, matrices and stacks."""
+    if not isinstance(x, Tensor):
+        x = array_argument(x)
+    if not isinstance(y, Tensor):
+        y = array_argument(y)
     xs, ys = _shape(x), _shape(y)
     if not xs or not ys:
         return x * y
@@ -320,6 +330,10 @@ def dot(x, y) -> Tensor:
 
 def tensordot(x, y, axes=2) -> Tensor:
     """Sum products over the given axes of ``x`` and ``y`` (``numpy.tensordot``)."""
+    if not isinstance(x, Tensor):
+        x = array_argument(x)
+    if not isinstance(y, Tensor):
+        y = array_argument(y)
     xs, ys = _shape(x), _shape(y)
     if isinstance(axes, (int, np.integer)):
         x_axes = list(range(len(xs) - int(axes), len(xs)))
@@ -340,6 +354,10 @@ def tensordot(x, y, axes=2) -> Tensor:
 
 def inner(x, y) -> Tensor:
     """Inner product over the last axes."""
+    if not isinstance(x, Tensor):
+        x = array_argument(x)
+    if not isinstance(y, Tensor):
+        y = array_argument(y)
     if not _shape(x) or not _shape(y):
         return x * y
     return tensordot(x, y, axes=([-1], [-1]))

@@ -13,6 +13,7 @@ import numpy as np
 
 from ..backend import NUMPY_TYPES, full_like, namespace
 from ..call import Call
+from ..convert import array_argument
 from ..effects import Op
 from ..tensor import Tensor
 from . import batching, shape
@@ -31,6 +32,8 @@ def _ndim(x: Any) -> int:
 # -- sum -----------------------------------------------------------------------------
 def sum(x, axis=None, keepdims: bool = False, dtype=None) -> Tensor:  # noqa: A001
     """Sum of elements over ``axis`` (NumPy's ``sum``)."""
+    if not isinstance(x, Tensor):  # a list of tensors: stacked before its shape is read
+        x = array_argument(x)
     if dtype is not None:
         x = ew.astype(x, dtype)
     return _sum(x, axis=normalize_axes(axis, _ndim(x), "sum"), keepdims=keepdims)
@@ -38,6 +41,8 @@ def sum(x, axis=None, keepdims: bool = False, dtype=None) -> Tensor:  # noqa: A0
 
 def mean(x, axis=None, keepdims: bool = False, dtype=None) -> Tensor:
     """Arithmetic mean over ``axis``."""
+    if not isinstance(x, Tensor):
+        x = array_argument(x)
     if dtype is not None:
         x = ew.astype(x, dtype)
     axes = normalize_axes(axis, _ndim(x), "mean")
@@ -51,6 +56,8 @@ def mean(x, axis=None, keepdims: bool = False, dtype=None) -> Tensor:
 
 def var(x, axis=None, ddof: int = 0, keepdims: bool = False) -> Tensor:
     """Variance over ``axis`` with ``ddof`` delta degrees of freedom."""
+    if not isinstance(x, Tensor):
+        x = array_argument(x)
     axes = normalize_axes(axis, _ndim(x), "var")
     x_shape = np.shape(x) if not isinstance(x, Tensor) else x.shape
     count = int(np.prod([x_shape[a] for a in axes]))
@@ -118,11 +125,15 @@ _min = _chooser("min", _neutral_reduction(np.min, "min"))
 
 def amax(x, axis=None, keepdims: bool = False) -> Tensor:
     """Maximum over ``axis``; tied maxima share the derivative equally."""
+    if not isinstance(x, Tensor):
+        x = array_argument(x)
     return _max(x, axis=normalize_axes(axis, _ndim(x), "max"), keepdims=keepdims)
 
 
 def amin(x, axis=None, keepdims: bool = False) -> Tensor:
     """Minimum over ``axis``; tied minima share the derivative equally."""
+    if not isinstance(x, Tensor):
+        x = array_argument(x)
     return _min(x, axis=normalize_axes(axis, _ndim(x), "min"), keepdims=keepdims)
 
 
@@ -167,6 +178,8 @@ _logsumexp = Op(
 
 def logsumexp(x, axis=None, keepdims: bool = False) -> Tensor:
     """``log(sum(exp(x)))`` over ``axis``, without overflow; its derivative is the softmax."""
+    if not isinstance(x, Tensor):
+        x = array_argument(x)
     return _logsumexp(x, axis=normalize_axes(axis, _ndim(x), "logsumexp"), keepdims=keepdims)
 
 
@@ -198,11 +211,15 @@ def _single_axis(axis, ndim: int, op: str) -> int | None:
 
 def argmax(x, axis=None, keepdims: bool = False) -> Tensor:
     """Indices of the maxima along ``axis`` (of the flattened array when ``None``)."""
+    if not isinstance(x, Tensor):
+        x = array_argument(x)
     return _argmax(x, axis=_single_axis(axis, _ndim(x), "argmax"), keepdims=keepdims)
 
 
 def argmin(x, axis=None, keepdims: bool = False) -> Tensor:
     """Indices of the minima along ``axis`` (of the flattened array when ``None``)."""
+    if not isinstance(x, Tensor):
+        x = array_argument(x)
     return _argmin(x, axis=_single_axis(axis, _ndim(x), "argmin"), keepdims=keepdims)
 
 
@@ -250,6 +267,8 @@ _prod = Op(
 
 def prod(x, axis=None, keepdims: bool = False, dtype=None) -> Tensor:
     """Product of elements over ``axis``; its derivative is exact where elements are 0."""
+    if not isinstance(x, Tensor):
+        x = array_argument(x)
     if dtype is not None:
         x = ew.astype(x, dtype)
     return _prod(x, axis=normalize_axes(axis, _ndim(x), "prod"), keepdims=keepdims)
@@ -303,6 +322,8 @@ _cumprod = Call(
 
 
 def _scan(op: Op, x, axis, name: str) -> Tensor:
+    if not isinstance(x, Tensor):
+        x = array_argument(x)
     if axis is None:
         x = shape.ravel(x)
         axis = 0

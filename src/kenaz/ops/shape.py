@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ..backend import NUMPY_TYPES, common, full_like, namespace
-from ..convert import as_tensor
+from ..convert import array_argument, as_tensor
 from ..effects import Op, each_argument
 from ..tensor import Tensor, holds_tensor
 from .axes import along_axes, batch_size, normalize_axes, scan, shape_of, shift_axes
@@ -70,6 +70,8 @@ _reshape = Op(
 
 def reshape(x, shape: int | Sequence[int], order: str = "C") -> Tensor:
     """Give ``x`` a new shape (``-1`` infers one dimension), as NumPy does."""
+    if not isinstance(x, Tensor):  # a list of tensors: stacked before its shape is read
+        x = array_argument(x)
     shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(n) for n in shape)
     if -1 in shape:  # resolve -1 here, so that rules and batching see the real shape
         size = int(np.prod(_shape(x)))
@@ -125,6 +127,8 @@ _broadcast_to = Op(
 
 def broadcast_to(x, shape: Sequence[int]) -> Tensor:
     """Broadcast ``x`` to ``shape`` (NumPy's rules)."""
+    if not isinstance(x, Tensor):
+        x = array_argument(x)
     shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(n) for n in shape)
     x_shape = _shape(x)
     try:
@@ -165,6 +169,8 @@ _transpose = Op(
 
 def transpose(x, axes: Sequence[int] | None = None) -> Tensor:
     """Permute the axes of ``x`` (reverse them when ``axes`` is None)."""
+    if not isinstance(x, Tensor):
+        x = array_argument(x)
     ndim = len(_shape(x))
     if axes is None:
         axes = tuple(range(ndim))[::-1]
@@ -182,6 +188,8 @@ def transpose(x, axes: Sequence[int] | None = None) -> Tensor:
 
 def moveaxis(x, source, destination) -> Tensor:
     """Move axes of ``x`` from ``source`` to ``destination`` positions."""
+    if not isinstance(x, Tensor):
+        x = array_argument(x)
     ndim = len(_shape(x))
     source = _axes_in_order(source, ndim, "moveaxis")
     destination = _axes_in_order(destination, ndim, "moveaxis")
@@ -200,6 +208,8 @@ def _axes_in_order(axis, ndim: int, op: str) -> tuple[int, ...]:
 
 def swapaxes(x, axis1: int, axis2: int) -> Tensor:
     """Interchange two axes of ``x``."""
+    if not isinstance(x, Tensor):
+        x = array_argument(x)
     ndim = len(_shape(x))
     order = list(range(ndim))
     a, b = _axes(axis1, ndim, "swapaxes")[0], _axes(axis2, ndim, "swapaxes")[0]
@@ -231,6 +241,8 @@ _squeeze = Op(
 
 def squeeze(x, axis: int | Sequence[int] | None = None) -> Tensor:
     """Remove unit axes (all of them when ``axis`` is None)."""
+    if not isinstance(x, Tensor):
+        x = array_argument(x)
     x_shape = _shape(x)
     if axis is None:
         axes = tuple(i for i, n in enumerate(x_shape) if n == 1)
@@ -272,6 +284,8 @@ _expand_dims = Op(
 
 def expand_dims(x, axis: int | Sequence[int]) -> Tensor:
     """Insert unit axes at the positions ``axis`` of the result."""
+    if not isinstance(x, Tensor):
+        x = array_argument(x)
     count = 1 if isinstance(axis, (int, np.integer)) else len(axis)
     return _expand_dims(x, axis=_axes(axis, len(_shape(x)) + count, "expand_dims"))
 
@@ -321,7 +335,8 @@ _concatenate = Op(
 
 def concatenate(xs: Sequence[Any], axis: int | None = 0) -> Tensor:
     """Join tensors along an existing axis (of the flattened inputs when ``axis`` is None)."""
-    xs = list(xs)
+    # Each item a list of tensors is stacked before its shape is read.
+    xs = [x if isinstance(x, Tensor) else array_argument(x) for x in xs]
     if not xs:
         raise ValueError("kenaz.concatenate: need at least one array to concatenate")
     if axis is None:
@@ -341,7 +356,7 @@ def concatenate(xs: Sequence[Any], axis: int | None = 0) -> Tensor:
 
 def stack(xs: Sequence[Any], axis: int = 0) -> Tensor:
     """Join tensors of the same shape along a new axis."""
-    xs = list(xs)
+    xs = [x if isinstance(x, Tensor) else array_argument(x) for x in xs]
     if not xs:
         raise ValueError("kenaz.stack: need at least one array to stack")
     shapes = {_shape(x) for x in xs}
@@ -361,6 +376,8 @@ def slice_axis(x, axis: int, start: int, stop: int, step: int = 1) -> Tensor:
 
 def split(x, indices_or_sections, axis: int = 0) -> list[Tensor]:
     """Split ``x`` into sub-tensors along ``axis`` (NumPy's ``split``)."""
+    if not isinstance(x, Tensor):
+        x = array_argument(x)
     x_shape = _shape(x)
     axis = _axes(axis, len(x_shape), "split")[0]
     n = x_shape[axis]
@@ -393,6 +410,8 @@ _flip = Op(
 
 def flip(x, axis: int | Sequence[int] | None = None) -> Tensor:
     """Reverse the order of elements along ``axis`` (all axes when None)."""
+    if not isinstance(x, Tensor):
+        x = array_argument(x)
     return _flip(x, axis=_axes(axis, len(_shape(x)), "flip"))
 
 
@@ -445,6 +464,8 @@ def pad(x, pad_width, mode: str = "constant", constant_values: float = 0) -> Ten
     """Pad ``x`` with a constant (``mode="constant"``; other modes are not supported yet)."""
     if mode != "constant":
         raise NotImplementedError(f"kenaz.pad: mode {mode!r} is not supported; use 'constant'")
+    if not isinstance(x, Tensor):
+        x = array_argument(x)
     ndim = len(_shape(x))
     widths = np.broadcast_to(np.asarray(pad_width, dtype=int), (ndim, 2))
     widths = tuple((int(a), int(b)) for a, b in widths)
@@ -501,6 +522,8 @@ _repeat = Op(
 
 def repeat(x, repeats, axis: int | None = None) -> Tensor:
     """Repeat each element ``repeats`` times along ``axis`` (flattened when None)."""
+    if not isinstance(x, Tensor):
+        x = array_argument(x)
     if axis is None:
         x, axis = ravel(x), 0
     axis = _axes(axis, len(_shape(x)), "repeat")[0]
@@ -538,6 +561,8 @@ _tile = Op(
 
 def tile(x, reps) -> Tensor:
     """Repeat ``x`` ``reps`` times along each axis (NumPy's ``tile``)."""
+    if not isinstance(x, Tensor):
+        x = array_argument(x)
     reps = (int(reps),) if np.ndim(reps) == 0 else tuple(int(r) for r in reps)
     ndim = max(len(reps), len(_shape(x)))
     return _tile(x, reps=(1,) * (ndim - len(reps)) + reps)
