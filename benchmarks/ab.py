@@ -53,6 +53,7 @@ def small_cases() -> dict[str, Callable[[], object]]:
     import kenaz.numpy as knp
 
     x, y = knp.asarray(np.linspace(0.1, 1, 16)), knp.asarray(np.linspace(0.2, 1, 16))
+    m = knp.asarray(np.linspace(0.1, 1, 16).reshape(4, 4))
 
     def chain(x):
         for _ in range(1000):
@@ -65,6 +66,12 @@ def small_cases() -> dict[str, Callable[[], object]]:
         "knp.sin(x)": lambda: knp.sin(x),
         "x + y": lambda: x + y,
         "knp.sum(x)": lambda: knp.sum(x),
+        "knp.mean(x)": lambda: knp.mean(x),
+        "knp.dot(x, y)": lambda: knp.dot(x, y),
+        "knp.reshape(x, (4, 4))": lambda: knp.reshape(x, (4, 4)),
+        "knp.concatenate([x, y])": lambda: knp.concatenate([x, y]),
+        "knp.where(x > 0.5, x, y)": lambda: knp.where(x > 0.5, x, y),
+        "knp.transpose(m)": lambda: knp.transpose(m),
         "x[2:10]": lambda: x[2:10],
         "x.dtype": lambda: x.dtype,
     }

@@ -156,3 +156,64 @@ def test_a_refused_conversion_names_the_function_and_the_argument():
     with pytest.raises(TrackedConversionError, match=r"kenaz\.example\.scale: its argument factor"):
         kenaz.grad(lambda x: wrapped(2.0, x))(1.5)
     assert float(kenaz.grad(lambda x: wrapped(x, 3.0))(1.5)) == 3.0
+
+
+HOT_FRONT_ENDS = ["sum", "mean", "max", "var", "std", "prod", "cumsum", "argmax", "dot",
+                  "matmul", "einsum", "reshape", "transpose", "squeeze", "expand_dims",
+                  "concatenate", "stack", "where", "clip", "round", "moveaxis", "broadcast_to",
+                  "tensordot", "outer", "pad"]  # fmt: skip
+
+
+@pytest.mark.parametrize("name", HOT_FRONT_ENDS)
+def test_front_ends_stack_their_own_lists_without_the_wrapper(name):
+    """The primitives' front ends (kenaz.ops, numpy._signatures) call
+    convert.array_argument before reading a shape: no retry wrapper (and its frame)."""
+    f = getattr(knp, name)
+    assert not getattr(f, "__kenaz_lists__", False), name
+    assert f.__module__.startswith(kenaz.convert.STACKS_ITS_OWN_LISTS)
+
+
+def test_composites_elsewhere_keep_the_retry():
+    assert getattr(knp.average, "__kenaz_lists__", False)
+    assert getattr(kenaz.numpy.linalg.norm, "__kenaz_lists__", False)
+
+
+FRONT_END_LISTS = [
+    ("reshape", lambda x: knp.sum(knp.reshape([x, 1.0, x * x, 2.0], (2, 2)) * w), 1.0 + 2 * 1.5),
+    ("transpose", lambda x: knp.sum(knp.transpose([[x, 1.0], [2.0, x]])[0] * w), 1.0),
+    ("concatenate", lambda x: knp.sum(knp.concatenate([[x, 1.0], w]) * 2.0), 2.0),
+    ("stack", lambda x: knp.sum(knp.stack([[x, 1.0], w])[0] * w), 1.0),
+    ("matmul", lambda x: knp.matmul([x, 2 * x], w), 5.0),
+    ("einsum", lambda x: knp.einsum("i,i->", [x, 2 * x], w), 5.0),
+    ("max", lambda x: knp.max([x, 1.0]), 1.0),
+    ("var", lambda x: knp.var([x, 1.0]), 0.25),
+    ("round", lambda x: knp.sum(knp.round([x, 1.0], 1)) + x, 1.0),
+    ("expand_dims", lambda x: knp.sum(knp.expand_dims([x, 1.0], 0)), 1.0),
+]
+
+
+@pytest.mark.parametrize("name, f, expected", FRONT_END_LISTS, ids=[c[0] for c in FRONT_END_LISTS])
+def test_unwrapped_front_ends_take_lists_of_tensors(name, f, expected):
+    assert float(kenaz.grad(f)(1.5)) == pytest.approx(expected, rel=1e-12)
+    assert float(kenaz.jvp(f, (1.5,), (1.0,))[1]) == pytest.approx(expected, rel=1e-12)
+    xs = np.array([1.5, 0.3])
+    np.testing.assert_allclose(kenaz.vmap(f)(xs).numpy(), [float(f(v)) for v in xs])
+    assert float(f(knp.asarray(1.5))) == pytest.approx(float(f(1.5)))  # eagerly too
+
+
+@pytest.mark.parametrize("transform", ["grad", "vmap"])
+def test_a_refusal_inside_an_unwrapped_front_end_names_it_and_the_argument(transform):
+    """Without the wrapper, the refused conversion still names the function the user
+    called and the argument holding the tensor (found from the frames, on the error path)."""
+    f = lambda x: knp.sum(knp.pad(knp.ones(2), x * 1.0))  # noqa: E731
+    pattern = r"^kenaz\.numpy\.pad: its argument pad_width cannot be differentiated"
+    with pytest.raises(TrackedConversionError, match=pattern):
+        if transform == "grad":
+            kenaz.grad(f)(1.0)
+        else:
+            kenaz.vmap(f)(np.array([1.0, 2.0]))
+
+
+def test_a_refusal_in_user_code_names_no_function():
+    with pytest.raises(TrackedConversionError, match=r"^kenaz: numpy\.asarray"):
+        kenaz.grad(lambda x: knp.sum(x * np.asarray(x)))(1.0)

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import sys
 import types
 from typing import Any
 
@@ -93,16 +94,15 @@ def as_tensor(x: Any, dtype: Any = None) -> Tensor:
 
 def array_argument(x: Any) -> Any:
     """An array argument of a primitive's front end, ready to be read: a list or tuple
-    holding tensors becomes their stacked tensor (:func:`stack_nested`); anything else is
-    returned as it is (the primitive converts it, as before).
+    becomes a tensor (stacked differentiably if it holds tensors, :func:`stack_nested`;
+    else a constant); anything else is returned as it is (the primitive converts it).
 
     Front ends call this (behind a cheap ``isinstance(x, Tensor)`` test) before reading
-    a fact of ``x`` through NumPy (``np.shape(x)``): on a list of tracked tensors that
-    read would be a refused conversion. So they need no wrapper
-    (:func:`accept_nested_lists_in`).
+    a fact of ``x`` (its shape): through NumPy, on a list of tracked tensors, that read
+    would be a refused conversion. So they need no wrapper (:func:`accept_nested_lists_in`).
     """
-    if isinstance(x, (list, tuple)) and holds_tensor(x):
-        return stack_nested(x)
+    if isinstance(x, (list, tuple)):
+        return stack_nested(x) if holds_tensor(x) else Tensor(x)
     return x
 
 
@@ -154,11 +154,12 @@ def check_convertible(t: Tensor, how: str) -> None:
     if type(t) is not Tensor:  # a batched view of vmap (its own error once the vmap ended)
         level = getattr(t, "_level", None)
         if level is not None and getattr(level, "alive", False):
-            raise TrackedConversionError(
+            raise _refusal(
+                t,
                 f"kenaz: {how} of a tensor batched by vmap (per-example shape {t.shape}): a "
                 "NumPy array cannot hold the batch, and one example cannot stand for it. Use "
                 "kenaz.numpy functions instead of numpy's (they batch), or "
-                'vmap(f, method="loop") to run f once per example.'
+                'vmap(f, method="loop") to run f once per example.',
             )
         t._value  # noqa: B018 - raises the view's own error (escaped from its vmap)
         return
@@ -167,13 +168,89 @@ def check_convertible(t: Tensor, how: str) -> None:
         return
     running = _running_levels()
     if running and not running.isdisjoint(trace):
-        raise TrackedConversionError(
+        raise _refusal(
+            t,
             f"kenaz: {how} of a tensor (shape {t.shape}, dtype {t.dtype}) that a running "
             "grad/jvp/vjp/linearize differentiates: the NumPy array would be a constant and "
             "the derivative through it silently zero. Use kenaz.numpy functions instead of "
             "numpy's (`import kenaz.numpy as np`), or apply kenaz.stop_gradient(t) first if a "
-            "constant is meant. float(t), t.item() and bool(t) still give Python values."
+            "constant is meant. float(t), t.item() and bool(t) still give Python values.",
         )
+
+
+# The namespaces whose functions a refused conversion names (`kenaz.numpy.pad: ...`).
+NAMESPACES = (
+    "kenaz.numpy",
+    "kenaz.numpy.linalg",
+    "kenaz.numpy.fft",
+    "kenaz.scipy.special",
+    "kenaz.scipy.linalg",
+    "kenaz.scipy.signal",
+)
+
+
+def _refusal(t: Tensor, message: str) -> TrackedConversionError:
+    """The error refusing to convert ``t``, naming the namespace function the user called.
+
+    The function is the outermost kenaz frame below the caller's code: a
+    front end that is not wrapped by :func:`accepts_nested_lists` is named here,
+    with the arguments holding ``t``, as the wrapper names the composites
+    (the wrapper's own frame is no namespace function: it names them itself).
+    Only the error path pays for the walk over the frames.
+    """
+    frame, entry = sys._getframe(2), None
+    while frame is not None and frame.f_globals.get("__name__", "").startswith("kenaz."):
+        entry, frame = frame, frame.f_back
+    name = entry and _public_name(entry.f_code)
+    if not name:
+        return TrackedConversionError(message)
+    code = entry.f_code
+    count = code.co_argcount + code.co_kwonlyargcount
+    count += bool(code.co_flags & inspect.CO_VARARGS) + bool(code.co_flags & inspect.CO_VARKEYWORDS)
+    arguments = {n: entry.f_locals.get(n) for n in code.co_varnames[:count]}
+    names = [n for n, value in arguments.items() if _holds(value, t)] or [
+        n for n, value in arguments.items() if _refused(value)
+    ]
+    what = (
+        f"its argument{'s' if len(names) > 1 else ''} {', '.join(names)} "
+        "cannot be differentiated (converted to a NumPy array inside). "
+        if names
+        else ""
+    )
+    named = TrackedConversionError(f"{name}: {what}{message}")
+    named.names_function = True  # type: ignore[attr-defined]
+    return named
+
+
+def _public_name(code: Any) -> str | None:
+    """``"kenaz.numpy.pad"`` for the code of a function a namespace exports, else None."""
+    for namespace in NAMESPACES:
+        module = sys.modules.get(namespace)
+        function = getattr(module, code.co_name, None) if module is not None else None
+        if getattr(function, "__code__", None) is code:
+            return f"{namespace}.{code.co_name}"
+    return None
+
+
+def _holds(value: Any, t: Tensor) -> bool:
+    """Whether ``value`` is ``t`` or a (nested) list or tuple holding it."""
+    if value is t:
+        return True
+    return isinstance(value, (list, tuple)) and any(_holds(v, t) for v in value)
+
+
+def _refused(value: Any) -> bool:
+    """Whether ``value`` is, or is a (nested) list or tuple holding, a tensor whose
+    conversion to an array is refused."""
+    if isinstance(value, Tensor):
+        try:
+            check_convertible(value, "")
+        except TrackedConversionError:
+            return True
+        return False
+    if isinstance(value, (list, tuple)):
+        return any(_refused(v) for v in value)
+    return False
 
 
 def _stack_lists(args: tuple, kwargs: dict) -> tuple[tuple, dict] | None:
@@ -194,23 +271,11 @@ def _stack_lists(args: tuple, kwargs: dict) -> tuple[tuple, dict] | None:
 
 def _refused_arguments(f: Any, args: tuple, kwargs: dict) -> list[str]:
     """The names of ``f``'s arguments that hold a tensor whose conversion is refused."""
-
-    def refused(value: Any) -> bool:
-        if isinstance(value, Tensor):
-            try:
-                check_convertible(value, "")
-            except TrackedConversionError:
-                return True
-            return False
-        if isinstance(value, (list, tuple)):
-            return any(refused(v) for v in value)
-        return False
-
     try:
         bound = inspect.signature(f).bind(*args, **kwargs).arguments
     except (TypeError, ValueError):
         bound = {f"#{i}": a for i, a in enumerate(args)} | kwargs
-    return [name for name, value in bound.items() if refused(value)]
+    return [name for name, value in bound.items() if _refused(value)]
 
 
 def accepts_nested_lists(f: Any, where: str = "kenaz") -> Any:
