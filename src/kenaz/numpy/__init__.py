@@ -65,6 +65,7 @@ from ..ops.elementwise import (  # noqa: E402,F401
     arctan,
     arctan2,
     arctanh,
+    astype,
     bitwise_and,
     bitwise_or,
     bitwise_xor,
@@ -107,6 +108,7 @@ from ..ops.elementwise import (  # noqa: E402,F401
     sin,
     sinh,
     sqrt,
+    square,
     stop_gradient,
     subtract,
     tan,
@@ -124,6 +126,7 @@ from ..ops.reduction import (  # noqa: E402,F401
     argmin,
     cumprod,
     cumsum,
+    logsumexp,
     mean,
     prod,
     std,
@@ -355,17 +358,7 @@ def result_type(*arrays_and_dtypes: Any) -> _np.dtype:
     return _np.result_type(*[a.dtype if isinstance(a, Tensor) else a for a in arrays_and_dtypes])
 
 
-def astype(x: Any, dtype: Any) -> Tensor:
-    """Cast ``x`` to ``dtype``."""
-    return _ew.astype(x, dtype)
-
-
 # -- composites ---------------------------------------------------------------------------
-def square(x) -> Tensor:
-    """``x * x``."""
-    return _ew.square(x)
-
-
 def reciprocal(x) -> Tensor:
     """``1 / x``."""
     return 1 / asarray(x)
@@ -443,11 +436,6 @@ def fmax(x, y) -> Tensor:
 
 def fmin(x, y) -> Tensor:
     return where(isnan(y), x, where(isnan(x), y, minimum(x, y)))
-
-
-def logsumexp(x, axis=None, keepdims: bool = False) -> Tensor:
-    """``log(sum(exp(x)))`` over ``axis``, stable for large inputs (a kenaz extension)."""
-    return _reduction.logsumexp(x, axis=axis, keepdims=keepdims)
 
 
 def average(

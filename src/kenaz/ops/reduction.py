@@ -7,6 +7,7 @@ negative axes.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -32,11 +33,14 @@ def _ndim(x: Any) -> int:
 # -- sum -----------------------------------------------------------------------------
 def sum(x, axis=None, keepdims: bool = False, dtype=None) -> Tensor:  # noqa: A001
     """Sum of elements over ``axis`` (NumPy's ``sum``)."""
-    if not isinstance(x, Tensor):  # a list of tensors: stacked before its shape is read
+    if isinstance(x, Tensor):
+        ndim = x.ndim
+    else:  # a list of tensors: stacked before its shape is read
         x = array_argument(x)
+        ndim = _ndim(x)
     if dtype is not None:
         x = ew.astype(x, dtype)
-    return _sum(x, axis=normalize_axes(axis, _ndim(x), "sum"), keepdims=keepdims)
+    return _sum(x, axis=normalize_axes(axis, ndim, "sum"), keepdims=keepdims)
 
 
 def mean(x, axis=None, keepdims: bool = False, dtype=None) -> Tensor:
@@ -47,7 +51,7 @@ def mean(x, axis=None, keepdims: bool = False, dtype=None) -> Tensor:
         x = ew.astype(x, dtype)
     axes = normalize_axes(axis, _ndim(x), "mean")
     x_shape = np.shape(x) if not isinstance(x, Tensor) else x.shape
-    count = int(np.prod([x_shape[a] for a in axes]))
+    count = math.prod([x_shape[a] for a in axes])  # not np.prod: 5 us on a list
     total = _sum(x, axis=axes, keepdims=keepdims)
     if total.dtype.kind in "biu":
         total = ew.astype(total, np.float64)
@@ -60,7 +64,7 @@ def var(x, axis=None, ddof: int = 0, keepdims: bool = False) -> Tensor:
         x = array_argument(x)
     axes = normalize_axes(axis, _ndim(x), "var")
     x_shape = np.shape(x) if not isinstance(x, Tensor) else x.shape
-    count = int(np.prod([x_shape[a] for a in axes]))
+    count = math.prod([x_shape[a] for a in axes])  # not np.prod: 5 us on a list
     centered = x - mean(x, axis=axes, keepdims=True)
     if centered.dtype.kind == "c":
         squared = ew.real(centered * ew.conjugate(centered))

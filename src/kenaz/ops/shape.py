@@ -8,6 +8,7 @@ applies its transpose to the cotangent.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -73,15 +74,15 @@ def reshape(x, shape: int | Sequence[int], order: str = "C") -> Tensor:
     if not isinstance(x, Tensor):  # a list of tensors: stacked before its shape is read
         x = array_argument(x)
     shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(n) for n in shape)
+    size = math.prod(_shape(x))  # not np.prod: microseconds on a tuple
     if -1 in shape:  # resolve -1 here, so that rules and batching see the real shape
-        size = int(np.prod(_shape(x)))
-        known = int(np.prod([n for n in shape if n != -1]))
+        known = math.prod([n for n in shape if n != -1])
         if shape.count(-1) > 1 or known == 0 or size % known:
             raise ValueError(
                 f"kenaz.reshape: cannot reshape array of shape {_shape(x)} into {shape}"
             )
         shape = tuple(size // known if n == -1 else n for n in shape)
-    if int(np.prod(shape)) != int(np.prod(_shape(x))):
+    if math.prod(shape) != size:
         raise ValueError(f"kenaz.reshape: cannot reshape array of shape {_shape(x)} into {shape}")
     if isinstance(x, Tensor) and x.shape == shape:
         return x
@@ -341,11 +342,11 @@ def concatenate(xs: Sequence[Any], axis: int | None = 0) -> Tensor:
         raise ValueError("kenaz.concatenate: need at least one array to concatenate")
     if axis is None:
         xs, axis = [ravel(x) for x in xs], 0
-    ndim = len(_shape(xs[0]))
+    shapes = [x.shape if isinstance(x, Tensor) else np.shape(x) for x in xs]
+    ndim = len(shapes[0])
     if ndim == 0:
         raise ValueError("kenaz.concatenate: zero-dimensional arrays cannot be concatenated")
     axis = _axes(axis, ndim, "concatenate")[0]
-    shapes = [_shape(x) for x in xs]
     for s in shapes:
         if len(s) != ndim or s[:axis] + s[axis + 1 :] != shapes[0][:axis] + shapes[0][axis + 1 :]:
             raise ValueError(
