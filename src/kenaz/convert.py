@@ -28,7 +28,8 @@ import functools
 import inspect
 import sys
 import types
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -46,8 +47,11 @@ __all__ = [
     "check_convertible",
     "accepts_nested_lists",
     "accept_nested_lists_in",
+    "stacks_own_lists",
     "read_value",
 ]
+
+Function = TypeVar("Function", bound=Callable[..., Any])
 
 
 class TrackedConversionError(ConcretizationError):
@@ -334,6 +338,17 @@ def accepts_nested_lists(f: Any, where: str = "kenaz") -> Any:
 STACKS_ITS_OWN_LISTS = ("kenaz.ops.", "kenaz.numpy._signatures")
 
 
+def stacks_own_lists(f: Function) -> Function:
+    """Mark a namespace composite that needs no list retry (:func:`accept_nested_lists_in`).
+
+    Its array arguments reach only primitives, the front ends of
+    :data:`STACKS_ITS_OWN_LISTS`, or :func:`array_argument`/:func:`as_tensor`,
+    before anything reads them: lists of tensors are stacked on the way.
+    """
+    f.__kenaz_stacks_own_lists__ = True  # type: ignore[attr-defined]
+    return f
+
+
 def accept_nested_lists_in(namespace: dict[str, Any], names: Any = None) -> None:
     """Apply :func:`accepts_nested_lists` to the composites of a namespace module.
 
@@ -341,10 +356,11 @@ def accept_nested_lists_in(namespace: dict[str, Any], names: Any = None) -> None
     unless lists of tensors already reach only code that stacks them.
     Left alone are primitives (``Op`` objects: the handlers stack their list
     arguments, :func:`perform_stacked`), the front ends defined in
-    :data:`STACKS_ITS_OWN_LISTS` (they call :func:`array_argument` first), and
-    NumPy's own functions. Every other function is a composite that may treat
-    a list as a NumPy array-like (``np.shape(a)``, ``a * 2.0``) before
-    converting it: it keeps the retry.
+    :data:`STACKS_ITS_OWN_LISTS` (they call :func:`array_argument` first), the
+    composites marked :func:`stacks_own_lists`, and NumPy's own functions.
+    Every other function is a composite that may treat a list as a NumPy
+    array-like (``np.shape(a)``, ``a * 2.0``) before converting it: it keeps
+    the retry.
     """
     for name in list(namespace if names is None else names):
         value = namespace.get(name)
@@ -354,6 +370,7 @@ def accept_nested_lists_in(namespace: dict[str, Any], names: Any = None) -> None
             and isinstance(value, types.FunctionType)
             and not isinstance(value, Op)
             and not module.startswith(STACKS_ITS_OWN_LISTS)
+            and not getattr(value, "__kenaz_stacks_own_lists__", False)
             # NumPy's own functions and the NumPy utilities passed through as they are
             # (numpy/_utilities.py) are not kenaz's conversions: left alone.
             and not module.startswith("numpy")

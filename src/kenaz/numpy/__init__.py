@@ -44,8 +44,10 @@ from numpy import (  # noqa: F401  (re-exported)
 )
 
 from .. import backend as _backend
+from ..convert import array_argument as _array_argument
 from ..convert import as_tensor as _as_tensor
 from ..convert import read_value as _read_value
+from ..convert import stacks_own_lists as _stacks_own_lists
 from ..ops import elementwise as _ew
 from ..ops import indexing as _indexing
 from ..ops import reduction as _reduction
@@ -164,6 +166,7 @@ permute_dims = transpose
 
 
 # -- creation -----------------------------------------------------------------------------
+@_stacks_own_lists
 def array(obj: Any, dtype: Any = None, copy: bool = True) -> Tensor:
     """Create a tensor. Nested lists of tensors are stacked differentiably (``kenaz.convert``)."""
     if isinstance(obj, Tensor):
@@ -177,6 +180,7 @@ def array(obj: Any, dtype: Any = None, copy: bool = True) -> Tensor:
     return Tensor(_np.array(obj, dtype=dtype, copy=copy))
 
 
+@_stacks_own_lists
 def asarray(obj: Any, dtype: Any = None) -> Tensor:
     """Convert to a tensor without copying where possible (lists of tensors are stacked)."""
     if isinstance(obj, Tensor):
@@ -337,16 +341,19 @@ def linspace(
 
 
 # -- shape helpers that work on tensors ---------------------------------------------------
+@_stacks_own_lists
 def shape(a: Any) -> tuple[int, ...]:
     """The shape of ``a``."""
-    return a.shape if isinstance(a, Tensor) else _np.shape(a)
+    return a.shape if isinstance(a, Tensor) else _np.shape(_array_argument(a))
 
 
+@_stacks_own_lists
 def ndim(a: Any) -> int:
     """The number of dimensions of ``a``."""
-    return a.ndim if isinstance(a, Tensor) else _np.ndim(a)
+    return a.ndim if isinstance(a, Tensor) else _np.ndim(_array_argument(a))
 
 
+@_stacks_own_lists
 def size(a: Any, axis: int | None = None) -> int:
     """The number of elements of ``a`` (along ``axis``)."""
     s = shape(a)
@@ -359,11 +366,13 @@ def result_type(*arrays_and_dtypes: Any) -> _np.dtype:
 
 
 # -- composites ---------------------------------------------------------------------------
+@_stacks_own_lists
 def reciprocal(x) -> Tensor:
     """``1 / x``."""
     return 1 / asarray(x)
 
 
+@_stacks_own_lists
 def exp2(x) -> Tensor:
     return power(2.0, x)
 
@@ -373,30 +382,36 @@ _LN2 = float(_np.log(2.0))
 _LN10 = float(_np.log(10.0))
 
 
+@_stacks_own_lists
 def log2(x) -> Tensor:
     return log(x) / _LN2
 
 
+@_stacks_own_lists
 def log10(x) -> Tensor:
     return log(x) / _LN10
 
 
+@_stacks_own_lists
 def cbrt(x) -> Tensor:
     """Real cube root."""
     return sign(x) * power(absolute(x), 1.0 / 3.0)
 
 
+@_stacks_own_lists
 def deg2rad(x) -> Tensor:
-    return x * (_np.pi / 180.0)
+    return _array_argument(x) * (_np.pi / 180.0)
 
 
+@_stacks_own_lists
 def rad2deg(x) -> Tensor:
-    return x * (180.0 / _np.pi)
+    return _array_argument(x) * (180.0 / _np.pi)
 
 
 radians, degrees = deg2rad, rad2deg
 
 
+@_stacks_own_lists
 def angle(z, deg: bool = False) -> Tensor:
     """The argument of complex ``z`` (``arctan2(imag, real)``), in degrees with ``deg``."""
     z = asarray(z)
@@ -404,10 +419,13 @@ def angle(z, deg: bool = False) -> Tensor:
     return result * (180.0 / _np.pi) if deg else result
 
 
+@_stacks_own_lists
 def hypot(x, y) -> Tensor:
+    x, y = _array_argument(x), _array_argument(y)
     return sqrt(x * x + y * y)
 
 
+@_stacks_own_lists
 def logaddexp(x, y) -> Tensor:
     """``log(exp(x) + exp(y))`` without overflow."""
     m = stop_gradient(maximum(x, y))
@@ -415,12 +433,16 @@ def logaddexp(x, y) -> Tensor:
     return m + log(exp(x - m) + exp(y - m))
 
 
+@_stacks_own_lists
 def logaddexp2(x, y) -> Tensor:
+    x, y = _array_argument(x), _array_argument(y)
     return logaddexp(x * _LN2, y * _LN2) / _LN2
 
 
+@_stacks_own_lists
 def sinc(x) -> Tensor:
     """``sin(pi x) / (pi x)``, 1 at 0, with derivatives of every order right at 0 too."""
+    x = _array_argument(x)
     near_zero = absolute(x) < 0.1
     safe = where(near_zero, 1.0, x)
     t2 = (_np.pi * x) ** 2
@@ -430,10 +452,12 @@ def sinc(x) -> Tensor:
     return where(near_zero, series, sin(_np.pi * safe) / (_np.pi * safe))
 
 
+@_stacks_own_lists
 def fmax(x, y) -> Tensor:
     return where(isnan(y), x, where(isnan(x), y, maximum(x, y)))
 
 
+@_stacks_own_lists
 def fmin(x, y) -> Tensor:
     return where(isnan(y), x, where(isnan(x), y, minimum(x, y)))
 
@@ -485,16 +509,19 @@ def dstack(xs: Sequence[Any]) -> Tensor:
     return concatenate([atleast_3d(x) for x in xs], axis=2)
 
 
+@_stacks_own_lists
 def atleast_1d(x) -> Tensor:
     x = asarray(x)
     return reshape(x, (1,)) if x.ndim == 0 else x
 
 
+@_stacks_own_lists
 def atleast_2d(x) -> Tensor:
     x = asarray(x)
     return reshape(x, (1,) * (2 - x.ndim) + x.shape) if x.ndim < 2 else x
 
 
+@_stacks_own_lists
 def atleast_3d(x) -> Tensor:
     x = asarray(x)
     if x.ndim == 0:
@@ -621,6 +648,7 @@ def allclose(a, b, rtol: float = 1e-5, atol: float = 1e-8, equal_nan: bool = Fal
     return _builtins.bool(_np.allclose(_read_value(a), _read_value(b), rtol, atol, equal_nan))
 
 
+@_stacks_own_lists
 def isclose(a, b, rtol: float = 1e-5, atol: float = 1e-8, equal_nan: bool = False) -> Tensor:
     """``|a - b| <= atol + rtol * |b|`` elementwise; composed of primitives, so it batches."""
     a, b = asarray(a), asarray(b)
@@ -641,6 +669,7 @@ def any(a, axis=None, keepdims: bool = False) -> Tensor:  # noqa: A001
     return greater(sum(not_equal(a, 0), axis=axis, keepdims=keepdims), 0)
 
 
+@_stacks_own_lists
 def count_nonzero(a, axis=None) -> Tensor:
     """The number of nonzero elements along ``axis``."""
     return sum(not_equal(a, 0), axis=axis)

@@ -707,8 +707,14 @@ def astype(x, dtype) -> Tensor:
             f"kenaz.astype: cannot cast to dtype {dtype}; tensors hold only bool, integer, "
             "float and complex data"
         )
-    if isinstance(x, Tensor) and x.dtype == dtype:
-        return x
+    if isinstance(x, Tensor):
+        if x.dtype == dtype:
+            return x
+    else:  # a list: a tensor first (the cast's NumPy code takes arrays only)
+        # Imported here, off the path of tensors (this module's imports are left as they are).
+        from ..convert import array_argument
+
+        x = array_argument(x)
     return cast(x, dtype=dtype)
 
 
