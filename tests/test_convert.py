@@ -217,3 +217,12 @@ def test_a_refusal_inside_an_unwrapped_front_end_names_it_and_the_argument(trans
 def test_a_refusal_in_user_code_names_no_function():
     with pytest.raises(TrackedConversionError, match=r"^kenaz: numpy\.asarray"):
         kenaz.grad(lambda x: knp.sum(x * np.asarray(x)))(1.0)
+
+
+def test_a_refusal_names_the_namespace_function_also_when_kenaz_code_called_it():
+    """As the wrapper did: ``kenaz.numpy.pad`` is named when another kenaz module (here a
+    stand-in for kenaz.nn) called it, not only when the user did."""
+    library: dict = {"__name__": "kenaz.example_library", "knp": knp}
+    exec("def layer(x):\n    return knp.pad(knp.ones(2), x * 1.0)\n", library)  # noqa: S102
+    with pytest.raises(TrackedConversionError, match=r"^kenaz\.numpy\.pad: its argument pad_width"):
+        kenaz.grad(lambda x: knp.sum(library["layer"](x)))(1.0)

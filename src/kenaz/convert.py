@@ -196,17 +196,20 @@ NAMESPACES = (
 def _refusal(t: Tensor, message: str) -> TrackedConversionError:
     """The error refusing to convert ``t``, naming the namespace function the user called.
 
-    The function is the outermost kenaz frame below the caller's code: a
-    front end that is not wrapped by :func:`accepts_nested_lists` is named here,
-    with the arguments holding ``t``, as the wrapper names the composites
-    (the wrapper's own frame is no namespace function: it names them itself).
+    The function is the outermost namespace function among the kenaz frames
+    below the caller's code (``kenaz.numpy.pad``, also when ``kenaz.nn`` called
+    it): a function not wrapped by :func:`accepts_nested_lists` is named here,
+    with the arguments holding ``t``, as the wrapper names the composites (a
+    wrapped function's frame is no namespace function's: its wrapper names it).
     Only the error path pays for the walk over the frames.
     """
-    frame, entry = sys._getframe(2), None
+    frame, entry, name = sys._getframe(2), None, None
     while frame is not None and frame.f_globals.get("__name__", "").startswith("kenaz."):
-        entry, frame = frame, frame.f_back
-    name = entry and _public_name(entry.f_code)
-    if not name:
+        public = _public_name(frame.f_code)
+        if public:
+            entry, name = frame, public
+        frame = frame.f_back
+    if entry is None:
         return TrackedConversionError(message)
     code = entry.f_code
     count = code.co_argcount + code.co_kwonlyargcount
