@@ -68,6 +68,7 @@ def small_cases() -> dict[str, Callable[[], object]]:
         "knp.sum(x)": lambda: knp.sum(x),
         "knp.mean(x)": lambda: knp.mean(x),
         "knp.dot(x, y)": lambda: knp.dot(x, y),
+        "m @ m (4x4)": lambda: m @ m,
         "knp.reshape(x, (4, 4))": lambda: knp.reshape(x, (4, 4)),
         "knp.concatenate([x, y])": lambda: knp.concatenate([x, y]),
         "knp.where(x > 0.5, x, y)": lambda: knp.where(x > 0.5, x, y),

@@ -129,11 +129,11 @@ _matmul = Op(
 
 def matmul(x, y) -> Tensor:
     """Matrix product with NumPy's ``@`` semantics (stacks broadcast, vectors promoted)."""
-    if not isinstance(x, Tensor):  # lists of tensors: stacked before their shapes are read
-        x = array_argument(x)
-    if not isinstance(y, Tensor):
-        y = array_argument(y)
-    xs, ys = _shape(x), _shape(y)
+    if isinstance(x, Tensor) and isinstance(y, Tensor):
+        xs, ys = x.shape, y.shape
+    else:  # lists of tensors: stacked before their shapes are read
+        x, y = array_argument(x), array_argument(y)
+        xs, ys = _shape(x), _shape(y)
     if not xs or not ys:
         raise ValueError(
             f"kenaz.matmul: operands must be at least 1-d, got shapes {xs} and {ys}; "
@@ -313,11 +313,11 @@ def _explicit_spec(subscripts: str, shapes: list[tuple[int, ...]]) -> str:
 # -- composites ---------------------------------------------------------------------------
 def dot(x, y) -> Tensor:
     """NumPy's ``dot``: products of scalars, vectors, matrices and stacks."""
-    if not isinstance(x, Tensor):
-        x = array_argument(x)
-    if not isinstance(y, Tensor):
-        y = array_argument(y)
-    xs, ys = _shape(x), _shape(y)
+    if isinstance(x, Tensor) and isinstance(y, Tensor):
+        xs, ys = x.shape, y.shape
+    else:  # lists of tensors: stacked before their shapes are read
+        x, y = array_argument(x), array_argument(y)
+        xs, ys = _shape(x), _shape(y)
     if not xs or not ys:
         return x * y
     if len(xs) <= 2 and len(ys) <= 2:

@@ -71,20 +71,23 @@ _reshape = Op(
 
 def reshape(x, shape: int | Sequence[int], order: str = "C") -> Tensor:
     """Give ``x`` a new shape (``-1`` infers one dimension), as NumPy does."""
-    if not isinstance(x, Tensor):  # a list of tensors: stacked before its shape is read
+    if isinstance(x, Tensor):
+        x_shape = x.shape
+    else:  # a list of tensors: stacked before its shape is read
         x = array_argument(x)
+        x_shape = _shape(x)
     shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(n) for n in shape)
-    size = math.prod(_shape(x))  # not np.prod: microseconds on a tuple
+    size = math.prod(x_shape)  # not np.prod: microseconds on a tuple
     if -1 in shape:  # resolve -1 here, so that rules and batching see the real shape
         known = math.prod([n for n in shape if n != -1])
         if shape.count(-1) > 1 or known == 0 or size % known:
             raise ValueError(
-                f"kenaz.reshape: cannot reshape array of shape {_shape(x)} into {shape}"
+                f"kenaz.reshape: cannot reshape array of shape {x_shape} into {shape}"
             )
         shape = tuple(size // known if n == -1 else n for n in shape)
     if math.prod(shape) != size:
-        raise ValueError(f"kenaz.reshape: cannot reshape array of shape {_shape(x)} into {shape}")
-    if isinstance(x, Tensor) and x.shape == shape:
+        raise ValueError(f"kenaz.reshape: cannot reshape array of shape {x_shape} into {shape}")
+    if x_shape == shape and isinstance(x, Tensor):
         return x
     return _reshape(x, shape=shape, order=order)
 
@@ -170,9 +173,11 @@ _transpose = Op(
 
 def transpose(x, axes: Sequence[int] | None = None) -> Tensor:
     """Permute the axes of ``x`` (reverse them when ``axes`` is None)."""
-    if not isinstance(x, Tensor):
+    if isinstance(x, Tensor):
+        ndim = x.ndim
+    else:  # a list of tensors: stacked before its shape is read
         x = array_argument(x)
-    ndim = len(_shape(x))
+        ndim = len(_shape(x))
     if axes is None:
         axes = tuple(range(ndim))[::-1]
     else:
