@@ -226,3 +226,13 @@ def test_a_refusal_names_the_namespace_function_also_when_kenaz_code_called_it()
     exec("def layer(x):\n    return knp.pad(knp.ones(2), x * 1.0)\n", library)  # noqa: S102
     with pytest.raises(TrackedConversionError, match=r"^kenaz\.numpy\.pad: its argument pad_width"):
         kenaz.grad(lambda x: knp.sum(library["layer"](x)))(1.0)
+
+
+def test_a_refusal_inside_numpy_code_a_namespace_function_called_still_names_it(monkeypatch):
+    """The frames between the namespace function and the refused conversion may be NumPy's
+    own Python code (``np.ndim(a)`` converts ``a`` inside fromnumeric)."""
+    namespace: dict = {"__name__": "kenaz.numpy", "np": np}
+    exec("def probe(a, b):\n    return b * np.ndim([a, a])\n", namespace)  # noqa: S102
+    monkeypatch.setattr(knp, "probe", namespace["probe"], raising=False)
+    with pytest.raises(TrackedConversionError, match=r"^kenaz\.numpy\.probe: its argument a "):
+        kenaz.grad(lambda x: knp.probe(x, x * 2.0))(1.0)

@@ -5,7 +5,8 @@ One rule each way, enforced here and nowhere else:
 - **Into a tensor.** A (nested) list or tuple holding tensors is *stacked*
   with differentiable ops, as ``jnp.array`` does, wherever kenaz turns an
   array-like into an array: ``kenaz.numpy.array``/``asarray``, the argument
-  conversion of the namespace functions (:func:`as_tensor`), and the
+  conversion of the namespace functions (:func:`as_tensor`,
+  :func:`array_argument`), and the
   arguments of every primitive performed under a transformation
   (:func:`perform_stacked`, called by the handlers when they meet such a
   list). So ``knp.mean([x, x + 2])`` differentiates like
@@ -193,10 +194,15 @@ NAMESPACES = (
 )
 
 
+# The code between the user's and the refused conversion: kenaz's, and NumPy's and
+# SciPy's Python functions that kenaz calls (`np.ndim(a)` converts `a` inside one).
+_LIBRARIES = ("kenaz.", "numpy", "scipy")
+
+
 def _refusal(t: Tensor, message: str) -> TrackedConversionError:
     """The error refusing to convert ``t``, naming the namespace function the user called.
 
-    The function is the outermost namespace function among the kenaz frames
+    The function is the outermost namespace function among the library frames
     below the caller's code (``kenaz.numpy.pad``, also when ``kenaz.nn`` called
     it): a function not wrapped by :func:`accepts_nested_lists` is named here,
     with the arguments holding ``t``, as the wrapper names the composites (a
@@ -204,7 +210,7 @@ def _refusal(t: Tensor, message: str) -> TrackedConversionError:
     Only the error path pays for the walk over the frames.
     """
     frame, entry, name = sys._getframe(2), None, None
-    while frame is not None and frame.f_globals.get("__name__", "").startswith("kenaz."):
+    while frame is not None and frame.f_globals.get("__name__", "").startswith(_LIBRARIES):
         public = _public_name(frame.f_code)
         if public:
             entry, name = frame, public
