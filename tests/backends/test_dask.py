@@ -9,7 +9,8 @@ import pytest
 
 import kenaz
 import kenaz.numpy as knp
-from kenaz import optim
+from kenaz import nn, optim
+from kenaz.distributed import average_states, shard_bounds, shard_keys
 from kenaz.train import fit
 
 da = pytest.importorskip("dask.array")
@@ -132,7 +133,100 @@ def test_distributed_fit_survives_a_worker_killed_mid_epoch(client, tmp_path):
     _assert_same_training(local, remote)
 
 
-def test_fit_with_a_client_refuses_state_and_key(client):
-    params, x, y = _problem()
-    with pytest.raises(NotImplementedError, match="client="):
-        fit(_mlp_loss, params, optim.sgd(0.1), (x, y), key=0, client=client, progress=False)
+# -- key= (dropout) and state= (batch-norm statistics) with a client --------------------------
+def _dropout_loss(params, x, y, key):
+    hidden = nn.dropout(knp.tanh(x @ params["w1"] + params["b1"]), 0.3, key)
+    return knp.mean((hidden @ params["w2"] - y) ** 2)
+
+
+_norm = nn.BatchNorm(5)
+
+
+def _batch_norm_loss(params, state, x, y):
+    normalized, state = _norm(params["bn"], state, x, training=True)
+    return _mlp_loss(params["mlp"], normalized, y), state
+
+
+@pytest.fixture
+def two_workers(client):
+    """The cluster with both workers up (a test before may have killed one; the nanny restarts
+    it): the shard count, and so the keys' split, is the number of workers at the first step."""
+    client.wait_for_workers(2, timeout=60)
+    return client
+
+
+def _sharded(loss_fn, shards, stateful=False):
+    """The local reference of distributed training: ``loss_fn`` on each shard (with its own
+    key, from the same state), losses and states averaged weighted by shard size."""
+
+    def loss(params, *arguments, key=None):
+        state, batch = (arguments[0], arguments[1:]) if stateful else (None, arguments)
+        bounds = shard_bounds(len(batch[0]), shards)
+        keys = [None] * shards if key is None else shard_keys(key, shards)
+        total, states = 0.0, []
+        for shard_key, start, stop in zip(keys, bounds[:-1], bounds[1:]):
+            weight = (stop - start) / len(batch[0])
+            shard = tuple(part[start:stop] for part in batch)
+            keyword = {} if shard_key is None else {"key": shard_key}
+            out = loss_fn(params, *((state,) if stateful else ()), *shard, **keyword)
+            if stateful:
+                out, new_state = out
+                states.append(kenaz.tree.map(lambda leaf, w=weight: w * leaf, new_state))
+            total = total + weight * out
+        if not stateful:
+            return total
+        return total, kenaz.tree.map(lambda *leaves: sum(leaves), *states)
+
+    return loss
+
+
+@pytest.mark.timeout(120)
+def test_distributed_fit_with_a_key_equals_local_fit_with_the_same_shard_keys(two_workers):
+    params, x, y = _problem(examples=96)
+    settings = dict(epochs=1, batch_size=32, progress=False, key=7)
+    remote = fit(_dropout_loss, params, optim.adam(1e-2), (x, y), client=two_workers, **settings)
+    local = fit(_sharded(_dropout_loss, 2), params, optim.adam(1e-2), (x, y), **settings)
+    _assert_same_training(local, remote)
+    # The shards draw their own masks: one mask over the whole batch trains differently,
+    # and so does another key.
+    unsharded = fit(_dropout_loss, params, optim.adam(1e-2), (x, y), **settings)
+    assert not np.allclose(unsharded.history["step_loss"], remote.history["step_loss"])
+    other = fit(
+        _sharded(_dropout_loss, 2), params, optim.adam(1e-2), (x, y), **settings | {"key": 8}
+    )
+    assert not np.allclose(other.history["step_loss"], remote.history["step_loss"])
+
+
+@pytest.mark.timeout(120)
+def test_distributed_fit_with_batch_norm_state_averages_the_shards_states(two_workers):
+    _, x, y = _problem(examples=96)
+    x = 3 * x + 2  # statistics far from the initial running ones
+    mlp, _, _ = _problem()
+    params = {"bn": _norm.init(0), "mlp": mlp}
+    settings = dict(epochs=1, batch_size=32, progress=False, state=_norm.init_state())
+    remote = fit(_batch_norm_loss, params, optim.adam(1e-2), (x, y), client=two_workers, **settings)
+    local = fit(_sharded(_batch_norm_loss, 2, True), params, optim.adam(1e-2), (x, y), **settings)
+    for part in ("bn", "mlp"):
+        _assert_same_training(
+            local._replace(params=local.params[part]), remote._replace(params=remote.params[part])
+        )
+    for name in ("mean", "var"):
+        np.testing.assert_allclose(
+            np.asarray(remote.state[name]), np.asarray(local.state[name]), rtol=1e-12
+        )
+    # The running mean moves exactly as on whole minibatches (the mean of the shard means).
+    whole = fit(_batch_norm_loss, params, optim.adam(1e-2), (x, y), **settings)
+    np.testing.assert_allclose(
+        np.asarray(remote.state["mean"]), np.asarray(whole.state["mean"]), rtol=1e-12
+    )
+    assert float(np.min(np.asarray(remote.state["mean"]))) > 0.1
+
+
+def test_shard_states_average_floating_leaves_and_keep_the_first_shards_others():
+    states = [
+        {"mean": np.array([1.0, 2.0]), "count": 4},
+        {"mean": np.array([4.0, 8.0]), "count": 5},
+    ]
+    averaged = average_states(states, [0.25, 0.75])
+    np.testing.assert_allclose(np.asarray(averaged["mean"]), [3.25, 6.5])
+    assert averaged["count"] == 4
