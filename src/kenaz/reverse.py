@@ -18,7 +18,7 @@ from typing import Any, Literal, ParamSpec, TypeVar, overload
 import numpy as np
 
 from . import tree
-from .backend import full_like
+from .backend import full_like, numpy_dtype
 from .call import ClosureGuard, fresh_outputs
 from .convert import leaf_tensor, perform_stacked
 from .effects import Handler, Op, fresh_level, handler, identity, perform_args, scope
@@ -447,7 +447,12 @@ def _pause_unless(reusable: bool) -> Any:
 def _check_inputs(args: Sequence[Any], allow_int: bool, where: str) -> None:
     for position, arg in args:
         for leaf in [arg] if isinstance(arg, Tensor) else tree.leaves(arg):
-            dtype = leaf.dtype if isinstance(leaf, Tensor) else np.asarray(leaf).dtype
+            if isinstance(leaf, Tensor):
+                dtype = leaf.dtype
+            elif hasattr(leaf, "dtype"):  # a backend's array: np.asarray would compute Dask's
+                dtype = numpy_dtype(leaf.dtype)
+            else:
+                dtype = np.asarray(leaf).dtype
             if dtype.kind not in "fc" and not allow_int:
                 raise TypeError(
                     f"kenaz.{where}: argument {position} has dtype {dtype}, but only float and "
@@ -560,7 +565,12 @@ def _with_no_aux(f: Callable) -> Callable:
 def _check_complex_inputs(args: Sequence[Any], where: str) -> None:
     for position, arg in args:
         for leaf in tree.leaves(arg):
-            dtype = leaf.dtype if isinstance(leaf, Tensor) else np.asarray(leaf).dtype
+            if isinstance(leaf, Tensor):
+                dtype = leaf.dtype
+            elif hasattr(leaf, "dtype"):  # a backend's array: np.asarray would compute Dask's
+                dtype = numpy_dtype(leaf.dtype)
+            else:
+                dtype = np.asarray(leaf).dtype
             if dtype.kind != "c":
                 raise TypeError(
                     f"kenaz.{where}: with holomorphic=True the inputs must be complex, but "

@@ -230,3 +230,104 @@ def test_shard_states_average_floating_leaves_and_keep_the_first_shards_others()
     averaged = average_states(states, [0.25, 0.75])
     np.testing.assert_allclose(np.asarray(averaged["mean"]), [3.25, 6.5])
     assert averaged["count"] == 4
+
+
+# -- decompositions stay lazy on Dask --------------------------------------------------------
+class _ComputeCounter:
+    """Counts the graphs Dask's local schedulers run (``dask.compute``, ``.compute()``, and
+    the computes ``numpy.linalg`` makes when it is handed a Dask array)."""
+
+    def __enter__(self):
+        from dask.callbacks import Callback
+
+        self.count = 0
+        self._callback = Callback(start=self._started)
+        self._callback.__enter__()
+        return self
+
+    def _started(self, dsk):
+        self.count += 1
+
+    def __exit__(self, *exc):
+        self._callback.__exit__(*exc)
+
+
+def _stack(seed=3, n=4):
+    rng = np.random.default_rng(seed)
+    a = rng.normal(size=(3, n, n))
+    return a, a @ np.swapaxes(a, -1, -2) + n * np.eye(n)  # general, and positive definite
+
+
+_la = knp.linalg
+DASK_DECOMPOSITIONS = {  # a scalar of each decomposition, invariant to the vectors' signs
+    "cholesky": (lambda a, spd: knp.sum(_la.cholesky(spd) ** 2)),
+    "eigh": (lambda a, spd: knp.sum(_la.eigh(spd)[0] ** 2 + _la.eigh(spd)[1][..., 0, :] ** 2)),
+    "eigvalsh": (lambda a, spd: knp.sum(_la.eigvalsh(spd) ** 3)),
+    "svd": (
+        lambda a, spd: knp.sum(_la.svd(a, full_matrices=False)[1] + _la.svd(a)[0][..., 0] ** 2)
+    ),
+    "svdvals": (lambda a, spd: knp.sum(_la.svdvals(a))),
+    "qr": (lambda a, spd: knp.sum(_la.qr(a)[1] ** 2)),
+    "slogdet": (lambda a, spd: knp.sum(_la.slogdet(a)[1])),
+    "det": (lambda a, spd: knp.sum(_la.det(spd))),
+    "pinv": (lambda a, spd: knp.sum(_la.pinv(a) ** 2)),
+    "eig": (lambda a, spd: knp.sum(knp.real(_la.eig(spd)[0]) ** 2)),
+    "eigvals": (lambda a, spd: knp.sum(knp.real(_la.eigvals(a) ** 2))),
+    "solve": (lambda a, spd: knp.sum(_la.solve(spd, a))),
+    "inv": (lambda a, spd: knp.sum(_la.inv(spd))),
+}
+
+
+@pytest.mark.parametrize("name", list(DASK_DECOMPOSITIONS))
+def test_decompositions_and_their_gradients_stay_lazy_on_dask(name):
+    f = DASK_DECOMPOSITIONS[name]
+    a, spd = _stack()
+    lazy_args = (da.from_array(a, chunks=(2, 2, 2)), da.from_array(spd, chunks=(1, 4, 2)))
+    with _ComputeCounter() as computes:
+        value, grads = kenaz.value_and_grad(f, argnums=(0, 1))(*lazy_args)
+    assert computes.count == 0, f"{name}: building the gradient computed {computes.count} graphs"
+    assert isinstance(value._value, da.Array)
+    assert all(isinstance(g._value, da.Array) for g in grads)
+    expected_value, expected_grads = kenaz.value_and_grad(f, argnums=(0, 1))(a, spd)
+    got_value, got_grads = kenaz.materialize((value, grads))
+    np.testing.assert_allclose(got_value.numpy(), expected_value.numpy(), rtol=1e-10)
+    for got, expected in zip(got_grads, expected_grads):
+        np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=1e-8, atol=1e-10)
+
+
+def test_each_result_of_a_lazy_decomposition_has_numpys_shape_dtype_and_values():
+    a, spd = _stack(n=3)
+    for function, argument in [
+        (_la.eigh, spd),
+        (_la.slogdet, a.astype(np.float32)),
+        (_la.eig, a),
+        (lambda m: _la.svd(m, full_matrices=False), a[:, :, :2]),
+        (_la.qr, a[:, :, :2]),
+    ]:
+        expected = function(argument)
+        with _ComputeCounter() as computes:
+            got = function(da.from_array(argument, chunks=(2, 1, 1)))
+        assert computes.count == 0
+        for g, e in zip(got, expected, strict=True):
+            assert isinstance(g._value, da.Array)
+            assert (g.shape, g.dtype) == (e.shape, e.dtype)
+            np.testing.assert_allclose(g.numpy(), e.numpy(), rtol=1e-5)
+
+
+def test_dask_blocked_cholesky_of_one_matrix_is_the_lower_factor():
+    # Dask's own blocked algorithm (square blocks of one 2-d matrix), not array-api-compat's
+    # wrapper, which returns the upper factor.
+    _, spd = _stack(n=6)
+    with _ComputeCounter() as computes:
+        lower = _la.cholesky(da.from_array(spd[0], chunks=3))
+    assert computes.count == 0 and len(lower._value.chunks[0]) == 2
+    np.testing.assert_allclose(lower.numpy(), np.linalg.cholesky(spd[0]), rtol=1e-12)
+
+
+def test_a_tall_skinny_svd_keeps_dasks_tsqr():
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=(40, 3))
+    u, s, vh = _la.svd(da.from_array(x, chunks=(10, 3)), full_matrices=False)
+    assert len(u._value.chunks[0]) == 4  # still chunked along the rows
+    np.testing.assert_allclose(s.numpy(), np.linalg.svd(x, compute_uv=False), rtol=1e-12)
+    np.testing.assert_allclose((u * s[None, :]) @ vh, x, atol=1e-12)
