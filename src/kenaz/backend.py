@@ -44,6 +44,8 @@ __all__ = [
     "backend_dtype",
     "asarray_on",
     "full_like",
+    "namespace_of",
+    "zeros_on",
     "scatter_add",
     "standard_index",
     "take_flat",
@@ -272,6 +274,24 @@ def full_like(like: Any, shape: tuple[int, ...], fill: Any, dtype: Any) -> Any:
     if xp is np:
         return np.full(shape, fill, dtype=dtype)
     return xp.full(shape, fill, dtype=backend_dtype(xp, dtype))
+
+
+def namespace_of(like: Any) -> Any:
+    """The namespace of the array behind ``like`` (a Tensor or a backend value), or ``None``
+    for NumPy (and for a jit-traced tensor, whose program runs on NumPy): what a record of
+    an input keeps to make its zeros later on the same backend, without keeping the input."""
+    value = value_of(like)
+    if value is None or type(value) in NUMPY_TYPES:
+        return None
+    xp = namespace(value)
+    return None if xp is np else xp
+
+
+def zeros_on(xp: Any, shape: tuple[int, ...], dtype: Any) -> Any:
+    """Zeros of ``shape`` and (NumPy) ``dtype`` in namespace ``xp`` (``None``: NumPy)."""
+    if xp is None or xp is np:
+        return np.zeros(shape, dtype)
+    return xp.zeros(shape, dtype=backend_dtype(xp, dtype))
 
 
 # -- the standard's gaps, filled per library ----------------------------------------------
