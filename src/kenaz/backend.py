@@ -280,6 +280,9 @@ def namespace_of(like: Any) -> Any:
     """The namespace of the array behind ``like`` (a Tensor or a backend value), or ``None``
     for NumPy (and for a jit-traced tensor, whose program runs on NumPy): what a record of
     an input keeps to make its zeros later on the same backend, without keeping the input."""
+    value = getattr(like, "_value", None) if type(like).__name__ == "Tensor" else None
+    if type(value) in NUMPY_TYPES:  # the fast path: a plain Tensor of a NumPy value
+        return None
     value = value_of(like)
     if value is None or type(value) in NUMPY_TYPES:
         return None
