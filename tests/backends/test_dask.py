@@ -331,3 +331,16 @@ def test_a_tall_skinny_svd_keeps_dasks_tsqr():
     assert len(u._value.chunks[0]) == 4  # still chunked along the rows
     np.testing.assert_allclose(s.numpy(), np.linalg.svd(x, compute_uv=False), rtol=1e-12)
     np.testing.assert_allclose((u * s[None, :]) @ vh, x, atol=1e-12)
+
+
+def test_complete_svd_and_qr_stay_lazy_and_equal_numpys():
+    # Not differentiable (the extra vectors are not unique), but computed on Dask all the same.
+    a = np.random.default_rng(6).normal(size=(2, 4, 3))
+    lazy = da.from_array(a, chunks=(1, 2, 3))
+    with _ComputeCounter() as computes:
+        got = [*_la.svd(lazy), *_la.qr(lazy, mode="complete")]
+    assert computes.count == 0 and all(isinstance(g._value, da.Array) for g in got)
+    expected = [*_la.svd(a), *_la.qr(a, mode="complete")]
+    for g, e in zip(got, expected, strict=True):
+        assert (g.shape, g.dtype) == (e.shape, e.dtype)
+        np.testing.assert_allclose(g.numpy(), e.numpy(), rtol=1e-10, atol=1e-12)

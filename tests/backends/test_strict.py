@@ -321,3 +321,13 @@ def test_sqrtm_on_strict_names_the_op_and_the_fix() -> None:
 
     with pytest.raises(NotImplementedError, match=r"sqrtm.*NumPy only.*numpy\.asarray"):
         decompositions.sqrtm_op(kenaz.Tensor(to_strict(np.eye(2))))
+
+
+def test_complete_svd_and_qr_on_strict_are_strict_arrays() -> None:
+    a = np.random.default_rng(6).normal(size=(2, 4, 3))
+    la = kenaz.numpy.linalg
+    got = [*la.svd(kenaz.Tensor(to_strict(a))), *la.qr(kenaz.Tensor(to_strict(a)), mode="complete")]
+    expected = [*la.svd(a), *la.qr(a, mode="complete")]
+    for g, e in zip(got, expected, strict=True):
+        assert _is_strict(g._value) and g.shape == e.shape
+        np.testing.assert_allclose(np.asarray(g._value), e.numpy(), rtol=1e-10, atol=1e-12)

@@ -175,6 +175,26 @@ _PER_MATRIX: dict[str, tuple[Any, Any]] = {
 }
 
 
+def complete_svd(a: Any) -> tuple[Any, Any, Any]:
+    """``svd(a, full_matrices=True)`` of a backend value (not differentiable: a non-square
+    matrix's extra singular vectors are not unique), on ``a``'s backend."""
+    if type(a) in NUMPY_TYPES:
+        return tuple(np.linalg.svd(a))
+    if is_dask(namespace(a)):
+        return _dask_linalg("svd", a, full_matrices=True)
+    return tuple(_linalg("svd", a)(a, full_matrices=True))
+
+
+def complete_qr(a: Any) -> tuple[Any, Any]:
+    """``qr(a, mode="complete")`` of a backend value (not differentiable for a tall matrix:
+    the extra columns of Q are not unique), on ``a``'s backend."""
+    if type(a) in NUMPY_TYPES:
+        return tuple(np.linalg.qr(a, mode="complete"))
+    if is_dask(namespace(a)):
+        return _dask_linalg("qr", a, mode="complete")
+    return tuple(_linalg("qr", a)(a, mode="complete"))
+
+
 def _dask_linalg(name: str, *arrays: Any, **params: Any) -> Any:
     """``linalg.name`` of Dask arrays, lazily, one task per block of whole matrices
     (:func:`kenaz.backend.dask_map_matrices`): the result of ``numpy.linalg``, as Dask
@@ -188,6 +208,12 @@ def _dask_linalg(name: str, *arrays: Any, **params: Any) -> Any:
         b = arrays[1]
         operands.append((b, 2))
         specs = [((n, b.shape[-1]), np.result_type(dtype, numpy_dtype(b.dtype)))]
+    elif name == "svd" and params.get("full_matrices"):  # complete: not differentiable
+        function = np.linalg.svd
+        specs = [((m, m), dtype), ((min(m, n),), _real_dtype(dtype)), ((n, n), dtype)]
+    elif name == "qr" and params.get("mode") == "complete":
+        function = lambda block: np.linalg.qr(block, mode="complete")  # noqa: E731
+        specs = [((m, m), dtype), ((m, n), dtype)]
     else:
         specs = results(m, n, min(m, n), dtype)
     if name == "pinv":
