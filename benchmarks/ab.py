@@ -10,6 +10,13 @@ means B is faster.
     .venv/bin/python -m benchmarks.ab /tmp/kenaz_base/src src --rounds 7
     .venv/bin/python -m benchmarks.ab /tmp/kenaz_base/src src --cases decompositions
     .venv/bin/python -m benchmarks.ab /tmp/kenaz_base/src src --cases small --best --calls 15
+    .venv/bin/python -m benchmarks.ab /tmp/kenaz_base/src src --cases small --instructions
+
+``--instructions`` counts machine instructions per call under Valgrind's
+callgrind instead of timing: slow (one run per tree, about 50 times slower
+than native), but the same on a busy machine as on a quiet one, so a 1 %
+change in per-op overhead shows. It counts work, not time: cache misses and
+the cost of different instructions are not in it.
 
 The workload definitions (``benchmarks/workloads``) come from this checkout
 for both trees; only ``kenaz`` is imported from the given source directory.
@@ -46,13 +53,14 @@ def workload_cases() -> dict[str, Callable[[], object]]:
 
 
 def small_cases() -> dict[str, Callable[[], object]]:
-    """Eager small ops on 16 float64 and W1's grad chain: the rows per-op costs show in."""
+    """W8's eager small ops (16 float64, 4x4) and W1's grad chain: the rows per-op costs show in."""
     import numpy as np
 
     import kenaz
     import kenaz.numpy as knp
 
     x, y = knp.asarray(np.linspace(0.1, 1, 16)), knp.asarray(np.linspace(0.2, 1, 16))
+    m, n = knp.reshape(knp.arange(16.0), (4, 4)), knp.reshape(knp.arange(16.0) + 1, (4, 4))
 
     def chain(x):
         for _ in range(1000):
@@ -64,7 +72,10 @@ def small_cases() -> dict[str, Callable[[], object]]:
         "W1-like grad, 3,000 ops": lambda: grad_chain(x),
         "knp.sin(x)": lambda: knp.sin(x),
         "x + y": lambda: x + y,
+        "x * y": lambda: x * y,
         "knp.sum(x)": lambda: knp.sum(x),
+        "m @ n (4x4)": lambda: m @ n,
+        "x[3]": lambda: x[3],
         "x[2:10]": lambda: x[2:10],
         "x.dtype": lambda: x.dtype,
     }
@@ -94,6 +105,64 @@ def measure(calls: int, cases: str = "workloads", best: bool = False) -> dict[st
             samples.append((time.process_time() - start) / repeat)
         times[name] = min(samples) if best else statistics.median(samples)
     return times
+
+
+# The C function whose calls mark the bounds of a measured stretch under callgrind
+# (`--dump-before`: each call starts a new dump of the counts). Called nowhere else.
+_MARKER = "os_getppid"
+
+
+def count_instructions(cases: str = "small", budget: float = 0.5) -> None:
+    """In the subprocess under callgrind: for each case, a warm-up, then ``n`` and ``5 * n``
+    calls, each stretch between markers (``os.getppid()``), with ``n`` such that a
+    stretch of ``n`` takes about ``budget`` seconds here. Prints ``{case: n}``."""
+    module, function = CASES[cases].split(":")
+    counts = {}
+    for name, run in getattr(importlib.import_module(module), function)().items():
+        start = time.process_time()
+        run()
+        n = counts[name] = max(2, int(budget / max(time.process_time() - start, 1e-9)))
+        for count in (n, 5 * n):
+            os.getppid()
+            for _ in range(count):
+                run()
+        os.getppid()
+    print(json.dumps(counts))
+
+
+def instructions_per_call(source: Path, cases: str, workdir: Path) -> dict[str, float]:
+    """Instructions per call of each case, from one run of ``source`` under callgrind: the
+    difference of the two stretches over the difference of their call counts, so that
+    the cost of the loop and the markers cancels."""
+    env = dict(
+        os.environ,
+        PYTHONPATH=f"{source}{os.pathsep}{ROOT}",
+        OMP_NUM_THREADS="1",
+        PYTHONHASHSEED="0",
+    )
+    out = workdir / "callgrind.out"
+    code = (
+        f"import kenaz; assert kenaz.__file__.startswith({str(source)!r}); "
+        f"from benchmarks.ab import count_instructions; count_instructions({cases!r})"
+    )
+    command = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"]
+    command += [f"--dump-before={_MARKER}", sys.executable, "-c", code]
+    result = subprocess.run(command, env=env, cwd=ROOT, capture_output=True, text=True)
+    if result.returncode:
+        raise RuntimeError(f"callgrind run on {source} failed:\n{result.stderr[-3000:]}")
+    calls = json.loads(result.stdout.strip().splitlines()[-1])
+    # The dumps in order: .1 is the start-up and the first warm-up, then per case the
+    # stretch of n calls, that of 5 n calls, and the next case's warm-up (the last, the
+    # end of the run, is the file without a number).
+    totals = []
+    for part in range(2, 1 + 3 * len(calls)):
+        for line in (workdir / f"callgrind.out.{part}").read_text().splitlines():
+            if line.startswith("summary:"):
+                totals.append(int(line.split()[1]))
+    return {
+        name: (totals[3 * i + 1] - totals[3 * i]) / (4 * n)
+        for i, (name, n) in enumerate(calls.items())
+    }
 
 
 def run_tree(
@@ -127,8 +196,16 @@ def main() -> None:
         help="least time instead of the median, within and across rounds (steadier on a "
         "loaded machine: load only ever adds time)",
     )
+    parser.add_argument(
+        "--instructions",
+        action="store_true",
+        help="count instructions per call under Valgrind's callgrind instead of timing",
+    )
     options = parser.parse_args()
     trees = {"A": options.a.resolve(), "B": options.b.resolve()}
+    if options.instructions:
+        print_instructions(trees, options.cases)
+        return
     samples: dict[str, dict[str, list[float]]] = {"A": {}, "B": {}}
     for round_number in range(options.rounds):
         order = ("A", "B") if round_number % 2 == 0 else ("B", "A")
@@ -144,6 +221,25 @@ def main() -> None:
         a = combine(samples["A"][row]) * 1e6
         b = combine(samples["B"].get(row, [float("nan")])) * 1e6
         print(f"{row:<40} {a:11.3f} {b:11.3f} {b / a:7.3f}")
+
+
+def print_instructions(trees: dict[str, Path], cases: str) -> None:
+    """The ``--instructions`` table: one callgrind run per tree (the two run at once)."""
+    import tempfile
+    from concurrent.futures import ThreadPoolExecutor
+
+    with tempfile.TemporaryDirectory() as a, tempfile.TemporaryDirectory() as b:
+        with ThreadPoolExecutor(2) as pool:
+            futures = {
+                name: pool.submit(instructions_per_call, trees[name], cases, Path(d))
+                for name, d in (("A", a), ("B", b))
+            }
+            counts = {name: future.result() for name, future in futures.items()}
+    print(f"A = {trees['A']}\nB = {trees['B']}\ninstructions per call (callgrind)")
+    print(f"{'row':<40} {'A':>13} {'B':>13} {'B/A':>7}")
+    for row, a_count in counts["A"].items():
+        b_count = counts["B"].get(row, float("nan"))
+        print(f"{row:<40} {a_count:13,.0f} {b_count:13,.0f} {b_count / a_count:7.3f}")
 
 
 if __name__ == "__main__":

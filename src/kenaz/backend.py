@@ -25,7 +25,7 @@ otherwise.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
@@ -86,6 +86,29 @@ def is_backend_array(value: Any) -> bool:
     return module.startswith(("dask.", "cupy"))
 
 
+# -- dtypes of a library's own ------------------------------------------------------------
+# NumPy's, CuPy's and Dask's arrays have NumPy dtypes; a strict Array API library's have
+# dtypes of its own, which kenaz maps to NumPy's by name (`numpy_dtype`). Reading a
+# dtype is on the hot path of every rule, so `kenaz.tensor` reads it in C until kenaz
+# first meets such a dtype: then the hooks registered here run (once in effect; they
+# are idempotent), and `Tensor.dtype` maps from then on.
+NUMPY_DTYPE_TYPES = frozenset(type(np.dtype(t)) for t in np.sctypeDict.values())
+_foreign_dtype_hooks: list[Callable[[], None]] = []
+
+
+def on_foreign_dtypes(hook: Callable[[], None]) -> None:
+    """Run ``hook()`` when kenaz first meets a value or dtype that is not NumPy's own
+    (at once if it already has)."""
+    _foreign_dtype_hooks.append(hook)
+    if _to_numpy:
+        hook()
+
+
+def _foreign_dtype_met() -> None:
+    for hook in _foreign_dtype_hooks:
+        hook()
+
+
 # The namespace of each array type seen so far: array-api-compat's lookup costs
 # microseconds, a dictionary read tens of nanoseconds.
 _namespaces: dict[type, Any] = {}
@@ -95,6 +118,9 @@ def _namespace_of_type(value: Any) -> Any:
     kind = type(value)
     found = _namespaces.get(kind)
     if found is None:
+        dtype = getattr(value, "dtype", None)
+        if dtype is not None and type(dtype) not in NUMPY_DTYPE_TYPES:
+            numpy_dtype(dtype)  # a library with dtypes of its own: maps them from now on
         try:
             import array_api_compat
         except ImportError:  # pragma: no cover - only without the optional dependency
@@ -182,6 +208,7 @@ def numpy_dtype(dtype: Any) -> np.dtype:
         if name not in _STANDARD_DTYPE_NAMES:
             raise TypeError(f"kenaz: no NumPy dtype corresponds to {dtype!r}")
         found = _to_numpy[dtype] = np.dtype(name)
+        _foreign_dtype_met()
     return found
 
 
@@ -581,6 +608,11 @@ def default_backend(xp: Any) -> Iterator[Any]:
     >>> namespace(value_of(zeros)).__name__, zeros.dtype
     ('array_api_strict', dtype('float64'))
     """
+    float64 = getattr(xp, "float64", None)  # a library with dtypes of its own: map them
+    if not isinstance(float64, np.dtype) and not (
+        isinstance(float64, type) and issubclass(float64, np.generic)
+    ):
+        numpy_dtype(float64)
     token = _default.set(xp)
     try:
         yield xp

@@ -167,7 +167,7 @@ def generate_source(program: Program, in_place: bool = True) -> tuple[str, dict[
     kinds: dict[Any, tuple[np.ufunc | None, str | None]] = {}  # impl -> (ufunc, operator)
     for index, eq in enumerate(equations):
         args = [operand(a) for a in eq.inputs]
-        impl = eq.op.impl
+        impl = eq.op.numpy_impl or eq.op.impl  # compiled code runs on NumPy values
         kind = kinds.get(impl)
         if kind is None:
             kind = kinds[impl] = (ufunc_of(impl), operator_of(impl))
@@ -222,7 +222,7 @@ def generate_source(program: Program, in_place: bool = True) -> tuple[str, dict[
             else:
                 call = f"{namespace.name(ufunc, ufunc.__name__)}({', '.join(args)})"
         else:
-            impl = namespace.name(eq.op.impl, f"{eq.op.name}_impl")
+            impl = namespace.name(impl, f"{eq.op.name}_impl")
             params = [f"{k}={namespace.literal(v, k)}" for k, v in eq.params.items()]
             call = f"{impl}({', '.join(args + params)})"
         if eq.multiple:

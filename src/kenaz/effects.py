@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from contextvars import ContextVar
 from typing import Any
 
+from .backend import NUMPY_TYPES
 from .errors import explain_backend_error
 from .tensor import Tensor, _make
 
@@ -59,7 +60,16 @@ class Op:
     name : str
         Name shown in errors and by ``debug``.
     impl : callable
-        Backend implementation on NumPy values: ``impl(*arrays, **params)``.
+        The implementation: ``impl(*arrays, **params)`` on the arrays of any
+        backend kenaz runs on (NumPy, and Array API libraries: see
+        ``kenaz.backend``).
+    numpy_impl : callable or None, optional
+        A faster implementation for NumPy values only (arrays, NumPy scalars,
+        Python numbers), such as the bare ufunc ``np.sin``; with no handler it
+        runs instead of ``impl`` when every argument is one. It must equal
+        ``impl`` there. Defaults to ``impl.numpy_impl`` when the
+        implementation names one (``kenaz.ops.elementwise.neutral_unary``'s
+        do), else None: ``impl`` serves every backend.
     jvp : sequence of callables, ``each_argument(rule)`` or None, optional
         One entry per positional argument: ``rule(tangent, ans, *args, **params)``
         returns that argument's contribution to the output tangent. ``None``
@@ -117,6 +127,7 @@ class Op:
     __slots__ = (
         "name",
         "impl",
+        "numpy_impl",
         "jvp",
         "vjp",
         "batch",
@@ -135,6 +146,7 @@ class Op:
         name: str,
         impl: Callable[..., Any],
         *,
+        numpy_impl: Callable[..., Any] | None = None,
         jvp: Sequence[Callable[..., Any] | None] | None = None,
         vjp: Sequence[Callable[..., Any] | None] | None = None,
         batch: Callable[..., Any] | None = None,
@@ -145,6 +157,7 @@ class Op:
     ) -> None:
         self.name = name
         self.impl = impl
+        self.numpy_impl = numpy_impl or getattr(impl, "numpy_impl", None)
         self.jvp = _rule_table(jvp)
         self.vjp = _rule_table(vjp)
         self.batch = batch
@@ -224,13 +237,19 @@ def perform_args(op: Op, args: tuple, params: Mapping[str, Any]) -> Any:
     try:  # free until it raises
         if not params and len(args) == 2:
             x, y = args
-            value = op.impl(
-                x._value if isinstance(x, Tensor) else x, y._value if isinstance(y, Tensor) else y
-            )
+            x = x._value if isinstance(x, Tensor) else x
+            y = y._value if isinstance(y, Tensor) else y
+            run = op.numpy_impl
+            if run is None or type(x) not in NUMPY_TYPES or type(y) not in NUMPY_TYPES:
+                run = op.impl
+            value = run(x, y)
         elif len(args) == 1:  # unary: elementwise math, and shape ops and reductions
             x = args[0]
             x = x._value if isinstance(x, Tensor) else x
-            value = op.impl(x, **params) if params else op.impl(x)
+            run = op.numpy_impl  # NumPy's own function where the op has one (`np.sin`)
+            if run is None or type(x) not in NUMPY_TYPES:
+                run = op.impl
+            value = run(x, **params) if params else run(x)
         else:
             value = op.impl(*[a._value if isinstance(a, Tensor) else a for a in args], **params)
     except ValueError as error:
@@ -263,7 +282,8 @@ def _with_variadic_arguments(function: Callable[..., Any], name: str) -> Callabl
 perform = _with_variadic_arguments(perform_args, "perform")
 perform.__doc__ = """Perform ``op`` on ``args``: the effect every tensor operation raises.
 
-With no handler installed this runs ``op.impl`` on the NumPy values.
+With no handler installed this runs ``op.impl`` on the arguments' values
+(``op.numpy_impl``, where the op has one, on NumPy values).
 Otherwise the innermost handler handles it, with the stack set to the
 handlers outside it. Same as ``perform_args(op, args, params)`` (and the
 same code: see ``_with_variadic_arguments``).

@@ -63,16 +63,17 @@ _LEFT_OPERANDS = _NUMPY_VALUES | {bool, int, float}
 def neutral_unary(numpy_function: Callable, standard_name: str) -> Callable:
     """``numpy_function(x)`` on NumPy values, else ``xp.<standard_name>(x)`` in ``x``'s namespace.
 
-    The NumPy test is one type lookup before NumPy's own call (see ``kenaz.backend``).
+    The implementation names ``numpy_function`` as its ``numpy_impl``, which
+    ``perform`` calls directly on NumPy values after one type test (see
+    ``kenaz.effects.Op``).
     """
 
     def impl(x):
-        if type(x) in NUMPY_TYPES:
-            return numpy_function(x)
-        xp = namespace(x)  # NumPy for lists and other values NumPy converts
+        xp = namespace(x)  # NumPy for NumPy values, lists and other values NumPy converts
         return numpy_function(x) if xp is np else getattr(xp, standard_name)(x)
 
     impl.__name__ = standard_name
+    impl.numpy_impl = numpy_function  # what `perform` runs on NumPy values: no frame of ours
     return impl
 
 
@@ -110,6 +111,7 @@ def neutral_binary(numpy_function: Callable, standard_name: str) -> Callable:
         return _on_backend(xp, standard_name, x, y)
 
     impl.__name__ = standard_name
+    impl.numpy_impl = numpy_function
     return impl
 
 

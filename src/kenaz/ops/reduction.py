@@ -109,6 +109,7 @@ def _neutral_reduction(numpy_function, standard_name: str):
             return numpy_function(x, axis=axis, keepdims=keepdims)
         return getattr(namespace(x), standard_name)(x, axis=axis, keepdims=keepdims)
 
+    impl.numpy_impl = numpy_function  # NumPy's, called by `perform` at once on NumPy values
     return impl
 
 

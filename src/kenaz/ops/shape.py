@@ -614,12 +614,9 @@ def _sum_vjp(ans, x, axis, keepdims):
 
 _sum = Op(
     "sum",
+    lambda x, axis, keepdims: namespace(x).sum(x, axis=axis, keepdims=keepdims),
     # np.add.reduce is np.sum without its Python-level dispatch (a microsecond).
-    lambda x, axis, keepdims: (
-        np.add.reduce(x, axis=axis, keepdims=keepdims)
-        if type(x) in NUMPY_TYPES
-        else namespace(x).sum(x, axis=axis, keepdims=keepdims)
-    ),
+    numpy_impl=np.add.reduce,
     jvp=[lambda t, ans, x, axis, keepdims: _sum(t, axis=axis, keepdims=keepdims)],
     vjp=[_sum_vjp],
     batch=reduction_batch,
