@@ -277,7 +277,8 @@ def svd(
             "non-square matrix are not unique, so they have no derivative; pass "
             "full_matrices=False"
         )
-    return SVDResult(*(Tensor(part) for part in _np.linalg.svd(_np.asarray(a))))
+    value = a._value if type(a) is Tensor else _np.asarray(a)
+    return SVDResult(*(Tensor(part) for part in _dec.complete_svd(value)))
 
 
 def svdvals(x: Any, /) -> Tensor:
@@ -302,7 +303,7 @@ def qr(a: Any, mode: str = "reduced") -> Any:
                     "kenaz.linalg.qr: mode='complete' of a tall matrix is not differentiable "
                     "(the extra columns of Q are not unique); use mode='reduced'"
                 )
-            q, r = _np.linalg.qr(_np.asarray(a), mode="complete")
+            q, r = _dec.complete_qr(a._value if type(a) is Tensor else _np.asarray(a))
             return QRResult(Tensor(q), Tensor(r))
         q, r = _dec.qr_op(a)
     else:  # wide: factor the leading square block, then R's other columns are Q^H a
