@@ -485,23 +485,6 @@ def _by_operator(ufunc: np.ufunc, operation: Callable) -> Callable:
     return impl
 
 
-def _by_operator_numpy_only(ufunc: np.ufunc, operation: Callable) -> Callable:
-    """``_by_operator`` as it was before backends (NumPy values only): the baseline of
-    ``benchmarks/backends.py numpy-path``, which measures what neutrality costs."""
-
-    def impl(x, y):
-        if type(x) is np.ndarray:
-            return ufunc(x, y)
-        if type(x) in _NUMPY_SCALARS:
-            if type(y) in _RIGHT_OPERANDS:
-                return operation(x, y)
-        elif type(y) in _NUMPY_VALUES and type(x) in _LEFT_OPERANDS:
-            return operation(x, y)
-        return ufunc(x, y)
-
-    return impl
-
-
 def binary(name: str, impl: Callable, jvp, vjp) -> Op:
     return Op(name, impl, jvp=jvp, vjp=vjp, batch=batching.elementwise)
 
