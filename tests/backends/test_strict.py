@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 import kenaz
+import kenaz.numpy
 from kenaz.testing import check_op
 
 from ..ops import (
@@ -331,3 +332,10 @@ def test_complete_svd_and_qr_on_strict_are_strict_arrays() -> None:
     for g, e in zip(got, expected, strict=True):
         assert _is_strict(g._value) and g.shape == e.shape
         np.testing.assert_allclose(np.asarray(g._value), e.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_sum_of_booleans_counts_as_numpy_does():
+    # The standard's sum takes numbers only; kenaz counts booleans in NumPy's default integer.
+    total = kenaz.numpy.sum(xps.asarray([True, False, True]))
+    assert type(total._value).__module__.startswith("array_api_strict")
+    assert total.dtype == np.int64 and int(total) == 2

@@ -344,8 +344,23 @@ def lstsq(a: Any, b: Any, rcond: Any = None) -> tuple[Tensor, Tensor, int, Tenso
 
 
 def matrix_rank(a: Any, tol: Any = None, hermitian: bool = False, *, rtol: Any = None) -> Tensor:
-    """Rank from the singular values (an integer: no derivative)."""
-    return Tensor(_np.linalg.matrix_rank(_np.asarray(a), tol=tol, hermitian=hermitian, rtol=rtol))
+    """Rank from the singular values (an integer: no derivative), as NumPy counts it.
+
+    Computed with kenaz's own decompositions, so on the input's backend (lazily on Dask).
+    """
+    a = _ew.stop_gradient(a if isinstance(a, Tensor) else Tensor(a))
+    if a.ndim < 2:
+        return _ew.astype(_ew.greater(_reduction.sum(_ew.not_equal(a, 0)), 0), _np.intp)
+    s = _ew.absolute(eigvalsh(a)) if hermitian else svdvals(a)
+    if tol is None:
+        if rtol is None:
+            rtol = max(a.shape[-2:]) * _np.finfo(s.dtype).eps
+        else:
+            rtol = _shape.expand_dims(Tensor(rtol), -1)
+        tol = _reduction.amax(s, axis=-1, keepdims=True) * rtol
+    else:
+        tol = _shape.expand_dims(Tensor(tol), -1)
+    return _reduction.sum(_ew.greater(s, tol), axis=-1)
 
 
 def cond(x: Any, p: Any = None) -> Tensor:
