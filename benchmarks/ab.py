@@ -67,9 +67,16 @@ def small_cases() -> dict[str, Callable[[], object]]:
             x = knp.sin(x) * 1.01 + 0.1
         return knp.sum(x)
 
+    def scalar_chain(x):  # W2-like: arithmetic on 0-d values
+        for _ in range(200):
+            x = knp.tanh(x) * 0.9 + x * x * 0.01
+        return x
+
     grad_chain = kenaz.grad(chain)
+    scalar_grad = kenaz.grad(scalar_chain)
     return {
         "W1-like grad, 3,000 ops": lambda: grad_chain(x),
+        "W2-like scalar grad, 1,000 ops": lambda: scalar_grad(0.3),
         "knp.sin(x)": lambda: knp.sin(x),
         "x + y": lambda: x + y,
         "x * y": lambda: x * y,

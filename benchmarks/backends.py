@@ -3,6 +3,9 @@
     .venv/bin/python -m benchmarks.backends            # all three
     .venv/bin/python -m benchmarks.backends per-op     # one of: per-op, dask-graph, fit
 
+What neutrality costs on NumPy's own path is measured against the tree before backends
+with ``benchmarks/ab.py --cases small --instructions`` (see docs/backends.md).
+
 - ``per-op``: the eager cost of a few ops through kenaz on NumPy arrays (the fast path)
   and on array-api-strict arrays (the namespace path), each next to the library's own
   call, so that kenaz's overhead on each path is the difference. CPU time
@@ -10,11 +13,6 @@
 - ``dask-graph``: the cost of *building* a gradient's graph on a chunked Dask array, per
   op of the function, against the same gradient computed eagerly on NumPy; and the
   ``compute`` that follows.
-- ``numpy-path``: what backend neutrality costs on NumPy's path, in one process,
-  interleaved: the neutral implementations of ``sin``, ``dsin``, ``add``, ``mul`` and the
-  ``Tensor.dtype`` that maps a backend's dtypes, against NumPy-only versions swapped in
-  (what kenaz had before), on an eager ``knp.sin(x)``, ``x + y``, ``x * y`` and a grad
-  through a chain of 300 ``sin`` (W1's shape).
 - ``fit``: ``kenaz.train.fit(..., client=...)`` on a LocalCluster of 1 and of 2 worker
   processes (one thread each) against local training, on an MLP whose per-step work is
   large enough to matter. Wall time (``time.perf_counter``): the work happens in other
@@ -191,61 +189,8 @@ def fit_workers() -> None:
             cluster.close()
 
 
-def numpy_path(rounds: int = 10) -> None:
-    import operator
-    from operator import attrgetter
-
-    import kenaz
-    import kenaz.numpy as knp
-    from kenaz.ops import elementwise as ew
-    from kenaz.tensor import Tensor
-
-    ops = {
-        ew.sin: np.sin,
-        ew.slope_ops["dsin"]: lambda g, x: g * np.cos(x),
-        ew.add: ew._by_operator_numpy_only(np.add, operator.add),
-        ew.multiply: ew._by_operator_numpy_only(np.multiply, operator.mul),
-    }
-    neutral = {op: op.impl for op in ops}
-    variants = {
-        "neutral": (neutral, Tensor.dtype),
-        "NumPy-only": (ops, property(attrgetter("_value.dtype"))),
-    }
-    x0 = np.linspace(0.1, 1.0, 16)
-    x, y = knp.asarray(x0), knp.asarray(x0 + 1)
-    chain = kenaz.grad(lambda v: knp.sum(_sin_chain(knp, v, 300)))
-    rows = {
-        "knp.sin(x)": lambda: knp.sin(x),
-        "x + y": lambda: x + y,
-        "x * y": lambda: x * y,
-        "grad, 300 sin (per op)": lambda: chain(x0),
-    }
-    times: dict[tuple[str, str], list[float]] = {}
-    try:
-        for round_ in range(rounds):
-            order = list(variants) if round_ % 2 else list(variants)[::-1]
-            for name in order:
-                impls, dtype = variants[name]
-                for op, impl in impls.items():
-                    op.impl = impl
-                Tensor.dtype = dtype
-                for row, run in rows.items():
-                    per_call = _cpu_per_call(run, repeats=3)
-                    per_call /= 300 if row.startswith("grad") else 1
-                    times.setdefault((row, name), []).append(per_call)
-    finally:
-        for op, impl in neutral.items():
-            op.impl = impl
-        Tensor.dtype = variants["neutral"][1]
-    print("NumPy's path, neutral vs NumPy-only implementations (us, CPU, median of rounds)")
-    for row in rows:
-        a = statistics.median(times[(row, "NumPy-only")])
-        b = statistics.median(times[(row, "neutral")])
-        print(f"{row:24s} NumPy-only {a * 1e6:7.3f}  neutral {b * 1e6:7.3f}  ratio {b / a:.3f}")
-
-
 if __name__ == "__main__":
-    commands = {"per-op": per_op, "numpy-path": numpy_path, "dask-graph": dask_graph}
+    commands = {"per-op": per_op, "dask-graph": dask_graph}
     commands["fit"] = fit_workers
     chosen = sys.argv[1:] or list(commands)
     for name in chosen:

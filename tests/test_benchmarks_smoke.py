@@ -61,3 +61,11 @@ def test_every_contender_is_sampled_at_least_min_samples_times():
     assert set(timings) == {"fast", "slow"}
     assert all(len(t.samples) >= 3 and t.median_seconds > 0 for t in timings.values())
     assert timings["fast"].median_seconds < timings["slow"].median_seconds
+
+
+def test_the_ab_small_cases_run():
+    # benchmarks/ab.py --cases small (also what --instructions counts): every row runs.
+    from benchmarks.ab import small_cases
+
+    for run in small_cases().values():
+        run()

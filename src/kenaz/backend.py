@@ -44,11 +44,15 @@ __all__ = [
     "backend_dtype",
     "asarray_on",
     "full_like",
+    "namespace_of",
+    "zeros_on",
     "scatter_add",
     "standard_index",
     "take_flat",
     "einsum",
     "special_function",
+    "is_dask",
+    "dask_map_matrices",
     "default_backend",
     "current_default",
     "materialize",
@@ -299,6 +303,27 @@ def full_like(like: Any, shape: tuple[int, ...], fill: Any, dtype: Any) -> Any:
     return xp.full(shape, fill, dtype=backend_dtype(xp, dtype))
 
 
+def namespace_of(like: Any) -> Any:
+    """The namespace of the array behind ``like`` (a Tensor or a backend value), or ``None``
+    for NumPy (and for a jit-traced tensor, whose program runs on NumPy): what a record of
+    an input keeps to make its zeros later on the same backend, without keeping the input."""
+    value = getattr(like, "_value", None) if type(like).__name__ == "Tensor" else None
+    if type(value) in NUMPY_TYPES:  # the fast path: a plain Tensor of a NumPy value
+        return None
+    value = value_of(like)
+    if value is None or type(value) in NUMPY_TYPES:
+        return None
+    xp = namespace(value)
+    return None if xp is np else xp
+
+
+def zeros_on(xp: Any, shape: tuple[int, ...], dtype: Any) -> Any:
+    """Zeros of ``shape`` and (NumPy) ``dtype`` in namespace ``xp`` (``None``: NumPy)."""
+    if xp is None or xp is np:
+        return np.zeros(shape, dtype)
+    return xp.zeros(shape, dtype=backend_dtype(xp, dtype))
+
+
 # -- the standard's gaps, filled per library ----------------------------------------------
 def scatter_add(xp: Any, out: Any, index: Any, values: Any) -> Any:
     """``out`` with ``values`` added at ``index``, repeated indices accumulating.
@@ -476,6 +501,88 @@ def special_function(xp: Any, name: str) -> Any:
         f"kenaz.{name}: the {library} namespace has no {name} (the Array API standard has "
         "no special functions); run it on NumPy, CuPy or Dask"
     )
+
+
+def is_dask(xp: Any) -> bool:
+    """Whether namespace ``xp`` is Dask's (``dask.array`` or array-api-compat's wrapper)."""
+    return "dask" in getattr(xp, "__name__", "")
+
+
+def dask_map_matrices(
+    function: Any, arrays: list[tuple[Any, int]], results: list[tuple[tuple[int, ...], Any]]
+) -> tuple[Any, ...]:
+    """Apply a NumPy ``function`` to each matrix of Dask stacks, lazily.
+
+    The standard's linalg functions that Dask lacks (``eigh``, ``slogdet``, ``pinv``,
+    ``eig``...), and those it has only for single 2-d matrices, run this way: the
+    arrays' leading (stack) axes are broadcast together and keep their chunks, their
+    core axes (the matrix's, or none for a per-matrix scalar) become one chunk each,
+    and one task per block of matrices calls ``function`` on NumPy blocks. Several
+    results travel packed in one array (flattened, in their common dtype) and are
+    unpacked lazily into arrays of their own shapes and dtypes: nothing is computed.
+
+    Parameters
+    ----------
+    function : callable
+        ``function(*blocks) -> result or tuple of results`` on NumPy arrays whose
+        leading axes are a block of the stack (``numpy.linalg``'s functions broadcast so).
+    arrays : list of (dask.array.Array, int)
+        Each argument and how many trailing axes are its core (2 for a matrix).
+    results : list of (shape, dtype)
+        Each result's core shape (its shape per matrix) and NumPy dtype.
+
+    Returns
+    -------
+    tuple of dask.array.Array
+        One per result, of shape ``stack + core``.
+    """
+    import dask.array as da
+
+    stack = np.broadcast_shapes(*(tuple(a.shape[: a.ndim - core]) for a, core in arrays))
+    rank = len(stack)
+    broadcast = [da.broadcast_to(a, stack + tuple(a.shape[a.ndim - core :])) for a, core in arrays]
+    stack_chunks = broadcast[0].chunks[:rank]
+    letters = "abcdefghijklmnopqrstuvwxy"  # "z" is the packed results' axis
+    if rank + 2 * len(arrays) > len(letters):
+        raise NotImplementedError(f"kenaz: a stack of {rank} axes is too deep for Dask here")
+    stack_index = letters[:rank]
+    operands: list[Any] = []
+    for position, (array, (_, core)) in enumerate(zip(broadcast, arrays)):
+        array = array.rechunk(stack_chunks + (-1,) * core)
+        core_index = letters[rank + 2 * position : rank + 2 * position + core]
+        operands += [array, stack_index + core_index]
+    packed_dtype = np.result_type(*(dtype for _, dtype in results))
+    sizes = [int(np.prod(shape)) for shape, _ in results]
+
+    def packed(*blocks: np.ndarray) -> np.ndarray:
+        out = function(*blocks)
+        out = tuple(out) if isinstance(out, tuple) else (out,)
+        block_stack = blocks[0].shape[:rank]
+        return np.concatenate(
+            [np.asarray(o).astype(packed_dtype).reshape(block_stack + (-1,)) for o in out],
+            axis=-1,
+        )
+
+    together = da.blockwise(
+        packed,
+        stack_index + "z",
+        *operands,
+        new_axes={"z": sum(sizes)},
+        dtype=packed_dtype,
+        concatenate=True,
+        meta=np.empty((0,) * (rank + 1), dtype=packed_dtype),
+    )
+    unpacked = []
+    start = 0
+    for size, (shape, dtype) in zip(sizes, results):
+        part = together[..., start : start + size]
+        start += size
+        part = part[..., 0] if shape == () else da.reshape(part, stack + tuple(shape))
+        dtype = np.dtype(dtype)
+        if packed_dtype.kind == "c" and dtype.kind != "c":
+            part = da.real(part)
+        unpacked.append(part if part.dtype == dtype else part.astype(dtype))
+    return tuple(unpacked)
 
 
 # -- the default backend of creation functions with no array input ----------------------------

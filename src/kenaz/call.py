@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from . import tree
+from .backend import namespace_of, numpy_dtype, zeros_on
 from .convert import leaf_tensor
 from .effects import Handler, Op, _handlers, perform_args
 from .ops.elementwise import alias, astype
@@ -322,19 +323,26 @@ def fresh_outputs(outs: Sequence[Tensor], level: int, inputs: Sequence[Any]) -> 
 
 
 # -- converting what users' rules return ---------------------------------------------------
-def metas(leaves: Sequence[Any]) -> list[tuple[tuple[int, ...], np.dtype]]:
-    """Shapes and dtypes of ``leaves``: all a pullback keeps of inputs it does not need."""
-    return [
-        (x.shape, x.dtype) if isinstance(x, Tensor) else (np.shape(x), np.asarray(x).dtype)
-        for x in leaves
-    ]
+def metas(leaves: Sequence[Any]) -> list[tuple[tuple[int, ...], np.dtype, Any]]:
+    """Shapes, dtypes and backends (``None`` for NumPy) of ``leaves``: all a pullback keeps
+    of inputs it does not need."""
+    return [_meta(x) for x in leaves]
+
+
+def _meta(x: Any) -> tuple[tuple[int, ...], np.dtype, Any]:
+    if isinstance(x, Tensor):
+        return x.shape, x.dtype, namespace_of(x)
+    if hasattr(x, "shape") and hasattr(x, "dtype"):  # a backend's array: no conversion
+        return tuple(x.shape), numpy_dtype(x.dtype), namespace_of(x)
+    return np.shape(x), np.asarray(x).dtype, None
 
 
 def conform(value: Any, meta: tuple, what: str) -> Tensor:
-    """``value`` as a tensor of the shape and dtype in ``meta`` (None: zeros)."""
-    shape, dtype = meta
+    """``value`` as a tensor of the shape and dtype in ``meta`` (None: zeros, on the backend
+    ``meta`` names, if it names one)."""
+    shape, dtype = meta[0], meta[1]
     if value is None:
-        return Tensor(np.zeros(shape, dtype))
+        return Tensor(zeros_on(meta[2] if len(meta) > 2 else None, shape, dtype))
     value = value if isinstance(value, Tensor) else Tensor(value)
     if value.shape != shape:
         raise ValueError(f"kenaz: {what} has shape {value.shape}, expected {shape}")
@@ -345,9 +353,8 @@ def conform(value: Any, meta: tuple, what: str) -> Tensor:
 
 def zeros_for(leaf: Any) -> Tensor:
     """A zero tangent or cotangent for ``leaf`` (same shape and dtype)."""
-    if isinstance(leaf, Tensor):
-        return Tensor(np.zeros(leaf.shape, dtype=leaf.dtype))
-    return Tensor(np.zeros_like(np.asarray(leaf)))
+    shape, dtype, xp = _meta(leaf)
+    return Tensor(zeros_on(xp, shape, dtype))
 
 
 def cotangent_leaves(cts: Any, call: CallInfo, leaf_metas: Sequence[tuple], what: str) -> list:

@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from . import tree
+from .backend import namespace_of
 from .call import Call, CallFunction, CallInfo, conform, cotangent_leaves, metas, run_call
 from .ops import reduction
 from .ops import shape as shape_ops
@@ -119,7 +120,7 @@ class custom_vjp(CallFunction):  # noqa: N801 - a decorator, named like JAX's
 def _example_meta(value: Any, axis: int | None) -> tuple:
     value = value if isinstance(value, Tensor) else Tensor(value)
     shape = value.shape if axis is None else value.shape[:axis] + value.shape[axis + 1 :]
-    return shape, value.dtype
+    return shape, value.dtype, namespace_of(value)
 
 
 def _to_input_layout(ct: Any, ct_axis: int | None, value: Any, axis: int | None) -> Tensor:

@@ -19,6 +19,8 @@ from collections.abc import Callable, Mapping, Sequence
 from contextvars import ContextVar
 from typing import Any
 
+from numpy import ndarray  # a global: `np.ndarray` is a slow read (module __getattr__)
+
 from .backend import NUMPY_TYPES
 from .errors import explain_backend_error
 from .tensor import Tensor, _make
@@ -66,8 +68,9 @@ class Op:
     numpy_impl : callable or None, optional
         A faster implementation for NumPy values only (arrays, NumPy scalars,
         Python numbers), such as the bare ufunc ``np.sin``; with no handler it
-        runs instead of ``impl`` when every argument is one. It must equal
-        ``impl`` there. Defaults to ``impl.numpy_impl`` when the
+        runs instead of ``impl`` when the op's one array argument is one
+        (``jit``'s compiled code uses it for every op). It must equal ``impl``
+        there. Defaults to ``impl.numpy_impl`` when the
         implementation names one (``kenaz.ops.elementwise.neutral_unary``'s
         do), else None: ``impl`` serves every backend.
     jvp : sequence of callables, ``each_argument(rule)`` or None, optional
@@ -235,19 +238,19 @@ def perform_args(op: Op, args: tuple, params: Mapping[str, Any]) -> Any:
     # batched view that escaped its vmap raises here, through its `_value`
     # property: no wrong number can come out.
     try:  # free until it raises
-        if not params and len(args) == 2:
+        arity = len(args)
+        if arity == 2 and not params:
             x, y = args
-            x = x._value if isinstance(x, Tensor) else x
-            y = y._value if isinstance(y, Tensor) else y
-            run = op.numpy_impl
-            if run is None or type(x) not in NUMPY_TYPES or type(y) not in NUMPY_TYPES:
-                run = op.impl
-            value = run(x, y)
-        elif len(args) == 1:  # unary: elementwise math, and shape ops and reductions
+            # No `numpy_impl` here: the arithmetic's `impl` tests its operands itself
+            # (`kenaz.ops.elementwise._by_operator`), and a test more would cost it 1 %.
+            value = op.impl(
+                x._value if isinstance(x, Tensor) else x, y._value if isinstance(y, Tensor) else y
+            )
+        elif arity == 1:  # unary: elementwise math, and shape ops and reductions
             x = args[0]
             x = x._value if isinstance(x, Tensor) else x
             run = op.numpy_impl  # NumPy's own function where the op has one (`np.sin`)
-            if run is None or type(x) not in NUMPY_TYPES:
+            if run is None or (type(x) is not ndarray and type(x) not in NUMPY_TYPES):
                 run = op.impl
             value = run(x, **params) if params else run(x)
         else:

@@ -23,12 +23,14 @@ from __future__ import annotations
 import functools
 import itertools
 import threading
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from . import tree
+from .backend import NUMPY_TYPES, is_backend_array
 from .program import Const, Program, Var, is_traceable, static_arguments, trace
 from .staged import Staged
 from .tensor import Tensor
@@ -75,6 +77,7 @@ class Jitted:
         self._lock = threading.RLock()  # re-entrant: a traced function may call itself
         self._traces = 0
         self._hits = itertools.count()  # `next` on it is atomic: exact from many threads
+        self._warned_eager = False
 
     # -- the call ---------------------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -88,7 +91,10 @@ class Jitted:
             static = None
             dynamic = (args, kwargs)
         leaves, in_tree = tree.flatten(dynamic)
-        key = (in_tree, _static_key(static), tuple([_leaf_key(x) for x in leaves]))
+        try:
+            key = (in_tree, _static_key(static), tuple([_leaf_key(x) for x in leaves]))
+        except _OtherBackend as error:
+            return self._eagerly(error.args[0], args, kwargs)
         entry = self._cache.get(key)
         if entry is None:
             entry = self._trace(key, args, kwargs, static)
@@ -96,6 +102,21 @@ class Jitted:
             next(self._hits)
         outs = entry.staged([x for x in leaves if is_traceable(x)])
         return entry.result(outs)
+
+    def _eagerly(self, value: Any, args: tuple, kwargs: dict) -> Any:
+        """Run the function itself: compiled programs call NumPy, which would convert
+        (or refuse) another library's arrays. Warned once per jitted function."""
+        if not self._warned_eager:
+            self._warned_eager = True
+            kind = type(value)
+            warnings.warn(
+                f"kenaz.jit({self.__name__}): compiled programs run on NumPy arrays; with "
+                f"{kind.__module__}.{kind.__name__} arguments the function runs eagerly (same "
+                "results, no compilation)",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+        return self.fun(*args, **kwargs)
 
     def _trace(self, key: Any, args: tuple, kwargs: dict, static: dict | None) -> _Entry:
         with self._lock:
@@ -163,15 +184,25 @@ class _Entry:
         return tree.unflatten(self.out_tree, leaves)
 
 
+class _OtherBackend(Exception):
+    """An argument holds an array of a library other than NumPy (its value in ``args[0]``)."""
+
+
 def _leaf_key(x: Any) -> Any:
     """The part of the signature one argument leaf contributes."""
     if isinstance(x, Tensor):
+        # A plain tensor's value is at hand (a vmap view's or a tracer's is not: theirs
+        # were checked where they were made).
+        if type(x) is Tensor and type(x._value) not in NUMPY_TYPES and is_backend_array(x._value):
+            raise _OtherBackend(x._value)
         return (x.shape, x.dtype)
     if isinstance(x, (np.ndarray, np.generic)):
         return (x.shape, x.dtype)
     kind = type(x)
     if kind in (bool, int, float, complex):
         return kind
+    if is_backend_array(x):
+        raise _OtherBackend(x)
     try:
         hash(x)
     except TypeError:

@@ -18,7 +18,7 @@ from typing import Any, Literal, ParamSpec, TypeVar, overload
 import numpy as np
 
 from . import tree
-from .backend import full_like
+from .backend import full_like, namespace_of, numpy_dtype, zeros_on
 from .call import ClosureGuard, fresh_outputs
 from .convert import leaf_tensor, perform_stacked
 from .effects import Handler, Op, fresh_level, handler, identity, perform_args, scope
@@ -241,9 +241,9 @@ class SharedPullback:
 
     def __init__(self, backward: Callable[[Any], Sequence[Any]], inputs: list[tuple[int, Any]]):
         self.backward = backward
-        # (position, shape, dtype) of each consumer's input: not the input itself,
-        # which the tape must not keep alive.
-        self.inputs = [(i, x.shape, x.dtype) for i, x in inputs]
+        # (position, shape, dtype, backend) of each consumer's input: not the input itself,
+        # which the tape must not keep alive (backend: None for NumPy).
+        self.inputs = [(i, x.shape, x.dtype, namespace_of(x)) for i, x in inputs]
         self.remaining = 0
         self.cotangent: Any = None
         self.result: Sequence[Any] | None = None
@@ -254,12 +254,12 @@ class SharedPullback:
     def _take(self, g: Any, consumer: int) -> Any:
         if self.result is None or self.cotangent is not g:
             self.cotangent, self.result, self.remaining = g, self.backward(g), len(self.inputs)
-        position, shape, dtype = self.inputs[consumer]
+        position, shape, dtype, xp = self.inputs[consumer]
         part = self.result[position]
         self.remaining -= 1
         if self.remaining <= 0:
             self.cotangent = self.result = None
-        return Tensor(np.zeros(shape, dtype)) if part is None else part
+        return Tensor(zeros_on(xp, shape, dtype)) if part is None else part
 
 
 def _take_cotangents(cotangents: list, nodes: tuple[int, ...]) -> tuple | None:
@@ -304,7 +304,7 @@ class _TransposedJvp:
 def _transposed_maker(op: Op, rule: Callable, index: int) -> Callable:
     def maker(ans: Any, *args: Any, **params: Any) -> Callable:
         x = args[index]
-        zero = Tensor(np.zeros(x.shape, x.dtype))
+        zero = Tensor(zeros_on(namespace_of(x), x.shape, x.dtype))
 
         def pullback(g: Any) -> Tensor:
             def linear(t: Tensor) -> Any:
@@ -447,7 +447,12 @@ def _pause_unless(reusable: bool) -> Any:
 def _check_inputs(args: Sequence[Any], allow_int: bool, where: str) -> None:
     for position, arg in args:
         for leaf in [arg] if isinstance(arg, Tensor) else tree.leaves(arg):
-            dtype = leaf.dtype if isinstance(leaf, Tensor) else np.asarray(leaf).dtype
+            if isinstance(leaf, Tensor):
+                dtype = leaf.dtype
+            elif hasattr(leaf, "dtype"):  # a backend's array: np.asarray would compute Dask's
+                dtype = numpy_dtype(leaf.dtype)
+            else:
+                dtype = np.asarray(leaf).dtype
             if dtype.kind not in "fc" and not allow_int:
                 raise TypeError(
                     f"kenaz.{where}: argument {position} has dtype {dtype}, but only float and "
@@ -560,7 +565,12 @@ def _with_no_aux(f: Callable) -> Callable:
 def _check_complex_inputs(args: Sequence[Any], where: str) -> None:
     for position, arg in args:
         for leaf in tree.leaves(arg):
-            dtype = leaf.dtype if isinstance(leaf, Tensor) else np.asarray(leaf).dtype
+            if isinstance(leaf, Tensor):
+                dtype = leaf.dtype
+            elif hasattr(leaf, "dtype"):  # a backend's array: np.asarray would compute Dask's
+                dtype = numpy_dtype(leaf.dtype)
+            else:
+                dtype = np.asarray(leaf).dtype
             if dtype.kind != "c":
                 raise TypeError(
                     f"kenaz.{where}: with holomorphic=True the inputs must be complex, but "

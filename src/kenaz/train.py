@@ -157,9 +157,13 @@ def fit(
         workers, which compute the shard gradients with kenaz; their average
         (weighted by shard size) is the step's gradient, equal to the local
         one to rounding when the loss is a mean over the examples. A worker
-        lost mid-epoch is replaced by Dask's retries. Not with ``state`` or
-        ``key`` yet, and the workers run the step eagerly (``jit`` applies to
-        local training). See :mod:`kenaz.distributed` (``kenaz[dask]``).
+        lost mid-epoch is replaced by Dask's retries. With ``key``, each shard
+        gets its own generator split from the step's (different dropout masks
+        per shard, reproducible run after run); with ``state``, the shards'
+        new states are averaged weighted by shard size (as data-parallel
+        training without synchronized batch norm). The workers run the step
+        eagerly (``jit`` applies to local training). See
+        :mod:`kenaz.distributed` (``kenaz[dask]``) for what equals what.
 
     Returns
     -------
@@ -189,14 +193,9 @@ def fit(
         )
     stateful = state is not None
     if client is not None:
-        if stateful or key is not None:
-            raise NotImplementedError(
-                "kenaz.train.fit: client= (data-parallel training) does not take state= or "
-                "key= yet; train those models without a client"
-            )
         from .distributed import data_parallel_value_and_grad
 
-        step = data_parallel_value_and_grad(loss_fn, client)
+        step = data_parallel_value_and_grad(loss_fn, client, has_state=stateful)
     else:
         step = _Step(value_and_grad(loss_fn, has_aux=stateful), jit and key is None)
     step_keys = None if key is None else as_generator(key)

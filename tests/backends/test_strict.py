@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 import kenaz
+import kenaz.numpy
 from kenaz.testing import check_op
 
 from ..ops import (
@@ -181,13 +182,81 @@ def test_compositions_on_strict_equal_numpys(name: str) -> None:
         np.testing.assert_allclose(np.asarray(g._value), e.numpy(), rtol=1e-12, atol=1e-14)
 
 
-def test_creation_functions_follow_the_default_backend() -> None:
+CREATIONS = [  # (function, args, kwargs): each made by the standard's own function
+    ("zeros", ((2, 3),), {}),
+    ("zeros", (3,), {"dtype": np.float32}),
+    ("ones", (2,), {}),
+    ("empty", ((2, 2),), {}),
+    ("full", ((2,), 7), {}),
+    ("full", ((2,), 7.5), {}),
+    ("full", (2, np.float32(1.5)), {}),
+    ("full", (3, True), {}),
+    ("eye", (3,), {}),
+    ("eye", (3, 4), {"k": 1}),
+    ("identity", (2,), {}),
+    ("tri", (3, 4, -1), {}),
+    ("arange", (5,), {}),
+    ("arange", (1, 6, 2), {}),
+    ("arange", (0.5, 3.0, 0.5), {}),
+    ("arange", (5,), {"dtype": np.float32}),
+    ("linspace", (0, 1, 5), {}),
+    ("linspace", (0, 1, 4), {"endpoint": False}),
+    ("linspace", (0.0, 2.0, 3), {"dtype": np.float32}),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "args", "kwargs"), CREATIONS, ids=[f"{c[0]}-{i}" for i, c in enumerate(CREATIONS)]
+)
+def test_creation_functions_make_arrays_with_the_default_backends_functions(
+    name: str, args: tuple, kwargs: dict, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import kenaz.numpy as knp
+    from kenaz import backend
+
+    expected = getattr(knp, name)(*args, **kwargs)
+    assert isinstance(expected._value, np.ndarray)  # NumPy outside the block
+
+    def no_conversion(*_: Any) -> Any:
+        raise AssertionError(f"{name} was made by NumPy and converted")
+
+    monkeypatch.setattr(backend, "asarray_on", no_conversion)
+    with kenaz.default_backend(xps):
+        made = getattr(knp, name)(*args, **kwargs)
+    assert _is_strict(made._value)
+    assert made.dtype == expected.dtype  # NumPy's default dtypes
+    np.testing.assert_array_equal(np.asarray(made._value), expected.numpy())
+
+
+@pytest.mark.parametrize(
+    ("name", "args", "kwargs"),
+    [
+        ("zeros", (3,), {"order": "F"}),  # NumPy's keyword, not the standard's
+        ("linspace", (0, 10, 4), {"dtype": int}),  # an integer linspace is NumPy's floor
+        ("linspace", (np.zeros(2), np.ones(2), 3), {}),  # array bounds
+    ],
+)
+def test_what_the_standard_cannot_make_is_made_by_numpy_and_moved(
+    name: str, args: tuple, kwargs: dict
+) -> None:
+    import kenaz.numpy as knp
+
+    expected = getattr(knp, name)(*args, **kwargs)
+    with kenaz.default_backend(xps):
+        made = getattr(knp, name)(*args, **kwargs)
+    assert _is_strict(made._value) and made.dtype == expected.dtype
+    np.testing.assert_array_equal(np.asarray(made._value), expected.numpy())
+
+
+def test_random_draws_are_moved_to_the_default_backend() -> None:
     import kenaz.numpy as knp
 
     with kenaz.default_backend(xps):
-        zeros = knp.zeros((2, 3))
-        assert _is_strict(zeros._value)
-    assert isinstance(knp.zeros(2)._value, np.ndarray)
+        knp.random.seed(3)
+        drawn = knp.random.normal(size=(2, 3))
+    knp.random.seed(3)
+    assert _is_strict(drawn._value)
+    np.testing.assert_array_equal(np.asarray(drawn._value), knp.random.normal(size=(2, 3)).numpy())
 
 
 # -- decompositions: public functions and compositions on strict arrays ------------------------
@@ -253,3 +322,20 @@ def test_sqrtm_on_strict_names_the_op_and_the_fix() -> None:
 
     with pytest.raises(NotImplementedError, match=r"sqrtm.*NumPy only.*numpy\.asarray"):
         decompositions.sqrtm_op(kenaz.Tensor(to_strict(np.eye(2))))
+
+
+def test_complete_svd_and_qr_on_strict_are_strict_arrays() -> None:
+    a = np.random.default_rng(6).normal(size=(2, 4, 3))
+    la = kenaz.numpy.linalg
+    got = [*la.svd(kenaz.Tensor(to_strict(a))), *la.qr(kenaz.Tensor(to_strict(a)), mode="complete")]
+    expected = [*la.svd(a), *la.qr(a, mode="complete")]
+    for g, e in zip(got, expected, strict=True):
+        assert _is_strict(g._value) and g.shape == e.shape
+        np.testing.assert_allclose(np.asarray(g._value), e.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_sum_of_booleans_counts_as_numpy_does():
+    # The standard's sum takes numbers only; kenaz counts booleans in NumPy's default integer.
+    total = kenaz.numpy.sum(xps.asarray([True, False, True]))
+    assert type(total._value).__module__.startswith("array_api_strict")
+    assert total.dtype == np.int64 and int(total) == 2

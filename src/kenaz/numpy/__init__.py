@@ -53,6 +53,7 @@ from ..ops import indexing as _indexing
 from ..ops import reduction as _reduction
 from ..ops import shape as _shape
 from ..tensor import Tensor, holds_tensor
+from . import _creation
 
 ndarray = Tensor
 
@@ -262,13 +263,15 @@ def from_dlpack(x: Any, *, device: Any = None, copy: bool | None = None) -> Tens
     return Tensor(value)
 
 
-def _constant(maker: Callable[..., Any]) -> Callable[..., Tensor]:
+def _constant(maker: Callable[..., Any], name: str | None = None) -> Callable[..., Tensor]:
+    name = maker.__name__ if name is None else name
+
     def create(*args: Any, **kwargs: Any) -> Tensor:
         args = tuple(_plain_argument(a) for a in args)
         kwargs = {k: _plain_argument(v) for k, v in kwargs.items()}
-        return _placed(maker(*args, **kwargs))
+        return Tensor(_creation.create(name, maker, args, kwargs))
 
-    create.__name__ = maker.__name__
+    create.__name__ = name
     create.__doc__ = (
         f"NumPy's ``{maker.__name__}``, as a constant Tensor (on the default backend: "
         "``kenaz.default_backend``)."
@@ -278,7 +281,7 @@ def _constant(maker: Callable[..., Any]) -> Callable[..., Tensor]:
 
 zeros = _constant(_np.zeros)
 ones = _constant(_np.ones)
-empty = _constant(_np.zeros)  # never hand out uninitialized memory
+empty = _constant(_np.zeros, "empty")  # never hand out uninitialized memory
 eye = _constant(_np.eye)
 identity = _constant(_np.identity)
 arange = _constant(_np.arange)
@@ -290,7 +293,10 @@ def full(shape: Any, fill_value: Any, dtype: Any = None, order: str = "C", **kwa
     if not isinstance(fill_value, Tensor) and not (
         isinstance(fill_value, (list, tuple)) and holds_tensor(fill_value)
     ):
-        return Tensor(_np.full(shape, fill_value, dtype=dtype, order=order, **kwargs))
+        if _backend.current_default() is _np:
+            return Tensor(_np.full(shape, fill_value, dtype=dtype, order=order, **kwargs))
+        keywords = dict(dtype=dtype, order=order, **kwargs)
+        return Tensor(_creation.create("full", _np.full, (shape, fill_value), keywords))
     fill = _as_tensor(fill_value, dtype)
     shape = (shape,) if isinstance(shape, (int, _np.integer)) else tuple(shape)
     return _shape.broadcast_to(fill, shape)
@@ -330,7 +336,12 @@ def linspace(
 ) -> Tensor:
     """Evenly spaced numbers over an interval; differentiable in ``start`` and ``stop``."""
     if not isinstance(start, Tensor) and not isinstance(stop, Tensor):
-        return Tensor(_np.linspace(start, stop, num, endpoint=endpoint, dtype=dtype, axis=axis))
+        if _backend.current_default() is _np:
+            return Tensor(
+                _np.linspace(start, stop, num, endpoint=endpoint, dtype=dtype, axis=axis)
+            )
+        keywords = dict(num=num, endpoint=endpoint, dtype=dtype, axis=axis)
+        return Tensor(_creation.create("linspace", _np.linspace, (start, stop), keywords))
     div = (num - 1) if endpoint else num
     steps = _np.arange(num, dtype=float) / (div if div > 0 else 1)
     start, stop = asarray(start), asarray(stop)

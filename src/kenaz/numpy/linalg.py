@@ -277,7 +277,8 @@ def svd(
             "non-square matrix are not unique, so they have no derivative; pass "
             "full_matrices=False"
         )
-    return SVDResult(*(Tensor(part) for part in _np.linalg.svd(_np.asarray(a))))
+    value = a._value if type(a) is Tensor else _np.asarray(a)
+    return SVDResult(*(Tensor(part) for part in _dec.complete_svd(value)))
 
 
 def svdvals(x: Any, /) -> Tensor:
@@ -302,7 +303,7 @@ def qr(a: Any, mode: str = "reduced") -> Any:
                     "kenaz.linalg.qr: mode='complete' of a tall matrix is not differentiable "
                     "(the extra columns of Q are not unique); use mode='reduced'"
                 )
-            q, r = _np.linalg.qr(_np.asarray(a), mode="complete")
+            q, r = _dec.complete_qr(a._value if type(a) is Tensor else _np.asarray(a))
             return QRResult(Tensor(q), Tensor(r))
         q, r = _dec.qr_op(a)
     else:  # wide: factor the leading square block, then R's other columns are Q^H a
@@ -343,8 +344,23 @@ def lstsq(a: Any, b: Any, rcond: Any = None) -> tuple[Tensor, Tensor, int, Tenso
 
 
 def matrix_rank(a: Any, tol: Any = None, hermitian: bool = False, *, rtol: Any = None) -> Tensor:
-    """Rank from the singular values (an integer: no derivative)."""
-    return Tensor(_np.linalg.matrix_rank(_np.asarray(a), tol=tol, hermitian=hermitian, rtol=rtol))
+    """Rank from the singular values (an integer: no derivative), as NumPy counts it.
+
+    Computed with kenaz's own decompositions, so on the input's backend (lazily on Dask).
+    """
+    a = _ew.stop_gradient(a if isinstance(a, Tensor) else Tensor(a))
+    if a.ndim < 2:
+        return _ew.astype(_ew.greater(_reduction.sum(_ew.not_equal(a, 0)), 0), _np.intp)
+    s = _ew.absolute(eigvalsh(a)) if hermitian else svdvals(a)
+    if tol is None:
+        if rtol is None:
+            rtol = max(a.shape[-2:]) * _np.finfo(s.dtype).eps
+        else:
+            rtol = _shape.expand_dims(Tensor(rtol), -1)
+        tol = _reduction.amax(s, axis=-1, keepdims=True) * rtol
+    else:
+        tol = _shape.expand_dims(Tensor(tol), -1)
+    return _reduction.sum(_ew.greater(s, tol), axis=-1)
 
 
 def cond(x: Any, p: Any = None) -> Tensor:

@@ -2,8 +2,10 @@
 
 Every function of ``numpy.random`` is available under its name; array results
 come back as Tensors (constants: nothing is differentiated through sampling),
-and Tensor arguments are read as their values. ``shuffle`` works in place in
-NumPy, which Tensors do not allow: use ``permutation``.
+and Tensor arguments are read as their values. Under ``kenaz.default_backend(xp)``
+the draws (NumPy's: the Array API standard has no random functions) are moved to
+``xp``. ``shuffle`` works in place in NumPy, which Tensors do not allow: use
+``permutation``.
 
 Examples
 --------
@@ -21,6 +23,7 @@ from typing import Any
 
 import numpy as _np
 
+from ..backend import asarray_on, current_default
 from ..tensor import Tensor
 
 
@@ -30,7 +33,8 @@ def _plain(x: Any) -> Any:
 
 def _constant(result: Any) -> Any:
     if isinstance(result, _np.ndarray):
-        return Tensor(result)
+        xp = current_default()  # the standard has no random functions: NumPy's draws, moved
+        return Tensor(result if xp is _np else asarray_on(xp, result))
     if isinstance(result, tuple):
         return tuple(_constant(r) for r in result)
     return result

@@ -30,7 +30,18 @@ from typing import Any
 
 import numpy as np
 
-from ..backend import NUMPY_TYPES, asarray_on, common, full_like, namespace, promoted, value_of
+from ..backend import (
+    NUMPY_TYPES,
+    asarray_on,
+    common,
+    dask_map_matrices,
+    full_like,
+    is_dask,
+    namespace,
+    numpy_dtype,
+    promoted,
+    value_of,
+)
 from ..effects import Op
 from ..tensor import Tensor
 from . import batching, reduction, shape
@@ -93,13 +104,21 @@ def _zeros(like: Tensor) -> Tensor:
 def _linalg(name: str, value: Any) -> Any:
     """The ``linalg`` function ``name`` of the namespace of ``value`` (not a NumPy value).
 
-    A namespace without it (Dask has no ``eigh``, ``slogdet``, ``pinv``...) falls back,
-    for arrays that take part in NumPy's dispatch (``__array_function__``: CuPy, Dask),
-    to ``numpy.linalg``'s function, which hands the array to its library (Dask computes
-    and warns where it has no such function): what kenaz did before it used the standard.
+    On Dask, the function runs lazily per block of whole matrices (:func:`_dask_linalg`)
+    unless Dask's own blocked algorithm takes the input as it is chunked. A namespace
+    without it falls back, for arrays that take part in NumPy's dispatch
+    (``__array_function__``: CuPy), to ``numpy.linalg``'s function, which hands the
+    array to its library: what kenaz did before it used the standard.
     """
     xp = namespace(value)
     function = getattr(getattr(xp, "linalg", None), name, None)
+    if is_dask(xp):
+        if not _dask_blocked_algorithm_takes(name, value):
+            return lambda *arrays, **params: _dask_linalg(name, *arrays, **params)
+        if name == "cholesky":  # array-api-compat's Dask cholesky returns the upper factor
+            import dask.array
+
+            return lambda a: dask.array.linalg.cholesky(a, lower=True)
     if function is None and hasattr(value, "__array_function__"):
         function = getattr(np.linalg, name, None)
     if function is None:
@@ -108,6 +127,104 @@ def _linalg(name: str, value: Any) -> Any:
             "(the Array API standard's linalg extension); run it on NumPy"
         )
     return function
+
+
+def _dask_blocked_algorithm_takes(name: str, a: Any) -> bool:
+    """Whether Dask's own (blocked) ``linalg.name`` takes ``a`` as chunked: one 2-d matrix
+    in square blocks for ``cholesky`` and ``solve``; one of a single column chunk (tall and
+    skinny: Dask's ``tsqr``) for ``svd``, ``svdvals`` and ``qr``. Those scale past one block
+    (``tsqr``'s vectors may differ from LAPACK's in sign). Real matrices only: Dask's blocked
+    cholesky is wrong for complex ones (dask#12335)."""
+    if a.ndim != 2 or numpy_dtype(a.dtype).kind == "c":
+        return False
+    if name in ("cholesky", "solve"):
+        return a.chunks[-2] == a.chunks[-1]  # Dask's blocked cholesky and lu want square blocks
+    return name in ("svd", "svdvals", "qr") and len(a.chunks[-1]) == 1
+
+
+def _real_dtype(dtype: Any) -> np.dtype:
+    return np.zeros((), dtype).real.dtype
+
+
+# Per matrix on Dask: NumPy's function of the blocks, and each result's (core shape, dtype)
+# for an (m, n) matrix of ``dtype`` (the standard's keyword arguments as in the calls above).
+_PER_MATRIX: dict[str, tuple[Any, Any]] = {
+    "cholesky": (np.linalg.cholesky, lambda m, n, k, dt: [((n, n), dt)]),
+    "eigh": (np.linalg.eigh, lambda m, n, k, dt: [((n,), _real_dtype(dt)), ((n, n), dt)]),
+    "eigvalsh": (np.linalg.eigvalsh, lambda m, n, k, dt: [((n,), _real_dtype(dt))]),
+    "svd": (
+        lambda a, full_matrices=False: np.linalg.svd(a, full_matrices=False),
+        lambda m, n, k, dt: [((m, k), dt), ((k,), _real_dtype(dt)), ((k, n), dt)],
+    ),
+    "svdvals": (
+        lambda a: np.linalg.svd(a, compute_uv=False),
+        lambda m, n, k, dt: [((k,), _real_dtype(dt))],
+    ),
+    "qr": (
+        lambda a, mode="reduced": np.linalg.qr(a, mode="reduced"),
+        lambda m, n, k, dt: [((m, k), dt), ((k, n), dt)],
+    ),
+    "slogdet": (np.linalg.slogdet, lambda m, n, k, dt: [((), dt), ((), _real_dtype(dt))]),
+    "eig": (
+        np.linalg.eig,
+        lambda m, n, k, dt: [((n,), _complex_dtype(dt)), ((n, n), _complex_dtype(dt))],
+    ),
+    "eigvals": (np.linalg.eigvals, lambda m, n, k, dt: [((n,), _complex_dtype(dt))]),
+    "pinv": (None, lambda m, n, k, dt: [((n, m), dt)]),
+    "solve": (np.linalg.solve, None),
+}
+
+
+def complete_svd(a: Any) -> tuple[Any, Any, Any]:
+    """``svd(a, full_matrices=True)`` of a backend value (not differentiable: a non-square
+    matrix's extra singular vectors are not unique), on ``a``'s backend."""
+    if type(a) in NUMPY_TYPES:
+        return tuple(np.linalg.svd(a))
+    if is_dask(namespace(a)):
+        return _dask_linalg("svd", a, full_matrices=True)
+    return tuple(_linalg("svd", a)(a, full_matrices=True))
+
+
+def complete_qr(a: Any) -> tuple[Any, Any]:
+    """``qr(a, mode="complete")`` of a backend value (not differentiable for a tall matrix:
+    the extra columns of Q are not unique), on ``a``'s backend."""
+    if type(a) in NUMPY_TYPES:
+        return tuple(np.linalg.qr(a, mode="complete"))
+    if is_dask(namespace(a)):
+        return _dask_linalg("qr", a, mode="complete")
+    return tuple(_linalg("qr", a)(a, mode="complete"))
+
+
+def _dask_linalg(name: str, *arrays: Any, **params: Any) -> Any:
+    """``linalg.name`` of Dask arrays, lazily, one task per block of whole matrices
+    (:func:`kenaz.backend.dask_map_matrices`): the result of ``numpy.linalg``, as Dask
+    arrays of known shapes and dtypes; a tuple for several results."""
+    function, results = _PER_MATRIX[name]
+    a = arrays[0]
+    m, n = a.shape[-2], a.shape[-1]
+    dtype = numpy_dtype(a.dtype)
+    operands = [(a, 2)]
+    if name == "solve":
+        b = arrays[1]
+        operands.append((b, 2))
+        specs = [((n, b.shape[-1]), np.result_type(dtype, numpy_dtype(b.dtype)))]
+    elif name == "svd" and params.get("full_matrices"):  # complete: not differentiable
+        function = np.linalg.svd
+        specs = [((m, m), dtype), ((min(m, n),), _real_dtype(dtype)), ((n, n), dtype)]
+    elif name == "qr" and params.get("mode") == "complete":
+        function = lambda block: np.linalg.qr(block, mode="complete")  # noqa: E731
+        specs = [((m, m), dtype), ((m, n), dtype)]
+    else:
+        specs = results(m, n, min(m, n), dtype)
+    if name == "pinv":
+        rtol = params.get("rtol")
+        if rtol is None or np.ndim(rtol) == 0:
+            function = lambda block: np.linalg.pinv(block, rcond=rtol)  # noqa: E731
+        else:  # one tolerance per matrix of the stack
+            operands.append((rtol, 0))
+            function = lambda block, tolerance: np.linalg.pinv(block, rcond=tolerance)  # noqa: E731
+    out = dask_map_matrices(function, operands, specs)
+    return out if len(out) > 1 else out[0]
 
 
 def matrix_batch(op: Op, args: tuple, batch_axes: tuple, **params: Any) -> tuple[Any, Any]:
@@ -383,8 +500,9 @@ def _svdvals_vjp(s, a):
 def _svdvals_impl(a: Any) -> Any:
     if type(a) in NUMPY_TYPES:
         return np.linalg.svd(a, compute_uv=False)
-    if "dask" in namespace(a).__name__:  # array-api-compat's Dask svdvals asks for full
-        return _linalg("svd", a)(a, full_matrices=False)[1]  # matrices, which Dask refuses
+    if is_dask(namespace(a)) and _dask_blocked_algorithm_takes("svdvals", a):
+        # array-api-compat's Dask svdvals asks for full matrices, which Dask refuses
+        return _linalg("svd", a)(a, full_matrices=False)[1]
     return _linalg("svdvals", a)(a)
 
 
@@ -547,7 +665,7 @@ def _eig_impl(a: Any) -> tuple[Any, Any]:
 
 def _as_complex(x: Any, a: Any) -> Any:
     """A backend's ``x`` cast to the complex dtype of ``a``'s precision (if it is not already)."""
-    from ..backend import backend_dtype, numpy_dtype
+    from ..backend import backend_dtype
 
     target = _complex_dtype(numpy_dtype(a.dtype))
     if numpy_dtype(x.dtype) == target:

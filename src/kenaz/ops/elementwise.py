@@ -57,6 +57,10 @@ _RIGHT_OPERANDS = _NUMPY_VALUES | {bool, int, float, complex}
 # Not `complex` on the left: `1j * np.float64(2)` is Python's complex product (np.float64
 # subclasses float), a Python complex.
 _LEFT_OPERANDS = _NUMPY_VALUES | {bool, int, float}
+# NumPy's module defines `__getattr__`, so CPython (3.11) never specializes `np.<name>`:
+# each read is a full attribute lookup, several times an identity test. The hot paths
+# below read this global instead (`type(x) is _ndarray` before any set lookup).
+_ndarray = np.ndarray
 
 
 # -- backend neutrality: NumPy's code on NumPy values, the namespace's function otherwise ----
@@ -237,7 +241,7 @@ def zero_derivative(name: str, impl: Callable) -> Op:
 
 
 def _negative_impl(x):
-    if type(x) is np.ndarray:
+    if type(x) is _ndarray:
         return np.negative(x)
     # `-x` on NumPy scalars (see `_by_operator`) and on other backends' arrays
     if type(x) in _NUMPY_SCALARS or namespace(x) is not np:
@@ -287,7 +291,8 @@ log = unary_with_slope(
     neutral_unary(np.log, "log"),
     slope_times=lambda g, x: (
         g / x
-        if type(g) in NUMPY_TYPES and type(x) in NUMPY_TYPES
+        if type(g) is _ndarray is type(x)  # both arrays: the commonest case
+        or (type(g) in NUMPY_TYPES and type(x) in NUMPY_TYPES)
         else _slope_on_backend(g, x, lambda xp, g, x: g / x)
     ),
     slope_derivative=lambda x: -1 / (x * x),
@@ -298,7 +303,8 @@ sqrt = unary_with_slope(
     neutral_unary(np.sqrt, "sqrt"),
     slope_times=lambda g, ans: (
         g * 0.5 / ans
-        if type(g) in NUMPY_TYPES and type(ans) in NUMPY_TYPES
+        if type(g) is _ndarray is type(ans)  # both arrays: the commonest case
+        or (type(g) in NUMPY_TYPES and type(ans) in NUMPY_TYPES)
         else _slope_on_backend(g, ans, lambda xp, g, ans: g * 0.5 / ans)
     ),
     slope_derivative=lambda ans: -0.5 / (ans * ans),
@@ -309,7 +315,8 @@ sin = unary_with_slope(
     neutral_unary(np.sin, "sin"),
     slope_times=lambda g, x: (
         g * np.cos(x)
-        if type(g) in NUMPY_TYPES and type(x) in NUMPY_TYPES
+        if type(g) is _ndarray is type(x)  # both arrays: the commonest case
+        or (type(g) in NUMPY_TYPES and type(x) in NUMPY_TYPES)
         else _slope_on_backend(g, x, lambda xp, g, x: g * xp.cos(x))
     ),
     slope_derivative=lambda x: -sin(x),
@@ -319,7 +326,8 @@ cos = unary_with_slope(
     neutral_unary(np.cos, "cos"),
     slope_times=lambda g, x: (
         g * -np.sin(x)
-        if type(g) in NUMPY_TYPES and type(x) in NUMPY_TYPES
+        if type(g) is _ndarray is type(x)  # both arrays: the commonest case
+        or (type(g) in NUMPY_TYPES and type(x) in NUMPY_TYPES)
         else _slope_on_backend(g, x, lambda xp, g, x: g * -xp.sin(x))
     ),
     slope_derivative=lambda x: -cos(x),
@@ -335,7 +343,8 @@ tanh = unary_with_slope(
     neutral_unary(np.tanh, "tanh"),
     slope_times=lambda g, ans: (
         g * (1 - ans * ans)
-        if type(g) in NUMPY_TYPES and type(ans) in NUMPY_TYPES
+        if type(g) is _ndarray is type(ans)  # both arrays: the commonest case
+        or (type(g) in NUMPY_TYPES and type(ans) in NUMPY_TYPES)
         else _slope_on_backend(g, ans, lambda xp, g, ans: g * (1 - ans * ans))
     ),
     slope_derivative=lambda ans: -2 * ans,
@@ -357,7 +366,8 @@ square = unary_with_slope(
     neutral_unary(np.square, "square"),
     slope_times=lambda g, x: (
         g * (2 * x)
-        if type(g) in NUMPY_TYPES and type(x) in NUMPY_TYPES
+        if type(g) is _ndarray is type(x)  # both arrays: the commonest case
+        or (type(g) in NUMPY_TYPES and type(x) in NUMPY_TYPES)
         else _slope_on_backend(g, x, lambda xp, g, x: g * (2 * x))
     ),
     slope_derivative=lambda x: 2,
@@ -377,7 +387,8 @@ logistic = unary_with_slope(
     _logistic_impl,
     slope_times=lambda g, ans: (
         g * ans * (1 - ans)
-        if type(g) in NUMPY_TYPES and type(ans) in NUMPY_TYPES
+        if type(g) is _ndarray is type(ans)  # both arrays: the commonest case
+        or (type(g) in NUMPY_TYPES and type(ans) in NUMPY_TYPES)
         else _slope_on_backend(g, ans, lambda xp, g, ans: g * ans * (1 - ans))
     ),
     slope_derivative=lambda ans: 1 - 2 * ans,
@@ -457,8 +468,8 @@ def _by_operator(ufunc: np.ufunc, operation: Callable) -> Callable:
     """
 
     def impl(x, y):
-        if type(x) is np.ndarray:  # the commonest case first: the ufunc, at once
-            if type(y) in _RIGHT_OPERANDS:
+        if type(x) is _ndarray:  # the commonest case first: the ufunc, at once
+            if type(y) is _ndarray or type(y) in _RIGHT_OPERANDS:
                 return ufunc(x, y)
         elif type(x) in _NUMPY_SCALARS:
             if type(y) in _RIGHT_OPERANDS:
@@ -471,23 +482,6 @@ def _by_operator(ufunc: np.ufunc, operation: Callable) -> Callable:
         return ufunc(x, y) if xp is np else operation(*promoted(xp, (x, y)))
 
     impl.__name__ = ufunc.__name__
-    return impl
-
-
-def _by_operator_numpy_only(ufunc: np.ufunc, operation: Callable) -> Callable:
-    """``_by_operator`` as it was before backends (NumPy values only): the baseline of
-    ``benchmarks/backends.py numpy-path``, which measures what neutrality costs."""
-
-    def impl(x, y):
-        if type(x) is np.ndarray:
-            return ufunc(x, y)
-        if type(x) in _NUMPY_SCALARS:
-            if type(y) in _RIGHT_OPERANDS:
-                return operation(x, y)
-        elif type(y) in _NUMPY_VALUES and type(x) in _LEFT_OPERANDS:
-            return operation(x, y)
-        return ufunc(x, y)
-
     return impl
 
 

@@ -265,16 +265,18 @@ def getitem(x, index) -> Tensor:
     # NumPy's own `x[3]`. A batched view that escaped its vmap raises in `x._value`.
     index_type = type(index)
     if (
-        index_type in _BASIC_INDEX_TYPES or (index_type is tuple and _is_basic_tuple(index))
+        index_type is int  # identity tests first: cheaper than the set lookup
+        or index_type is slice
+        or index_type in _BASIC_INDEX_TYPES
+        or (index_type is tuple and _is_basic_tuple(index))
     ) and isinstance(x, Tensor):
         if _current_handlers():
             return basic_index(x, index)
         out = _new_tensor(Tensor)
-        value = x._value
         try:  # free until it raises
-            out._value = value[index]
+            out._value = x._value[index]
         except IndexError:  # another backend may want the standard's form of the index
-            out._value = basic_index.impl(value, index)
+            out._value = basic_index.impl(x._value, index)
         out._trace = None
         return out
     spec, arrays = split_index(index)

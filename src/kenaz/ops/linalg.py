@@ -73,8 +73,8 @@ def _as_matrix_cotangent(g, x_vector: bool, y_vector: bool):
 
 
 def _matmul_impl(x, y):
-    if type(x) in NUMPY_TYPES and type(y) in NUMPY_TYPES:
-        return np.matmul(x, y)
+    if type(x) is _ndarray is type(y) or (type(x) in NUMPY_TYPES and type(y) in NUMPY_TYPES):
+        return _numpy_matmul(x, y)
     xp, (x, y) = common((x, y))
     return xp.matmul(x, y)
 
@@ -118,9 +118,12 @@ def _product_of_matrices(op, x, y):
     return op(x, y)
 
 
+# Globals: NumPy's module attributes are slow reads (`kenaz.ops.elementwise._ndarray`).
+_ndarray, _numpy_matmul = np.ndarray, np.matmul
 _matmul = Op(
     "matmul",
     _matmul_impl,
+    numpy_impl=np.matmul,  # for jit's compiled code
     jvp=[lambda t, ans, x, y: _matmul(t, y), lambda t, ans, x, y: _matmul(x, t)],
     vjp=[_matmul_vjp_x, _matmul_vjp_y],
     batch=_matmul_batch,

@@ -643,9 +643,15 @@ def _sum_vjp(ans, x, axis, keepdims):
     return lambda g: broadcast_to(expand_reduced(g, axis, keepdims), x_shape)
 
 
+def _backend_sum(xp, x, axis, keepdims):
+    if xp is not np and xp.isdtype(x.dtype, "bool"):  # the standard sums numbers only
+        x = xp.astype(x, xp.int64)  # NumPy's count: its default integer
+    return xp.sum(x, axis=axis, keepdims=keepdims)
+
+
 _sum = Op(
     "sum",
-    lambda x, axis, keepdims: namespace(x).sum(x, axis=axis, keepdims=keepdims),
+    lambda x, axis, keepdims: _backend_sum(namespace(x), x, axis, keepdims),
     # np.add.reduce is np.sum without its Python-level dispatch (a microsecond).
     numpy_impl=np.add.reduce,
     jvp=[lambda t, ans, x, axis, keepdims: _sum(t, axis=axis, keepdims=keepdims)],
