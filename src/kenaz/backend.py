@@ -275,12 +275,21 @@ def _weakly_fits(number: Any, dtype: np.dtype) -> bool:
     return kind == "c"
 
 
+# `kenaz.tensor.Tensor`, a layer above: it registers itself when it loads, so that the
+# functions below unwrap tensors without an import per call.
+_Tensor: type = type(None)
+
+
+def register_tensor_class(cls: type) -> None:
+    """Called once by ``kenaz.tensor``: the class whose values :func:`value_of` unwraps."""
+    global _Tensor
+    _Tensor = cls
+
+
 def value_of(like: Any) -> Any:
     """The backend value behind ``like``: a Tensor's value, that of the batch behind a
     ``vmap`` view (which has none of its own), or ``like`` itself."""
-    from .tensor import Tensor  # a layer above (Tensor keeps backend values): imported here
-
-    while isinstance(like, Tensor):
+    while isinstance(like, _Tensor):
         batched = getattr(like, "_batched", None)
         if batched is None:
             try:
@@ -296,10 +305,15 @@ def full_like(like: Any, shape: tuple[int, ...], fill: Any, dtype: Any) -> Any:
 
     ``like`` is a Tensor, a backend value, or ``None`` for the default backend.
     """
-    value = value_of(like) if like is not None else None
-    xp = namespace(value) if value is not None else current_default()
+    value = like._value if type(like) is _Tensor else value_of(like)
+    if type(value) in NUMPY_TYPES:  # the fast path: a plain Tensor of a NumPy value
+        xp = np
+    else:
+        xp = namespace(value) if value is not None else current_default()
     if xp is np:
-        return np.full(shape, fill, dtype=dtype)
+        array = np.empty(shape, dtype)  # np.full without its Python-level wrapper
+        array.fill(fill)
+        return array
     return xp.full(shape, fill, dtype=backend_dtype(xp, dtype))
 
 
@@ -307,7 +321,7 @@ def namespace_of(like: Any) -> Any:
     """The namespace of the array behind ``like`` (a Tensor or a backend value), or ``None``
     for NumPy (and for a jit-traced tensor, whose program runs on NumPy): what a record of
     an input keeps to make its zeros later on the same backend, without keeping the input."""
-    value = getattr(like, "_value", None) if type(like).__name__ == "Tensor" else None
+    value = like._value if type(like) is _Tensor else None
     if type(value) in NUMPY_TYPES:  # the fast path: a plain Tensor of a NumPy value
         return None
     value = value_of(like)

@@ -224,13 +224,18 @@ def _refusal(t: Tensor, message: str) -> TrackedConversionError:
     names = [n for n, value in arguments.items() if _holds(value, t)] or [
         n for n, value in arguments.items() if _refused(value)
     ]
+    return _naming(name, names, message)
+
+
+def _naming(function: str, names: list[str], message: Any) -> TrackedConversionError:
+    """A refused conversion restated naming the namespace ``function`` and its arguments."""
     what = (
         f"its argument{'s' if len(names) > 1 else ''} {', '.join(names)} "
         "cannot be differentiated (converted to a NumPy array inside). "
         if names
         else ""
     )
-    named = TrackedConversionError(f"{name}: {what}{message}")
+    named = TrackedConversionError(f"{function}: {what}{message}")
     named.names_function = True  # type: ignore[attr-defined]
     return named
 
@@ -323,15 +328,7 @@ def accepts_nested_lists(f: Any, where: str = "kenaz") -> Any:
                     and not getattr(error, "names_function", False)
                 ):
                     names = _refused_arguments(f, args, kwargs)
-                    what = (
-                        f"its argument{'s' if len(names) > 1 else ''} {', '.join(names)} "
-                        "cannot be differentiated (converted to a NumPy array inside). "
-                        if names
-                        else ""
-                    )
-                    named = TrackedConversionError(f"{where}.{f.__name__}: {what}{error}")
-                    named.names_function = True  # type: ignore[attr-defined]
-                    raise named from None
+                    raise _naming(f"{where}.{f.__name__}", names, error) from None
                 raise
         return f(*stacked[0], **stacked[1])
 

@@ -444,15 +444,19 @@ def _pause_unless(reusable: bool) -> Any:
     return gc_paused() if reusable else contextlib.nullcontext()
 
 
+def _leaf_dtype(leaf: Any) -> np.dtype:
+    """The NumPy dtype of an input leaf, without converting it (that would compute Dask's)."""
+    if isinstance(leaf, Tensor):
+        return leaf.dtype
+    if hasattr(leaf, "dtype"):  # a NumPy value, or a backend's array
+        return numpy_dtype(leaf.dtype)
+    return np.asarray(leaf).dtype
+
+
 def _check_inputs(args: Sequence[Any], allow_int: bool, where: str) -> None:
     for position, arg in args:
         for leaf in [arg] if isinstance(arg, Tensor) else tree.leaves(arg):
-            if isinstance(leaf, Tensor):
-                dtype = leaf.dtype
-            elif hasattr(leaf, "dtype"):  # a backend's array: np.asarray would compute Dask's
-                dtype = numpy_dtype(leaf.dtype)
-            else:
-                dtype = np.asarray(leaf).dtype
+            dtype = _leaf_dtype(leaf)
             if dtype.kind not in "fc" and not allow_int:
                 raise TypeError(
                     f"kenaz.{where}: argument {position} has dtype {dtype}, but only float and "
@@ -565,12 +569,7 @@ def _with_no_aux(f: Callable) -> Callable:
 def _check_complex_inputs(args: Sequence[Any], where: str) -> None:
     for position, arg in args:
         for leaf in tree.leaves(arg):
-            if isinstance(leaf, Tensor):
-                dtype = leaf.dtype
-            elif hasattr(leaf, "dtype"):  # a backend's array: np.asarray would compute Dask's
-                dtype = numpy_dtype(leaf.dtype)
-            else:
-                dtype = np.asarray(leaf).dtype
+            dtype = _leaf_dtype(leaf)
             if dtype.kind != "c":
                 raise TypeError(
                     f"kenaz.{where}: with holomorphic=True the inputs must be complex, but "

@@ -22,6 +22,7 @@ from .backend import (
     is_backend_array,
     numpy_dtype,
     on_foreign_dtypes,
+    register_tensor_class,
     to_numpy,
 )
 
@@ -595,6 +596,7 @@ def _map_backend_dtypes() -> None:
 
 
 on_foreign_dtypes(_map_backend_dtypes)
+register_tensor_class(Tensor)
 _new = object.__new__
 tree.register_lone_leaf(Tensor)  # `tree.flatten` of a lone tensor skips optree
 

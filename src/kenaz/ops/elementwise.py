@@ -469,7 +469,7 @@ def _by_operator(ufunc: np.ufunc, operation: Callable) -> Callable:
 
     def impl(x, y):
         if type(x) is _ndarray:  # the commonest case first: the ufunc, at once
-            if type(y) is _ndarray or type(y) in _RIGHT_OPERANDS:
+            if type(y) is _ndarray or type(y) is float or type(y) in _RIGHT_OPERANDS:
                 return ufunc(x, y)
         elif type(x) in _NUMPY_SCALARS:
             if type(y) in _RIGHT_OPERANDS:
@@ -642,7 +642,9 @@ bitwise_xor = _comparison("bitwise_xor", neutral_binary(np.bitwise_xor, "bitwise
 
 # -- where, cast, identity -----------------------------------------------------------
 def _where_impl(condition, x, y):
-    if type(condition) in NUMPY_TYPES and type(x) in NUMPY_TYPES and type(y) in NUMPY_TYPES:
+    if (type(x) is _ndarray is type(y) and type(condition) is _ndarray) or (
+        type(condition) in NUMPY_TYPES and type(x) in NUMPY_TYPES and type(y) in NUMPY_TYPES
+    ):
         return np.where(condition, x, y)
     xp, (condition, x, y) = common((condition, x, y))
     if xp is np:  # lists and other values NumPy converts

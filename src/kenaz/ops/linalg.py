@@ -162,7 +162,7 @@ def matmul(x, y) -> Tensor:
 
 # -- einsum ------------------------------------------------------------------------------
 def _einsum_impl(*operands, spec):
-    if not all(type(operand) in NUMPY_TYPES for operand in operands):
+    if not NUMPY_TYPES.issuperset(map(type, operands)):
         xp, operands = common(operands)
         return backend_einsum(xp, spec, *operands)
     try:

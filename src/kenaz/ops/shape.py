@@ -330,7 +330,7 @@ _concatenate = Op(
     "concatenate",
     lambda *xs, axis: (
         np.concatenate(xs, axis=axis)
-        if all(type(x) in NUMPY_TYPES for x in xs)
+        if NUMPY_TYPES.issuperset(map(type, xs))  # in C: a generator costs a frame
         else _backend_concat(xs, axis)
     ),
     jvp=each_argument(_concatenate_jvp),
