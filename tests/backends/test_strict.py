@@ -173,13 +173,17 @@ COMPOSITIONS = {
 def test_compositions_on_strict_equal_numpys(name: str) -> None:
     rng = np.random.default_rng(0)
     params = {"w": rng.normal(size=(3, 3)), "b": rng.normal(size=3)}
-    x = rng.normal(size=(4, 3))
-    expected = COMPOSITIONS[name](params, x)
+    _check_on_strict(name, COMPOSITIONS[name], params, rng.normal(size=(4, 3)), 1e-12, 1e-14)
+
+
+def _check_on_strict(name, composition, params, x, rtol: float, atol: float) -> None:
+    """``composition(params, x)`` on strict arrays: strict results equal NumPy's."""
+    expected = composition(params, x)
     strict_params = {k: kenaz.Tensor(to_strict(v)) for k, v in params.items()}
-    got = COMPOSITIONS[name](strict_params, kenaz.Tensor(to_strict(x)))
+    got = composition(strict_params, kenaz.Tensor(to_strict(x)))
     for g, e in zip(_leaves(got), _leaves(expected), strict=True):
         assert _is_strict(g._value), f"{name}: a {type(g._value)} came out, not a strict array"
-        np.testing.assert_allclose(np.asarray(g._value), e.numpy(), rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(np.asarray(g._value), e.numpy(), rtol=rtol, atol=atol)
 
 
 CREATIONS = [  # (function, args, kwargs): each made by the standard's own function
@@ -297,13 +301,8 @@ DECOMPOSITION_COMPOSITIONS = {
 def test_decomposition_compositions_on_strict_equal_numpys(name: str) -> None:
     rng = np.random.default_rng(1)
     params = {"mean": rng.normal(size=3), "scale": rng.normal(size=(3, 3))}
-    x = rng.normal(size=(4, 3))
-    expected = DECOMPOSITION_COMPOSITIONS[name](params, x)
-    strict_params = {k: kenaz.Tensor(to_strict(v)) for k, v in params.items()}
-    got = DECOMPOSITION_COMPOSITIONS[name](strict_params, kenaz.Tensor(to_strict(x)))
-    for g, e in zip(_leaves(got), _leaves(expected), strict=True):
-        assert _is_strict(g._value), f"{name}: a {type(g._value)} came out, not a strict array"
-        np.testing.assert_allclose(np.asarray(g._value), e.numpy(), rtol=1e-10, atol=1e-12)
+    composition = DECOMPOSITION_COMPOSITIONS[name]
+    _check_on_strict(name, composition, params, rng.normal(size=(4, 3)), 1e-10, 1e-12)
 
 
 def test_grad_through_a_new_axis_index_on_strict() -> None:
