@@ -40,11 +40,7 @@ LAYERS: dict[str, int] = {
     "kenaz.debugging": 4,
     "kenaz.mutation": 4,
     "kenaz.graph": 4,
-    "kenaz.jit": 4,
-    "kenaz.program": 4,
-    "kenaz.codegen": 4,
-    "kenaz.optimize": 4,
-    "kenaz.staged": 4,
+    "kenaz.compiler": 4,  # the jit pipeline: program, passes, codegen, staged, api
     "kenaz.numpy": 5,
     "kenaz.scipy": 5,
     "kenaz.testing": 6,

@@ -26,8 +26,8 @@ from .no_grad import no_grad
 from .graph import graph
 from .vectorize import vmap
 from .jacobians import hessian, hvp, jacfwd, jacrev
-from .program import Program, make_program
-from .jit import jit
+from .compiler.program import Program, make_program
+from .compiler.api import jit
 from . import backend, errors, tree
 from .backend import default_backend, materialize
 
