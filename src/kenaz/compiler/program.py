@@ -219,8 +219,8 @@ class Program:
         return f"<Program {self.name}: {len(self.inputs)} inputs, {len(self.equations)} equations>"
 
     def graph(self) -> Any:
-        """The program as a :class:`kenaz.graph.Graph` (``.to_dot()``, ``.render(path)``)."""
-        from ..graph import Graph, GraphNode
+        """The program as a :class:`kenaz.graphing.Graph` (``.to_dot()``, ``.render(path)``)."""
+        from ..graphing import Graph, GraphNode
 
         drawing = Graph(name=self.name)
         producer: dict[int, int] = {}
