@@ -732,41 +732,16 @@ from . import (  # noqa: E402,F401
 )
 
 _tensor_methods.bind(_sys.modules[__name__])  # Tensor's operators and methods: see there
-# More of NumPy's namespace, composed from primitives (so differentiable for free), by family.
-from ._conversions import *  # noqa: E402,F401,F403
-from ._elementwise import *  # noqa: E402,F401,F403
-from ._grids import *  # noqa: E402,F401,F403
+from ._composed import *  # noqa: E402,F401,F403  (more of NumPy's namespace, by family)
 from ._index_tricks import c_, r_  # noqa: E402,F401
-from ._indices_and_sets import *  # noqa: E402,F401,F403
-from ._polynomials import *  # noqa: E402,F401,F403
-from ._predicates import *  # noqa: E402,F401,F403
-from ._products import *  # noqa: E402,F401,F403
-from ._reductions import *  # noqa: E402,F401,F403
-from ._selection import *  # noqa: E402,F401,F403
-from ._shape_manipulation import *  # noqa: E402,F401,F403
-from ._signals import *  # noqa: E402,F401,F403
 from ._signatures import *  # noqa: E402,F401,F403  (NumPy's signatures: out=, initial, where)
-from ._statistics import *  # noqa: E402,F401,F403
 
 # Defined last: earlier functions take a `dtype` parameter of the same name.
 dtype = _np.dtype
 
 # The public names: what `from kenaz.numpy import *` gives, and what type checkers and the
 # API reference see as exported (tests/typing checks this list against the module).
-from . import (  # noqa: E402
-    _conversions,
-    _elementwise,
-    _grids,
-    _indices_and_sets,
-    _polynomials,
-    _predicates,
-    _products,
-    _reductions,
-    _selection,
-    _shape_manipulation,
-    _signals,
-    _statistics,
-)
+from . import _composed  # noqa: E402
 
 __all__ = [
     "abs", "absolute", "add", "allclose", "angle", "arange", "arccos", "arccosh", "arcsin",
@@ -791,19 +766,7 @@ __all__ = [
     "tile", "trace", "transpose", "tri", "tril", "triu", "true_divide", "uint16", "uint32",
     "uint64", "uint8", "vdot", "vstack", "zeros", "zeros_like"
 ]  # fmt: skip
-# The composed families' names, one `+=` each (the form type checkers read).
-__all__ += _conversions.__all__
-__all__ += _elementwise.__all__
-__all__ += _grids.__all__
-__all__ += _indices_and_sets.__all__
-__all__ += _polynomials.__all__
-__all__ += _predicates.__all__
-__all__ += _products.__all__
-__all__ += _reductions.__all__
-__all__ += _selection.__all__
-__all__ += _shape_manipulation.__all__
-__all__ += _signals.__all__
-__all__ += _statistics.__all__
+__all__ += _composed.__all__
 # NumPy's signatures (`_signatures`), named here so that type checkers see them as exported
 __all__ += [
     "sum", "prod", "mean", "var", "std", "max", "min", "amax", "amin", "argmax", "argmin",

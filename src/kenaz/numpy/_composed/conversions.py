@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..ops import elementwise as _ew
-from ..tensor import Tensor
+from ...ops import elementwise as _ew
+from ...tensor import Tensor
 from ._arguments import _knp
 
 __all__ = [

@@ -8,12 +8,12 @@ from typing import Any
 
 import numpy as _np
 
-from ..ops import elementwise as _ew
-from ..ops import shape as _shape
-from ..tensor import Tensor
-from . import linalg as _linalg
+from ...ops import elementwise as _ew
+from ...ops import shape as _shape
+from ...tensor import Tensor
+from .. import linalg as _linalg
 from ._arguments import _float, _knp, _t
-from ._signals import convolve
+from .signals import convolve
 
 __all__ = [
     "polyval", "polyfit", "vander", "polyadd", "polysub", "polymul", "polyder", "polyint",

@@ -7,12 +7,12 @@ from __future__ import annotations
 import string
 from typing import Any
 
-from ..ops import elementwise as _ew
-from ..ops import shape as _shape
-from ..ops.linalg import einsum as _einsum
-from ..ops.linalg import matmul as _matmul
-from ..tensor import Tensor
-from . import linalg as _linalg
+from ...ops import elementwise as _ew
+from ...ops import shape as _shape
+from ...ops.linalg import einsum as _einsum
+from ...ops.linalg import matmul as _matmul
+from ...tensor import Tensor
+from .. import linalg as _linalg
 from ._arguments import _t
 
 __all__ = ["kron", "vecdot", "matrix_transpose", "matvec", "vecmat"]

@@ -8,8 +8,8 @@ from typing import Any
 
 import numpy as _np
 
-from ..convert import read_value as _read_value
-from ..tensor import Tensor
+from ...convert import read_value as _read_value
+from ...tensor import Tensor
 from ._arguments import _t
 
 __all__ = [

@@ -8,14 +8,14 @@ from typing import Any
 
 import numpy as _np
 
-from ..convert import read_value as _read_value
-from ..ops import elementwise as _ew
-from ..ops import reduction as _reduction
-from ..ops import shape as _shape
-from ..ops.indexing import getitem as _getitem
-from ..ops.linalg import matmul as _matmul
-from ..tensor import Tensor
-from . import linalg as _linalg
+from ...convert import read_value as _read_value
+from ...ops import elementwise as _ew
+from ...ops import reduction as _reduction
+from ...ops import shape as _shape
+from ...ops.indexing import getitem as _getitem
+from ...ops.linalg import matmul as _matmul
+from ...tensor import Tensor
+from .. import linalg as _linalg
 from ._arguments import _float, _knp
 
 __all__ = [

@@ -9,11 +9,11 @@ from typing import Any
 
 import numpy as _np
 
-from ..ops import elementwise as _ew
-from ..ops import reduction as _reduction
-from ..ops import shape as _shape
-from ..ops.indexing import getitem as _getitem
-from ..tensor import Tensor
+from ...ops import elementwise as _ew
+from ...ops import reduction as _reduction
+from ...ops import shape as _shape
+from ...ops.indexing import getitem as _getitem
+from ...tensor import Tensor
 from ._arguments import _axis, _float, _knp, _t
 
 __all__ = ["ediff1d", "gradient", "correlate", "convolve", "interp", "trapezoid", "unwrap"]

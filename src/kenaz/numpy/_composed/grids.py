@@ -1,5 +1,4 @@
-"""Spaced ranges and grids: ``logspace``, ``geomspace``, ``meshgrid`` and ``indices``.
-"""
+"""Spaced ranges and grids: ``logspace``, ``geomspace``, ``meshgrid`` and ``indices``."""
 
 from __future__ import annotations
 
@@ -8,9 +7,9 @@ from typing import Any
 
 import numpy as _np
 
-from ..ops import elementwise as _ew
-from ..ops import shape as _shape
-from ..tensor import Tensor
+from ...ops import elementwise as _ew
+from ...ops import shape as _shape
+from ...tensor import Tensor
 from ._arguments import _float, _knp, _t
 
 __all__ = ["logspace", "geomspace", "meshgrid", "indices"]

@@ -9,12 +9,12 @@ from typing import Any
 
 import numpy as _np
 
-from ..ops import elementwise as _ew
-from ..ops import shape as _shape
-from ..ops.indexing import getitem as _getitem
-from ..tensor import Tensor
+from ...ops import elementwise as _ew
+from ...ops import shape as _shape
+from ...ops.indexing import getitem as _getitem
+from ...tensor import Tensor
 from ._arguments import _knp, _t
-from ._shape_manipulation import broadcast_arrays
+from .shape_manipulation import broadcast_arrays
 
 __all__ = ["partition", "argpartition", "select", "choose", "compress", "extract"]
 

@@ -11,15 +11,15 @@ from typing import Any
 
 import numpy as _np
 
-from ..convert import as_tensor as _as_tensor
-from ..ops import elementwise as _ew
-from ..ops import reduction as _reduction
-from ..tensor import Tensor
+from ...convert import as_tensor as _as_tensor
+from ...ops import elementwise as _ew
+from ...ops import reduction as _reduction
+from ...tensor import Tensor
 
 
 def _knp():
     # kenaz.numpy imports this module, so it is read when used, not when this loads.
-    from .. import numpy
+    from ... import numpy
 
     return numpy
 

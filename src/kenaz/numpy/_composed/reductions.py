@@ -9,10 +9,10 @@ from typing import Any
 
 import numpy as _np
 
-from ..ops import elementwise as _ew
-from ..ops import reduction as _reduction
-from ..ops import shape as _shape
-from ..tensor import Tensor
+from ...ops import elementwise as _ew
+from ...ops import reduction as _reduction
+from ...ops import shape as _shape
+from ...tensor import Tensor
 from ._arguments import _axis, _float, _t
 
 __all__ = [

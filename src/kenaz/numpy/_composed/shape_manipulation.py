@@ -10,11 +10,11 @@ from typing import Any
 
 import numpy as _np
 
-from ..convert import read_value as _read_value
-from ..ops import elementwise as _ew
-from ..ops import shape as _shape
-from ..ops.indexing import getitem as _getitem
-from ..tensor import Tensor
+from ...convert import read_value as _read_value
+from ...ops import elementwise as _ew
+from ...ops import shape as _shape
+from ...ops.indexing import getitem as _getitem
+from ...tensor import Tensor
 from ._arguments import _axis, _knp, _t
 
 __all__ = [

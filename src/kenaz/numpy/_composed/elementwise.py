@@ -11,9 +11,9 @@ from typing import Any
 
 import numpy as _np
 
-from ..ops import bits as _bits
-from ..ops import elementwise as _ew
-from ..tensor import Tensor
+from ...ops import bits as _bits
+from ...ops import elementwise as _ew
+from ...tensor import Tensor
 from ._arguments import _float, _t
 
 __all__ = [
@@ -123,7 +123,7 @@ def divmod(x: Any, y: Any) -> tuple[Tensor, Tensor]:  # noqa: A001
 def i0(x: Any) -> Tensor:
     """Modified Bessel function of order 0 (needs SciPy, like ``kenaz.scipy``)."""
     # Imported when used: SciPy-backed functions load SciPy lazily, and so does this.
-    from ..ops import special
+    from ...ops import special
 
     return special.i0(_float(x))
 
