@@ -732,7 +732,7 @@ from . import (  # noqa: E402,F401
 )
 
 _tensor_methods.bind(_sys.modules[__name__])  # Tensor's operators and methods: see there
-from ._extra import *  # noqa: E402,F401,F403  (more of NumPy's namespace, composed)
+from ._composed import *  # noqa: E402,F401,F403  (more of NumPy's namespace, by family)
 from ._index_tricks import c_, r_  # noqa: E402,F401
 from ._signatures import *  # noqa: E402,F401,F403  (NumPy's signatures: out=, initial, where)
 
@@ -741,7 +741,7 @@ dtype = _np.dtype
 
 # The public names: what `from kenaz.numpy import *` gives, and what type checkers and the
 # API reference see as exported (tests/typing checks this list against the module).
-from . import _extra  # noqa: E402
+from . import _composed  # noqa: E402
 
 __all__ = [
     "abs", "absolute", "add", "allclose", "angle", "arange", "arccos", "arccosh", "arcsin",
@@ -766,7 +766,7 @@ __all__ = [
     "tile", "trace", "transpose", "tri", "tril", "triu", "true_divide", "uint16", "uint32",
     "uint64", "uint8", "vdot", "vstack", "zeros", "zeros_like"
 ]  # fmt: skip
-__all__ += _extra.__all__
+__all__ += _composed.__all__
 # NumPy's signatures (`_signatures`), named here so that type checkers see them as exported
 __all__ += [
     "sum", "prod", "mean", "var", "std", "max", "min", "amax", "amin", "argmax", "argmin",
