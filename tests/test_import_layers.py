@@ -23,6 +23,7 @@ LAYERS: dict[str, int] = {
     "kenaz.errors": 0,
     "kenaz.tree": 0,
     "kenaz.backend": 0,  # array namespaces: below Tensor, which keeps backends' values
+    "kenaz.type_names": 0,  # how printers write a tensor's type: NumPy alone
     "kenaz.tensor": 1,
     "kenaz.convert": 3,  # converting arguments to tensors: beside the ops, which use it
     "kenaz.effects": 2,

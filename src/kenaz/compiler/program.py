@@ -45,6 +45,7 @@ from ..errors import ConcretizationError, EscapedTracerError, explain_backend_er
 from ..ops.elementwise import alias
 from ..tensor import Tensor, _make, holds_tensor
 from ..transform import gc_paused
+from ..type_names import type_name
 
 __all__ = [
     "Var",
@@ -82,10 +83,10 @@ class Var:
 
     @property
     def type_name(self) -> str:
-        """``f64[3,4]``: the dtype's short name and the shape (``float`` for a weak scalar)."""
+        """``float64[3,4]``: the dtype and the shape (``float`` for a weak scalar)."""
         if self.weak is not None:
             return self.weak.__name__
-        return f"{_short_dtype(self.dtype)}[{','.join(str(n) for n in self.shape)}]"
+        return type_name(self.dtype, self.shape)
 
     def __repr__(self) -> str:
         return f"v{self.id}"
@@ -103,7 +104,7 @@ class Const:
     def __repr__(self) -> str:
         value = self.value
         if isinstance(value, (np.ndarray, np.generic)) and np.ndim(value) > 0:
-            return f"const:{_short_dtype(value.dtype)}[{','.join(str(n) for n in value.shape)}]"
+            return f"const:{type_name(value.dtype, value.shape)}"
         if isinstance(value, np.generic):
             return repr(value.item())
         text = repr(value)
@@ -254,13 +255,6 @@ def iterate_primitives(equations: Sequence[Equation]):
             yield eq
         else:
             yield from iterate_primitives(eq.body)
-
-
-def _short_dtype(dtype: np.dtype) -> str:
-    dtype = np.dtype(dtype)
-    if dtype.kind == "b":
-        return "bool"
-    return f"{dtype.kind}{dtype.itemsize * 8}"  # f64, i32, u8, c128
 
 
 def _short(value: Any) -> str:
@@ -633,9 +627,9 @@ def make_program(
     >>> import kenaz
     >>> import kenaz.numpy as knp
     >>> print(kenaz.make_program(lambda x: knp.sin(x) * 2.0)(knp.ones(3)))
-    program <lambda>(v0:f64[3]) {
-      v1:f64[3] = sin(v0)
-      v2:f64[3] = mul(v1, 2.0)
+    program <lambda>(v0:float64[3]) {
+      v1:float64[3] = sin(v0)
+      v2:float64[3] = mul(v1, 2.0)
       return (v2)
     }
     """
