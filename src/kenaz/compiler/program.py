@@ -557,11 +557,7 @@ def trace(
     """
     static = static or {}
     tracing = TracingHandler(name or getattr(f, "__name__", type(f).__name__))
-    dynamic = (
-        tuple(a for i, a in enumerate(args) if i not in static),
-        {k: v for k, v in kwargs.items() if k not in static},
-    )
-    leaves, in_tree = tree.flatten(dynamic)
+    leaves, in_tree = tree.flatten(dynamic_arguments(args, kwargs, static))
     traced_leaves = [tracing.input(x) if is_traceable(x) else x for x in leaves]
     traced_args, traced_kwargs = tree.unflatten(in_tree, traced_leaves)
     call_args = list(traced_args)
@@ -591,6 +587,27 @@ def trace(
 def is_traceable(x: Any) -> bool:
     """Whether an argument leaf becomes a traced input (tensors, arrays, numbers)."""
     return isinstance(x, (Tensor, np.ndarray, np.generic)) or type(x) in (bool, int, float, complex)
+
+
+def static_argument_names(
+    static_argnums: int | Sequence[int], static_argnames: str | Sequence[str]
+) -> tuple[tuple[int, ...], tuple[str, ...]]:
+    """``static_argnums`` and ``static_argnames`` as tuples (a lone int or name is one)."""
+    nums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+    names = (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames)
+    return nums, names
+
+
+def dynamic_arguments(args: tuple, kwargs: dict, static: dict[Any, Any]) -> tuple[tuple, dict]:
+    """``(args, kwargs)`` without the static ones (``static``'s keys: positions and names).
+
+    What is left is traced: :func:`trace` flattens it into the program's inputs,
+    and ``jit`` into the leaves its cache key and compiled program read.
+    """
+    return (
+        tuple(a for i, a in enumerate(args) if i not in static),
+        {k: v for k, v in kwargs.items() if k not in static},
+    )
 
 
 def static_arguments(
@@ -633,8 +650,7 @@ def make_program(
       return (v2)
     }
     """
-    nums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
-    names = (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames)
+    nums, names = static_argument_names(static_argnums, static_argnames)
 
     @functools.wraps(f)
     def program_of(*args: Any, **kwargs: Any) -> Program:
