@@ -42,10 +42,12 @@ import numpy as np
 from .. import tree
 from ..effects import Handler, Op, _handlers, handler, perform_args
 from ..errors import ConcretizationError, EscapedTracerError, explain_backend_error
+from ..graphing import Graph, GraphNode
 from ..ops.elementwise import alias
 from ..tensor import Tensor, _make, holds_tensor
 from ..transform import gc_paused
 from ..type_names import type_name
+from ..vectorize import BatchedTensor
 
 __all__ = [
     "Var",
@@ -221,8 +223,6 @@ class Program:
 
     def graph(self) -> Any:
         """The program as a :class:`kenaz.graphing.Graph` (``.to_dot()``, ``.render(path)``)."""
-        from ..graphing import Graph, GraphNode
-
         drawing = Graph(name=self.name)
         producer: dict[int, int] = {}
 
@@ -321,8 +321,6 @@ def example_value(x: Tensor) -> Any:
     """
     if type(x) is Tracer:
         return x._concrete
-    from ..vectorize import BatchedTensor
-
     if type(x) is BatchedTensor:
         batched = example_value(x._batched)
         if np.shape(batched)[x._batch_axis] > 0:
