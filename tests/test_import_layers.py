@@ -354,3 +354,24 @@ def test_tensor_operators_are_bound_to_primitives():
     unbound = sorted(n for n in read if n not in vars(kenaz.tensor) and not hasattr(builtins, n))
     assert not unbound, f"kenaz.numpy._tensor_methods does not bind {unbound}"
     assert {"perform_args", "add", "_numpy_api"} <= read
+
+
+def test_the_architecture_page_names_every_module_in_its_layer_table():
+    """docs/architecture.md's layer table has a row for each module, in the module's layer."""
+    page = (SOURCE.parent / "docs" / "architecture.md").read_text()
+    section = page[page.index("## Layers") :]
+    section = section[: section.index("\n## ")]
+    rows = {}
+    for line in section.splitlines():
+        cells = [cell.strip() for cell in line.strip("|").split("|")]
+        if len(cells) == 3 and cells[1].startswith("`") and cells[0][:1].isdigit():
+            rows[cells[1].strip("`")] = int(cells[0].split()[0])
+    missing, misplaced = [], []
+    for module, path in MODULES.items():
+        name = str(path.relative_to(SOURCE / "kenaz"))
+        if name not in rows:
+            missing.append(name)
+        elif module != "kenaz" and rows[name] != layer_of(module):
+            misplaced.append(f"{name}: table says {rows[name]}, LAYERS {layer_of(module)}")
+    assert not missing, f"add rows to docs/architecture.md's layer table for {sorted(missing)}"
+    assert not misplaced, "docs/architecture.md's layer table disagrees: " + "; ".join(misplaced)
