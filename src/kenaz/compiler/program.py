@@ -590,7 +590,20 @@ def is_traceable(x: Any) -> bool:
 def static_argument_names(
     static_argnums: int | Sequence[int], static_argnames: str | Sequence[str]
 ) -> tuple[tuple[int, ...], tuple[str, ...]]:
-    """``static_argnums`` and ``static_argnames`` as tuples (a lone int or name is one)."""
+    """``static_argnums`` and ``static_argnames`` as tuples (a lone int or name is one).
+
+    Parameters
+    ----------
+    static_argnums : int or sequence of int
+        Positions of the static arguments.
+    static_argnames : str or sequence of str
+        Names of the static keyword arguments.
+
+    Returns
+    -------
+    tuple
+        ``(nums, names)``, both tuples.
+    """
     nums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
     names = (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames)
     return nums, names
@@ -601,6 +614,19 @@ def dynamic_arguments(args: tuple, kwargs: dict, static: dict[Any, Any]) -> tupl
 
     What is left is traced: :func:`trace` flattens it into the program's inputs,
     and ``jit`` into the leaves its cache key and compiled program read.
+
+    Parameters
+    ----------
+    args, kwargs : tuple, dict
+        A call's arguments.
+    static : dict
+        The static arguments, by position (normalized, as :func:`static_arguments`
+        gives them) or by name.
+
+    Returns
+    -------
+    tuple
+        ``(dynamic_args, dynamic_kwargs)``.
     """
     return (
         tuple(a for i, a in enumerate(args) if i not in static),

@@ -19,7 +19,13 @@ _assembled: list[ModuleType] = []
 
 
 def register(namespace: ModuleType) -> None:
-    """Record ``namespace`` (``kenaz.numpy``, when its assembly is done)."""
+    """Record ``namespace`` (``kenaz.numpy``, when its assembly is done).
+
+    Parameters
+    ----------
+    namespace : module
+        The assembled ``kenaz.numpy``.
+    """
     _assembled[:] = [namespace]
 
 

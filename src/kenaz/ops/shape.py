@@ -53,6 +53,11 @@ def provide(**functions: Callable[..., Any]) -> None:
     """Register functions of a family above this one, by name (``getitem``, ``astype``, ``real``).
 
     Called by kenaz.ops.indexing and kenaz.ops.elementwise when they load.
+
+    Parameters
+    ----------
+    **functions : callable
+        The functions, under the names the shape functions read them by.
     """
     _above.update(functions)
 
