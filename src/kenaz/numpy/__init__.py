@@ -5,15 +5,12 @@ be differentiated, vectorized and checked. Primitives come from
 ``kenaz.ops``; everything else here is composed from them, so it gets its
 derivatives for free.
 
-The namespace is assembled in one pass, each name bound once, in this order:
-NumPy's dtypes and constants; the primitives' front ends (``kenaz.ops``);
-NumPy's signatures of the reductions, products and joins (``_signatures``);
-the functions defined here; the submodules ``fft``, ``linalg``, ``random``;
-the composed families (``_composed``); ``r_``/``c_``; NumPy's utilities not
-already named (``_utilities``). Then every public composite gets the retry for
-lists of tensors (``convert.accept_nested_lists_in``: a decoration of the same
-functions), and last the assembled module is registered for the modules that
-read it (``_namespace``) and Tensor's methods are bound (``_tensor_methods``).
+Assembled in one pass, each name bound once: NumPy's dtypes and constants, the
+primitives (``kenaz.ops``), NumPy's signatures (``_signatures``), the functions
+here, ``fft``/``linalg``/``random``, the composed families (``_composed``),
+NumPy's utilities (``_utilities``). Then the composites get the retry for lists of
+tensors (``accept_nested_lists_in``), the module is registered for those that read
+it (``_namespace``) and Tensor's methods are bound (``_tensor_methods``).
 """
 
 from __future__ import annotations
