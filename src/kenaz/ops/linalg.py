@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ..backend import NUMPY_TYPES, common, namespace
+from ..backend import NUMPY_TYPES, backend_dtype, common, namespace
 from ..backend import einsum as backend_einsum
 from ..convert import array_argument
 from ..effects import Op, each_argument
@@ -216,8 +216,6 @@ def _eye_like(values: Tensor, n: int) -> Any:
     if type(values._value) in NUMPY_TYPES:
         return np.eye(n, dtype=values.dtype)
     xp = namespace(values._value)
-    from ..backend import backend_dtype
-
     return xp.eye(n, dtype=backend_dtype(xp, values.dtype))
 
 

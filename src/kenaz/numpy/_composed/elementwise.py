@@ -13,6 +13,7 @@ import numpy as _np
 
 from ...ops import bits as _bits
 from ...ops import elementwise as _ew
+from ...ops import special as _special
 from ...tensor import Tensor
 from ._arguments import _float, _t
 
@@ -122,10 +123,7 @@ def divmod(x: Any, y: Any) -> tuple[Tensor, Tensor]:  # noqa: A001
 
 def i0(x: Any) -> Tensor:
     """Modified Bessel function of order 0 (needs SciPy, like ``kenaz.scipy``)."""
-    # Imported when used: SciPy-backed functions load SciPy lazily, and so does this.
-    from ...ops import special
-
-    return special.i0(_float(x))
+    return _special.i0(_float(x))
 
 
 def nan_to_num(x: Any, copy: bool = True, nan: float = 0.0, posinf: Any = None,
