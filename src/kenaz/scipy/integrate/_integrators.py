@@ -1,0 +1,126 @@
+"""SciPy's solvers behind one interface: integrate ``rhs`` from ``times[0]`` through ``times``.
+
+The solve op is the same for ``odeint`` (LSODA, through ``scipy.integrate.odeint``)
+and ``solve_ivp`` (its six methods): only the integrator differs. Each
+integrator also says how its derived systems (the adjoint and sensitivity
+solves of the derivatives, a batch of systems) are solved: same method and
+tolerances, without the options that only fit the user's own system (a
+Jacobian, per-component tolerances, a first step).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+# odeint's options that still fit a derived system (a different state, same time axis).
+_DERIVED_ODEINT = ("rtol", "atol", "mxstep", "hmax", "hmin", "mxordn", "mxords")
+
+
+def _scalar_tolerance(value: Any) -> Any:
+    """Per-component tolerances fit the user's state only: the tightest for derived ones."""
+    if value is None or np.ndim(value) == 0:
+        return value
+    return float(np.min(value))
+
+
+class Odeint:
+    """``scipy.integrate.odeint`` with the user's options (LSODA); ``info`` is its last
+    ``infodict`` (for ``full_output``)."""
+
+    def __init__(self, options: dict[str, Any], jacobian: Callable | None = None) -> None:
+        self.options = options
+        self.jacobian = jacobian  # Dfun(y, t) on NumPy values, for the user's system only
+        self.info: dict[str, Any] | None = None
+
+    def integrate(self, rhs: Callable, y0: np.ndarray, times: np.ndarray) -> np.ndarray:
+        from scipy.integrate import odeint
+
+        y0 = np.asarray(y0, dtype=np.float64)
+        out, info = odeint(
+            rhs, y0, np.asarray(times), Dfun=self.jacobian, full_output=True, **self.options
+        )
+        self.info = info
+        return out
+
+    def derivative(self) -> Odeint:
+        options = {k: v for k, v in self.options.items() if k in _DERIVED_ODEINT}
+        for key in ("rtol", "atol"):
+            if key in options:
+                options[key] = _scalar_tolerance(options[key])
+        return Odeint(options)
+
+    def batched(self) -> Odeint:
+        batched = self.derivative()
+        batched.info = None
+        return _SharedInfo(batched, self)
+
+
+class _SharedInfo:
+    """A batch's integrator that reports its ``info`` to the user's integrator too."""
+
+    def __init__(self, inner: Any, user: Any) -> None:
+        self.inner, self.user = inner, user
+
+    def integrate(self, rhs: Callable, y0: np.ndarray, times: np.ndarray) -> np.ndarray:
+        out = self.inner.integrate(rhs, y0, times)
+        self.user.info = self.inner.info
+        return out
+
+    def derivative(self) -> Any:
+        return self.inner.derivative()
+
+    def batched(self) -> Any:
+        return _SharedInfo(self.inner.batched(), self.user)
+
+
+class Ivp:
+    """``scipy.integrate.solve_ivp`` with one method, tolerances and options; ``info`` is
+    the last result (its ``nfev``, ``status``, ``message``, and ``sol`` when dense)."""
+
+    def __init__(
+        self,
+        method: Any,
+        rtol: Any,
+        atol: Any,
+        options: dict[str, Any],
+        dense_output: bool = False,
+    ) -> None:
+        self.method, self.rtol, self.atol = method, rtol, atol
+        self.options = options
+        self.dense_output = dense_output
+        self.info: Any = None
+
+    def integrate(self, rhs: Callable, y0: np.ndarray, times: np.ndarray) -> np.ndarray:
+        from scipy.integrate import solve_ivp
+
+        times = np.asarray(times, dtype=np.float64)
+        y0 = np.asarray(y0, dtype=np.float64)
+        if times.shape[0] == 1 or times[0] == times[-1]:
+            return np.broadcast_to(y0, (times.shape[0], y0.shape[0])).copy()
+        result = solve_ivp(
+            lambda s, y: rhs(y, s),
+            (times[0], times[-1]),
+            y0,
+            method=self.method,
+            t_eval=times,
+            rtol=self.rtol,
+            atol=self.atol,
+            dense_output=self.dense_output,
+            **self.options,
+        )
+        self.info = result
+        if result.status < 0:
+            raise RuntimeError(f"kenaz.scipy.integrate.solve_ivp: the solver failed: {result.message}")
+        return result.y.T
+
+    def derivative(self) -> Ivp:
+        options = {k: v for k, v in self.options.items() if k in ("max_step", "min_step")}
+        return Ivp(self.method, _scalar_tolerance(self.rtol), _scalar_tolerance(self.atol), options)
+
+    def batched(self) -> Any:
+        batched = self.derivative()
+        batched.dense_output = self.dense_output
+        return _SharedInfo(batched, self)

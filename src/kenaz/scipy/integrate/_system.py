@@ -1,0 +1,235 @@
+"""A right-hand side ``dy/dt = fn(y, t, *params)`` as the parameter of a solve op.
+
+:class:`System` holds a kenaz function of a flat state, a scalar time and
+tensor parameters, and the integrator that solves it. Its right-hand side on
+NumPy values is *traced once per signature and compiled* (``kenaz.jit``'s
+pipeline), so a solver's hundreds of steps run generated NumPy code, not
+kenaz ops one by one. A function that cannot be traced (Python control flow
+on a value) runs eagerly instead: same results, slower.
+
+The derived systems the solve op's rules integrate (the adjoint, the forward
+sensitivities, a batch of systems) are :class:`System` s too, built from
+this one with kenaz's own ``vjp``, ``jvp`` and ``vmap`` and cached on it:
+each is traced and compiled once, whatever the number of solves.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from ... import numpy as _knp
+from ...effects import _handlers
+from ...errors import ConcretizationError
+from ...tensor import Tensor
+
+
+def compiler() -> tuple[Any, Any]:
+    """``(program, staged)``: the jit pipeline's modules (moving into ``kenaz.compiler``)."""
+    try:
+        from ...compiler import program, staged  # type: ignore[attr-defined]
+    except ImportError:
+        from ... import program, staged  # type: ignore[no-redef]
+    return program, staged
+
+
+def _signature(values: Sequence[Any]) -> tuple:
+    return tuple((np.shape(v), np.result_type(v)) for v in values)
+
+
+def values_of(xs: Sequence[Any]) -> list[Any]:
+    """Plain values of tensors (``_value``), others as they are."""
+    return [x._value if isinstance(x, Tensor) else x for x in xs]
+
+
+class System:
+    """``dy/dt = fn(y, t, *params)`` on a flat state of ``size`` entries.
+
+    Parameters
+    ----------
+    fn : callable
+        A kenaz function ``fn(y, t, *params)`` of a flat state ``(size,)``
+        and a scalar time, returning the flat derivative ``(size,)``. It must
+        not close over tensors that a transformation tracks (those are
+        parameters).
+    size : int
+        Length of the state.
+    integrator : object
+        Solves the system: ``integrator.integrate(rhs, y0, times)`` with
+        ``rhs(y, t)`` on NumPy values; ``integrator.derivative()`` the
+        integrator of the derived systems.
+    name : str
+        Shown by ``debug`` and in errors.
+    traceable : bool, optional
+        Whether ``fn`` can be traced (False: it runs eagerly).
+    """
+
+    def __init__(
+        self, fn: Callable, size: int, integrator: Any, name: str, traceable: bool = True
+    ) -> None:
+        self.fn = fn
+        self.size = size
+        self.integrator = integrator
+        self.name = name
+        self.traceable = traceable
+        self._compiled: dict[tuple, Callable] = {}
+        self._derived: dict[Any, System] = {}
+        self._lock = threading.RLock()
+
+    def __repr__(self) -> str:
+        return f"<ode {self.name}: {self.size} states>"
+
+    # -- the right-hand side on NumPy values ----------------------------------------------------
+    def rhs(self, params: Sequence[Any]) -> Callable[[np.ndarray, float], np.ndarray]:
+        """``rhs(y, t)`` on NumPy values, with ``params`` (plain values) bound."""
+        params = list(params)
+        key = _signature(params)
+        compiled = self._compiled.get(key)
+        if compiled is None:
+            compiled = self._compile(key, params)
+        if compiled is _EAGER:
+            fn = self.fn
+
+            def eager(y: np.ndarray, s: float) -> np.ndarray:
+                token = _handlers.set(())
+                try:
+                    out = fn(Tensor(y), Tensor(np.float64(s)), *[Tensor(p) for p in params])
+                finally:
+                    _handlers.reset(token)
+                return out._value
+
+            return eager
+        return lambda y, s: compiled(y, s, *params)[0]
+
+    def seed(self, program: Any, params: Sequence[Any]) -> None:
+        """Compile an already traced program of ``fn`` for the signature of ``params``."""
+        _, staged = compiler()
+        self._compiled[_signature(list(params))] = staged.Staged(program).compile()
+
+    def _compile(self, key: tuple, params: list[Any]) -> Callable:
+        with self._lock:
+            found = self._compiled.get(key)
+            if found is not None:
+                return found
+            compiled: Any = _EAGER
+            if self.traceable:
+                program_module, staged = compiler()
+                example = (np.zeros(self.size), np.float64(0.0), *params)
+                try:
+                    program = program_module.trace(self.fn, example, {}, None, self.name)
+                except ConcretizationError:
+                    self.traceable = False
+                else:
+                    compiled = staged.Staged(program).compile()
+            self._compiled[key] = compiled
+            return compiled
+
+    # -- the right-hand side on tensors ---------------------------------------------------------
+    def evaluate(self, y: Any, s: Any, params: Sequence[Any]) -> Tensor:
+        """``fn(y, s, *params)``: compiled on plain values, else performed (differentiated)."""
+        if not _handlers.get():
+            values = values_of(params)
+            out = self.rhs(values)(np.asarray(values_of([y])[0]), values_of([s])[0])
+            return Tensor(np.asarray(out))
+        return self.fn(y, s, *params)
+
+    # -- derived systems ------------------------------------------------------------------------
+    def derived(self, key: Any, build: Callable[[], System]) -> System:
+        """The derived system ``key`` (built once)."""
+        found = self._derived.get(key)
+        if found is None:
+            with self._lock:
+                found = self._derived.get(key)
+                if found is None:
+                    found = self._derived[key] = build()
+        return found
+
+    def adjoint(self, sizes: tuple[int, ...]) -> System:
+        """State ``[y, a, a_t, a_params]``: ``y' = f``, ``a' = -a J_y``, ``a_t' = -a J_t``,
+        ``a_params' = -a J_params`` (integrated backwards in time)."""
+
+        def build() -> System:
+            from ...reverse import vjp
+
+            n, fn = self.size, self.fn
+
+            def adjoint_fn(state: Any, s: Any, *params: Any) -> Tensor:
+                y, a = state[:n], state[n : 2 * n]
+                dy, pullback = vjp(fn, y, s, *params)
+                cotangents = pullback(-a)
+                return _knp.concatenate(
+                    [dy, *[_knp.reshape(c, (-1,)) for c in cotangents]]
+                ).astype(np.float64)
+
+            return System(
+                adjoint_fn,
+                2 * n + 1 + sum(sizes),
+                self.integrator.derivative(),
+                f"adjoint of {self.name}",
+                self.traceable,
+            )
+
+        return self.derived(("adjoint", sizes), build)
+
+    def sensitivity(self, active: tuple[int, ...]) -> System:
+        """State ``[y, s]``: ``y' = f``, ``s' = J_y s + J_params params_dot`` for the
+        parameters at positions ``active``, whose tangents are trailing parameters."""
+
+        def build() -> System:
+            from ...forward import jvp
+
+            n, fn = self.size, self.fn
+
+            def sensitivity_fn(state: Any, s: Any, *params_and_tangents: Any) -> Tensor:
+                count = len(params_and_tangents) - len(active)
+                params = params_and_tangents[:count]
+                tangents = params_and_tangents[count:]
+
+                def moving(y: Any, *moved: Any) -> Tensor:
+                    full = list(params)
+                    for k, value in zip(active, moved, strict=True):
+                        full[k] = value
+                    return fn(y, s, *full)
+
+                primals = (state[:n], *[params[k] for k in active])
+                dy, ds = jvp(moving, primals, (state[n:], *tangents))
+                return _knp.concatenate([dy, ds]).astype(np.float64)
+
+            return System(
+                sensitivity_fn,
+                2 * self.size,
+                self.integrator.derivative(),
+                f"sensitivity of {self.name}",
+                self.traceable,
+            )
+
+        return self.derived(("sensitivity", active), build)
+
+    def batched(self, size: int, batched_params: tuple[bool, ...]) -> System:
+        """``size`` copies of the system as one, states side by side (``vmap`` of ``fn``)."""
+
+        def build() -> System:
+            from ...vectorize import vmap
+
+            n, fn = self.size, self.fn
+            in_axes = (0, None, *[0 if b else None for b in batched_params])
+            mapped = vmap(fn, in_axes=in_axes)
+
+            def batched_fn(state: Any, s: Any, *params: Any) -> Tensor:
+                return _knp.reshape(mapped(_knp.reshape(state, (size, n)), s, *params), (-1,))
+
+            return System(
+                batched_fn,
+                size * n,
+                self.integrator.batched(),
+                f"vmap({self.name})",
+                self.traceable,
+            )
+
+        return self.derived(("batched", size, batched_params), build)
+
+
+_EAGER: Any = object()  # the compiled entry of a function that cannot be traced
