@@ -27,13 +27,19 @@ from ...errors import ConcretizationError
 from ...tensor import Tensor
 
 
+_COMPILER: list[tuple[Any, Any]] = []
+
+
 def compiler() -> tuple[Any, Any]:
-    """``(program, staged)``: the jit pipeline's modules (moving into ``kenaz.compiler``)."""
-    try:
-        from ...compiler import program, staged  # type: ignore[attr-defined]
-    except ImportError:
-        from ... import program, staged  # type: ignore[no-redef]
-    return program, staged
+    """``(program, staged)``: the jit pipeline's modules (moving into ``kenaz.compiler``),
+    imported on first use (a failed import costs a millisecond: it is tried once)."""
+    if not _COMPILER:
+        try:
+            from ...compiler import program, staged  # type: ignore[attr-defined]
+        except ImportError:
+            from ... import program, staged  # type: ignore[no-redef]
+        _COMPILER.append((program, staged))
+    return _COMPILER[0]
 
 
 def _signature(values: Sequence[Any]) -> tuple:
