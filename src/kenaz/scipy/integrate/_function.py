@@ -89,9 +89,7 @@ class Function:
         example_y = _knp.reshape(y0, (size,)).astype(np.float64)
         program_module, _ = compiler()
         try:
-            program = program_module.trace(
-                user_fn, (example_y, t0, *params), {}, None, name
-            )
+            program = program_module.trace(user_fn, (example_y, t0, *params), {}, None, name)
         except ConcretizationError:
             _refuse_tracked_reads(user_fn, example_y, t0, params, who)
             self.params = params

@@ -113,7 +113,9 @@ class Ivp:
         )
         self.info = result
         if result.status < 0:
-            raise RuntimeError(f"kenaz.scipy.integrate.solve_ivp: the solver failed: {result.message}")
+            raise RuntimeError(
+                f"kenaz.scipy.integrate.solve_ivp: the solver failed: {result.message}"
+            )
         return result.y.T
 
     def derivative(self) -> Ivp:

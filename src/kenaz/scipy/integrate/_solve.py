@@ -53,9 +53,7 @@ def _reverse(args: tuple, *, system: System) -> tuple:
     return ys, pullback
 
 
-def _adjoint(
-    system: System, ys: Tensor, g: Tensor, y0: Any, t: Any, params: list[Any]
-) -> tuple:
+def _adjoint(system: System, ys: Tensor, g: Tensor, y0: Any, t: Any, params: list[Any]) -> tuple:
     """Cotangents of ``(y0, t, *params)`` from ``g`` (the cotangent of ``ys``)."""
     n = system.size
     sizes = tuple(int(np.prod(np.shape(p))) for p in params)
@@ -131,9 +129,7 @@ def _batch(op: Op, args: list, axes: list, *, system: System) -> tuple:
         return _knp.stack(columns), 0
     n = system.size
     y0 = _batching.with_batch_in_front(y0, y0_axis, size)
-    fronted = [
-        _batching.move_batch_to_front(p, b) for p, b in zip(params, param_axes, strict=True)
-    ]
+    fronted = [_batching.move_batch_to_front(p, b) for p, b in zip(params, param_axes, strict=True)]
     batched = system.batched(size, tuple(b is not None for b in param_axes))
     out = solve(_knp.reshape(y0, (size * n,)), t, *fronted, system=batched)
     return _knp.reshape(out, (int(np.shape(t)[0]), size, n)), 1

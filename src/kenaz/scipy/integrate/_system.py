@@ -26,7 +26,6 @@ from ...effects import _handlers
 from ...errors import ConcretizationError
 from ...tensor import Tensor
 
-
 _COMPILER: list[tuple[Any, Any]] = []
 
 
@@ -166,9 +165,9 @@ class System:
                 y, a = state[:n], state[n : 2 * n]
                 dy, pullback = vjp(fn, y, s, *params)
                 cotangents = pullback(-a)
-                return _knp.concatenate(
-                    [dy, *[_knp.reshape(c, (-1,)) for c in cotangents]]
-                ).astype(np.float64)
+                return _knp.concatenate([dy, *[_knp.reshape(c, (-1,)) for c in cotangents]]).astype(
+                    np.float64
+                )
 
             return System(
                 adjoint_fn,

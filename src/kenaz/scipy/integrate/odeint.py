@@ -48,6 +48,12 @@ def as_float_tensor(x: Any) -> Tensor:
     return x if x.dtype.kind in "fc" else x.astype(np.float64)
 
 
+def _is_default(value: Any, default: Any) -> bool:
+    if value is default:
+        return True
+    return isinstance(value, (int, float)) and default is not None and value == default
+
+
 def _plain_args(args: tuple) -> tuple:
     """``args`` with tensors as NumPy values (for a user's ``Dfun``, which SciPy calls)."""
     from ... import tree
@@ -129,25 +135,26 @@ mxhnil, mxordn, mxords, printmessg : optional
     t = as_tensor(t)
     t = t if t.dtype == np.float64 else t.astype(np.float64)
     if t.ndim != 1 or t.shape[0] < 1:
-        raise ValueError(f"kenaz.scipy.integrate.odeint: t must be 1-d and non-empty, got {t.shape}")
+        raise ValueError(
+            f"kenaz.scipy.integrate.odeint: t must be 1-d and non-empty, got {t.shape}"
+        )
     given = {
         "ml": ml, "mu": mu, "rtol": rtol, "atol": atol, "tcrit": tcrit, "h0": h0,
         "hmax": hmax, "hmin": hmin, "ixpr": ixpr, "mxstep": mxstep, "mxhnil": mxhnil,
         "mxordn": mxordn, "mxords": mxords, "printmessg": printmessg,
     }  # fmt: skip
-    options = {k: v for k, v in given.items() if v is not _OPTION_DEFAULTS[k] and not (
-        isinstance(v, (int, float)) and v == _OPTION_DEFAULTS[k])}  # fmt: skip
+    options = {k: v for k, v in given.items() if not _is_default(v, _OPTION_DEFAULTS[k])}
+    if not isinstance(args, tuple):
+        args = (args,)  # SciPy: a single extra argument may be passed bare
     jacobian = None
     if Dfun is not None:
-        plain = _plain_args(tuple(args) if isinstance(args, (tuple, list)) else (args,))
+        plain = _plain_args(args)
 
         def jacobian(y: np.ndarray, s: float) -> np.ndarray:
             out = Dfun(s, y, *plain) if tfirst else Dfun(y, s, *plain)
             out = np.asarray(out._value if isinstance(out, Tensor) else out, dtype=np.float64)
             return out.T if col_deriv else out
 
-    if not isinstance(args, tuple):
-        args = (args,)  # SciPy: a single extra argument may be passed bare
     integrator = Odeint(options, jacobian)
     function = Function(func, y0.shape, args, tfirst, integrator, y0, t[0], "odeint")
     flat = _knp.reshape(y0, (-1,))
