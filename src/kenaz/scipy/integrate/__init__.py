@@ -14,5 +14,6 @@
 from __future__ import annotations
 
 from .odeint import odeint
+from .solve_ivp import DenseSolution, OdeResult, solve_ivp
 
-__all__ = ["odeint"]
+__all__ = ["odeint", "solve_ivp", "OdeResult", "DenseSolution"]

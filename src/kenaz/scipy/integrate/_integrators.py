@@ -92,12 +92,39 @@ class Ivp:
         self.options = options
         self.dense_output = dense_output
         self.info: Any = None
+        self.kept: tuple | None = None  # (y0, result) of the solve that chose the times
+
+    def steps(self, rhs: Callable, y0: np.ndarray, t0: float, tf: float) -> np.ndarray:
+        """The solver's own output times from ``t0`` to ``tf`` (without ``t_eval``); the
+        solve is kept for :meth:`integrate` to reuse if asked for the same times."""
+        from scipy.integrate import solve_ivp
+
+        result = solve_ivp(
+            lambda s, y: rhs(y, s),
+            (t0, tf),
+            np.asarray(y0, dtype=np.float64),
+            method=self.method,
+            rtol=self.rtol,
+            atol=self.atol,
+            dense_output=self.dense_output,
+            **self.options,
+        )
+        if result.status < 0:
+            raise RuntimeError(
+                f"kenaz.scipy.integrate.solve_ivp: the solver failed: {result.message}"
+            )
+        self.kept = (np.asarray(y0, dtype=np.float64).copy(), result)
+        return result.t
 
     def integrate(self, rhs: Callable, y0: np.ndarray, times: np.ndarray) -> np.ndarray:
         from scipy.integrate import solve_ivp
 
         times = np.asarray(times, dtype=np.float64)
         y0 = np.asarray(y0, dtype=np.float64)
+        kept, self.kept = self.kept, None
+        if kept is not None and np.array_equal(kept[0], y0) and np.array_equal(kept[1].t, times):
+            self.info = kept[1]  # the solve that found these times: same steps, same values
+            return kept[1].y.T
         if times.shape[0] == 1 or times[0] == times[-1]:
             return np.broadcast_to(y0, (times.shape[0], y0.shape[0])).copy()
         result = solve_ivp(
