@@ -14,6 +14,16 @@
 from __future__ import annotations
 
 from .odeint import odeint
+from .quadrature import cumulative_trapezoid, quad, simpson, trapezoid
 from .solve_ivp import DenseSolution, OdeResult, solve_ivp
 
-__all__ = ["odeint", "solve_ivp", "OdeResult", "DenseSolution"]
+__all__ = [
+    "odeint",
+    "solve_ivp",
+    "OdeResult",
+    "DenseSolution",
+    "quad",
+    "trapezoid",
+    "simpson",
+    "cumulative_trapezoid",
+]
