@@ -25,6 +25,7 @@ from ... import numpy as _knp
 from ...effects import _handlers
 from ...errors import ConcretizationError
 from ...tensor import Tensor
+from ._fingerprint import compiled_program, fuse_scalar_stacks
 
 _COMPILER: list[tuple[Any, Any]] = []
 
@@ -39,6 +40,16 @@ def compiler() -> tuple[Any, Any]:
             from ... import program, staged  # type: ignore[no-redef]
         _COMPILER.append((program, staged))
     return _COMPILER[0]
+
+
+def _compile_program(program: Any) -> Callable:
+    """Optimized and compiled (once per distinct program: see :mod:`._fingerprint`)."""
+    program_module, staged = compiler()
+
+    def compile_it(program: Any) -> Callable:
+        return staged.Staged(fuse_scalar_stacks(program, program_module)).compile()
+
+    return compiled_program(program, compile_it)
 
 
 def _signature(values: Sequence[Any]) -> tuple:
@@ -111,8 +122,7 @@ class System:
 
     def seed(self, program: Any, params: Sequence[Any]) -> None:
         """Compile an already traced program of ``fn`` for the signature of ``params``."""
-        _, staged = compiler()
-        self._compiled[_signature(list(params))] = staged.Staged(program).compile()
+        self._compiled[_signature(list(params))] = _compile_program(program)
 
     def _compile(self, key: tuple, params: list[Any]) -> Callable:
         with self._lock:
@@ -121,14 +131,14 @@ class System:
                 return found
             compiled: Any = _EAGER
             if self.traceable:
-                program_module, staged = compiler()
+                program_module, _ = compiler()
                 example = (np.zeros(self.size), np.float64(0.0), *params)
                 try:
                     program = program_module.trace(self.fn, example, {}, None, self.name)
                 except ConcretizationError:
                     self.traceable = False
                 else:
-                    compiled = staged.Staged(program).compile()
+                    compiled = _compile_program(program)
             self._compiled[key] = compiled
             return compiled
 
