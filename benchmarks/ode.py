@@ -141,10 +141,17 @@ def run_case(title: str, peers) -> dict:
     theirs = scipy.integrate.odeint(numpy_func, y0, t, params)
     np.testing.assert_allclose(ours, theirs, rtol=1e-6, atol=1e-9)
 
+    jitted_forward = kenaz.jit(lambda y0, *p: odeint(func, y0, t, p))
+    jitted_grad = kenaz.jit(kenaz_grad)
+    np.testing.assert_allclose(jitted_forward(y0, *params).numpy(), theirs, rtol=1e-6, atol=1e-9)
+    for got, want in zip(jitted_grad(y0, *params), kenaz_grad(y0, *params), strict=True):
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6, atol=1e-9)
     runs = {
         "scipy odeint, numpy rhs": lambda: scipy.integrate.odeint(numpy_func, y0, t, params),
         "kenaz odeint": kenaz_forward,
         "kenaz grad (adjoint)": lambda: kenaz_grad(y0, *params),
+        "kenaz jit(odeint)": lambda: jitted_forward(y0, *params),
+        "kenaz jit(grad)": lambda: jitted_grad(y0, *params),
     }
     note = ""
     if peers.jax is not None:
@@ -161,10 +168,21 @@ def run_case(title: str, peers) -> dict:
     _timing.report(title, medians, "scipy odeint, numpy rhs")
     forward_ratio = medians["kenaz odeint"] / medians["scipy odeint, numpy rhs"]
     grad_ratio = medians["kenaz grad (adjoint)"] / medians["kenaz odeint"]
+    jit_forward_ratio = medians["kenaz jit(odeint)"] / medians["scipy odeint, numpy rhs"]
+    jit_grad_ratio = medians["kenaz jit(grad)"] / medians["kenaz jit(odeint)"]
     print(
         f"  kenaz forward / scipy: {forward_ratio:.2f}x (target <= 1.5x);"
-        f" kenaz grad / kenaz forward: {grad_ratio:.2f}x (target <= 5x)"
+        f" kenaz grad / kenaz forward: {grad_ratio:.2f}x (target <= 5x)\n"
+        f"  jitted: forward / scipy {jit_forward_ratio:.2f}x; grad / forward {jit_grad_ratio:.2f}x"
     )
+    if "jax jit grad" in medians:
+        jax_forward, jax_grad = medians["jax jit odeint (dopri5)"], medians["jax jit grad"]
+        print(
+            f"  kenaz / jax: forward {medians['kenaz odeint'] / jax_forward:.1f}x"
+            f" (jitted {medians['kenaz jit(odeint)'] / jax_forward:.1f}x),"
+            f" grad {medians['kenaz grad (adjoint)'] / jax_grad:.1f}x"
+            f" (jitted {medians['kenaz jit(grad)'] / jax_grad:.1f}x)"
+        )
     if note:
         print(note)
     return medians
