@@ -33,14 +33,24 @@ class Odeint:
     def __init__(self, options: dict[str, Any], jacobian: Callable | None = None) -> None:
         self.options = options
         self.jacobian = jacobian  # Dfun(y, t) on NumPy values, for the user's system only
+        self.derived = False
         self.info: dict[str, Any] | None = None
 
-    def integrate(self, rhs: Callable, y0: np.ndarray, times: np.ndarray) -> np.ndarray:
+    def integrate(
+        self, rhs: Callable, y0: np.ndarray, times: np.ndarray, jac: Callable | None = None
+    ) -> np.ndarray:
+        """``rhs(y, t)`` from ``times[0]`` through ``times``; ``jac(y, t)`` its Jacobian in
+        ``y`` (the user's ``Dfun`` first), which LSODA's stiff method uses."""
         from scipy.integrate import odeint
 
         y0 = np.asarray(y0, dtype=np.float64)
         out, info = odeint(
-            rhs, y0, np.asarray(times), Dfun=self.jacobian, full_output=True, **self.options
+            rhs,
+            y0,
+            np.asarray(times),
+            Dfun=self.jacobian or jac,
+            full_output=True,
+            **self.options,
         )
         self.info = info
         return out
@@ -50,7 +60,9 @@ class Odeint:
         for key in ("rtol", "atol"):
             if key in options:
                 options[key] = _scalar_tolerance(options[key])
-        return Odeint(options)
+        derived = Odeint(options)
+        derived.derived = True  # its systems get their Jacobian from jacfwd
+        return derived
 
     def batched(self) -> Odeint:
         batched = self.derivative()
@@ -64,8 +76,14 @@ class _SharedInfo:
     def __init__(self, inner: Any, user: Any) -> None:
         self.inner, self.user = inner, user
 
-    def integrate(self, rhs: Callable, y0: np.ndarray, times: np.ndarray) -> np.ndarray:
-        out = self.inner.integrate(rhs, y0, times)
+    @property
+    def derived(self) -> bool:
+        return getattr(self.inner, "derived", False)
+
+    def integrate(
+        self, rhs: Callable, y0: np.ndarray, times: np.ndarray, jac: Callable | None = None
+    ) -> np.ndarray:
+        out = self.inner.integrate(rhs, y0, times, jac)
         self.user.info = self.inner.info
         return out
 
@@ -116,7 +134,10 @@ class Ivp:
         self.kept = (np.asarray(y0, dtype=np.float64).copy(), result)
         return result.t
 
-    def integrate(self, rhs: Callable, y0: np.ndarray, times: np.ndarray) -> np.ndarray:
+    def integrate(
+        self, rhs: Callable, y0: np.ndarray, times: np.ndarray, jac: Callable | None = None
+    ) -> np.ndarray:
+        """As :meth:`Odeint.integrate`; ``jac`` is not used (SciPy's methods estimate it)."""
         from scipy.integrate import solve_ivp
 
         times = np.asarray(times, dtype=np.float64)

@@ -34,7 +34,9 @@ from ._system import System, values_of
 
 def _solve_impl(y0: Any, t: Any, *params: Any, system: System) -> np.ndarray:
     rhs = system.rhs(params)
-    out = system.integrator.integrate(rhs, np.asarray(y0, dtype=np.float64), np.asarray(t))
+    integrator = system.integrator
+    jac = system.jacobian(params) if getattr(integrator, "derived", False) else None
+    out = integrator.integrate(rhs, np.asarray(y0, dtype=np.float64), np.asarray(t), jac)
     return np.asarray(out, dtype=np.float64).reshape(np.shape(t)[0], system.size)
 
 

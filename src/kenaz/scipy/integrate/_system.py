@@ -118,7 +118,40 @@ class System:
                 return out._value
 
             return eager
+        shape = getattr(self, "out_shape", None)
+        if shape is not None:
+            return lambda y, s: np.reshape(compiled(y, s, *params)[0], shape)
         return lambda y, s: compiled(y, s, *params)[0]
+
+    def jacobian(self, params: Sequence[Any]) -> Callable[[np.ndarray, float], np.ndarray] | None:
+        """``jac(y, t)``, ``d fn / d y`` on NumPy values (``jacfwd`` of ``fn``, traced and
+        compiled at its first call: a non-stiff solver never asks). None if ``fn`` runs
+        eagerly: the solver's finite differences are cheaper than eager ``jacfwd``."""
+        if not self.traceable:
+            return None
+        params = list(params)
+        found: list[Callable] = []
+
+        def jac(y: np.ndarray, s: float) -> np.ndarray:
+            if not found:
+                found.append(self.derived(("jacobian",), self._jacobian_system).rhs(params))
+            return found[0](y, s)
+
+        return jac
+
+    def _jacobian_system(self) -> System:
+        from ...jacobians import jacfwd
+
+        n = self.size
+        fn = jacfwd(self.fn)
+        flat = lambda y, s, *p: _knp.reshape(fn(y, s, *p), (n * n,))  # noqa: E731
+        # Never solved: its `size` is its input's, as `_compile` traces with it.
+        return System(flat, n, None, f"jacobian of {self.name}").reshaped((n, n))
+
+    def reshaped(self, shape: tuple[int, ...]) -> System:
+        """This system's ``rhs`` gives arrays of ``shape`` (a Jacobian's)."""
+        self.out_shape = shape
+        return self
 
     def seed(self, program: Any, params: Sequence[Any]) -> None:
         """Compile an already traced program of ``fn`` for the signature of ``params``."""
