@@ -55,6 +55,11 @@ class Odeint:
         self.info = info
         return out
 
+    def dense(self, rhs: Callable, y0: np.ndarray, times: np.ndarray) -> Callable:
+        """``y(s)`` for any ``s`` between ``times[0]`` and ``times[-1]``: SciPy's LSODA with
+        dense output (``solve_ivp``), same tolerances, for the adjoint's backward solves."""
+        return _dense(rhs, y0, times, "LSODA", self.options.get("rtol"), self.options.get("atol"))
+
     def derivative(self) -> Odeint:
         options = {k: v for k, v in self.options.items() if k in _DERIVED_ODEINT}
         for key in ("rtol", "atol"):
@@ -89,6 +94,9 @@ class _SharedInfo:
 
     def derivative(self) -> Any:
         return self.inner.derivative()
+
+    def dense(self, rhs: Callable, y0: np.ndarray, times: np.ndarray) -> Callable:
+        return self.inner.dense(rhs, y0, times)
 
     def batched(self) -> Any:
         return _SharedInfo(self.inner.batched(), self.user)
@@ -166,6 +174,10 @@ class Ivp:
             )
         return result.y.T
 
+    def dense(self, rhs: Callable, y0: np.ndarray, times: np.ndarray) -> Callable:
+        """As :meth:`Odeint.dense`, with this method and tolerances."""
+        return _dense(rhs, y0, times, self.method, self.rtol, self.atol)
+
     def derivative(self) -> Ivp:
         options = {k: v for k, v in self.options.items() if k in ("max_step", "min_step")}
         return Ivp(self.method, _scalar_tolerance(self.rtol), _scalar_tolerance(self.atol), options)
@@ -174,3 +186,28 @@ class Ivp:
         batched = self.derivative()
         batched.dense_output = self.dense_output
         return _SharedInfo(batched, self)
+
+
+def _dense(
+    rhs: Callable, y0: np.ndarray, times: np.ndarray, method: Any, rtol: Any, atol: Any
+) -> Callable:
+    from scipy.integrate import solve_ivp
+
+    times = np.asarray(times, dtype=np.float64)
+    if times.shape[0] == 1 or times[0] == times[-1]:
+        y0 = np.asarray(y0, dtype=np.float64)
+        return lambda s: y0
+    result = solve_ivp(
+        lambda s, y: rhs(y, s),
+        (times[0], times[-1]),
+        np.asarray(y0, dtype=np.float64),
+        method=method,
+        rtol=1.49012e-8 if rtol is None else rtol,
+        atol=1.49012e-8 if atol is None else atol,
+        dense_output=True,
+    )
+    if result.status < 0:
+        raise RuntimeError(
+            f"kenaz.scipy.integrate: the adjoint's forward solve failed: {result.message}"
+        )
+    return result.sol

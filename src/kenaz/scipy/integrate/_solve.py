@@ -21,6 +21,7 @@ batchable and compiled:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -56,35 +57,150 @@ def _reverse(args: tuple, *, system: System) -> tuple:
 
 
 def _adjoint(system: System, ys: Tensor, g: Tensor, y0: Any, t: Any, params: list[Any]) -> tuple:
-    """Cotangents of ``(y0, t, *params)`` from ``g`` (the cotangent of ``ys``)."""
+    """Cotangents of ``(y0, t, *params)`` from ``g`` (the cotangent of ``ys``).
+
+    The adjoint ``a`` at ``t[0]`` and the parameters' cotangents come from the
+    adjoint op; the times' cotangents need no solve: ``y(t_i)`` moves with
+    ``t_i`` at its slope, and with ``t[0]`` as ``-Phi(t_i, t_0) f(y0, t0)``.
+    """
+    a0, a_params = adjoint(ys, g, t, *params, system=system)
+    count = int(np.shape(t)[0])
+    slopes = [system.evaluate(ys[i], t[i], params) for i in range(1, count)]
+    later = [_knp.sum(slope * g[i + 1]) for i, slope in enumerate(slopes)]
+    first = -_knp.sum((a0 - g[0]) * system.evaluate(y0, t[0], params))
+    t_bar = _knp.reshape(_knp.stack([first, *later]), np.shape(t))
+    return (_as_dtype(a0, y0), _as_dtype(t_bar, t), *_split(a_params, params))
+
+
+def _split(flat: Tensor, params: Sequence[Any]) -> list[Tensor]:
+    """``flat`` cut into pieces of the shapes of ``params`` (and their dtypes)."""
+    pieces, start = [], 0
+    for p in params:
+        size = int(np.prod(np.shape(p)))
+        piece = _knp.reshape(flat[start : start + size], np.shape(p))
+        pieces.append(_as_dtype(piece, p))
+        start += size
+    return pieces
+
+
+def _adjoint_impl(ys: Any, g: Any, t: Any, *params: Any, system: System) -> tuple:
+    """``a(t[0])`` and the parameters' cotangents on NumPy values (first order).
+
+    ``a`` is integrated backwards between output times, jumping by ``g[i]`` at
+    each; ``y`` comes from a dense forward solve, not from integrating it
+    backwards (which diverges for a stiff system).
+    """
+    n = system.size
+    ys = np.asarray(ys, dtype=np.float64).reshape(-1, n)
+    g = np.asarray(g, dtype=np.float64).reshape(-1, n)
+    t = np.asarray(t, dtype=np.float64)
+    count = t.shape[0]
+    total = sum(int(np.size(p)) for p in params)
+    a, a_params = g[count - 1].copy(), np.zeros(total)
+    if count > 1:
+        trajectory = system.integrator.dense(system.rhs(params), ys[0], t)
+        rhs = system.adjoint_numpy(params)
+        backwards = system.integrator.derivative()
+
+        def adjoint_rhs(state: np.ndarray, s: float) -> np.ndarray:
+            return rhs(state[:n], s, trajectory(s))
+
+        for i in range(count - 1, 0, -1):
+            state = np.concatenate([a, a_params])
+            end = backwards.integrate(adjoint_rhs, state, np.array([t[i], t[i - 1]]))[1]
+            a, a_params = end[:n] + g[i - 1], end[n:]
+    return a, a_params
+
+
+def _adjoint_differentiable(ys: Any, g: Any, t: Any, *params: Any, system: System) -> tuple:
+    """What :func:`_adjoint_impl` computes, as solves of ``[y, a, a_params]`` (``y``
+    integrated backwards too): differentiable, for derivatives of second order."""
     n = system.size
     sizes = tuple(int(np.prod(np.shape(p))) for p in params)
-    adjoint = system.adjoint(sizes)
+    backwards = system.adjoint(sizes)
     count = int(np.shape(t)[0])
-    a = g[count - 1]
-    a_t = _knp.zeros((1,))
-    a_params = _knp.zeros((sum(sizes),))
-    time_cotangents = []
+    a, a_params = g[count - 1], _knp.zeros((sum(sizes),))
     for i in range(count - 1, 0, -1):
-        slope = system.evaluate(ys[i], t[i], params)
-        this_time = _knp.reshape(_knp.sum(slope * g[i]), (1,))
-        time_cotangents.append(this_time)
-        a_t = a_t - this_time
-        state = _knp.concatenate([ys[i], a, a_t, a_params])
-        interval = _knp.stack([t[i], t[i - 1]])
-        end = solve(state, interval, *params, system=adjoint)[1]
-        a = end[n : 2 * n] + g[i - 1]
-        a_t = end[2 * n : 2 * n + 1]
-        a_params = end[2 * n + 1 :]
-    time_cotangents.append(a_t)
-    t_bar = _knp.reshape(_knp.concatenate(time_cotangents[::-1]), np.shape(t))
-    params_bar = []
-    start = 0
-    for p, size in zip(params, sizes, strict=True):
-        piece = _knp.reshape(a_params[start : start + size], np.shape(p))
-        params_bar.append(_as_dtype(piece, p))
-        start += size
-    return (_as_dtype(a, y0), _as_dtype(t_bar, t), *params_bar)
+        state = _knp.concatenate([ys[i], a, a_params])
+        end = solve(state, _knp.stack([t[i], t[i - 1]]), *params, system=backwards)[1]
+        a, a_params = end[n : 2 * n] + g[i - 1], end[2 * n :]
+    return a, a_params
+
+
+def _adjoint_forward(primals: tuple, tangents: tuple, *, system: System) -> tuple:
+    from ...forward import jvp
+
+    zeros = [_knp.zeros_like(p) if d is None else d for p, d in zip(primals, tangents, strict=True)]
+    return jvp(lambda *a: _adjoint_differentiable(*a, system=system), tuple(primals), tuple(zeros))
+
+
+def _adjoint_reverse(args: tuple, *, system: System) -> tuple:
+    from ...reverse import vjp
+
+    out, pullback = vjp(lambda *a: _adjoint_differentiable(*a, system=system), *args)
+
+    def filled(cotangents: tuple) -> tuple:
+        return pullback(
+            tuple(
+                _knp.zeros_like(o) if c is None else c for o, c in zip(out, cotangents, strict=True)
+            )
+        )
+
+    return out, filled
+
+
+def _adjoint_batch(op: Op, args: list, axes: list, *, system: System) -> tuple:
+    """The batch as one system: every argument given the batch axis (an unbatched parameter
+    too, as each example's cotangent of it differs)."""
+    size = _batching.batch_size(args, axes)
+    ys, g, t, *params = args
+    ys_axis, g_axis, t_axis, *param_axes = axes
+    if t_axis is not None:
+        rows = [
+            adjoint(
+                *[
+                    a if b is None else _knp.take(a, i, axis=b)
+                    for a, b in zip(args, axes, strict=True)
+                ],
+                system=system,
+            )
+            for i in range(size)
+        ]
+        return (_knp.stack([r[0] for r in rows]), _knp.stack([r[1] for r in rows])), (0, 0)
+    count, n = int(np.shape(t)[0]), system.size
+    ys = _knp.moveaxis(_batching.with_batch_in_front(ys, ys_axis, size), 0, 1)
+    g = _knp.moveaxis(_batching.with_batch_in_front(g, g_axis, size), 0, 1)
+    fronted = [
+        _batching.with_batch_in_front(p, b, size) for p, b in zip(params, param_axes, strict=True)
+    ]
+    batched = system.batched(size, (True,) * len(params))
+    a0, a_params = adjoint(
+        _knp.reshape(ys, (count, size * n)),
+        _knp.reshape(g, (count, size * n)),
+        t,
+        *fronted,
+        system=batched,
+    )
+    # a_params holds each parameter's (size, *shape) block in turn: per example, side by side.
+    blocks, start = [], 0
+    for p in fronted:
+        per_example = int(np.prod(np.shape(p)[1:]))
+        blocks.append(
+            _knp.reshape(a_params[start : start + size * per_example], (size, per_example))
+        )
+        start += size * per_example
+    flat = _knp.concatenate(blocks, axis=1) if blocks else _knp.zeros((size, 0))
+    return (_knp.reshape(a0, (size, n)), flat), (0, 0)
+
+
+adjoint = Op(
+    "ode_adjoint",
+    _adjoint_impl,
+    forward=_adjoint_forward,
+    reverse=_adjoint_reverse,
+    batch=_adjoint_batch,
+    multiple_results=True,
+)
 
 
 def _forward(primals: tuple, tangents: tuple, *, system: System) -> tuple:

@@ -196,8 +196,9 @@ class System:
         return found
 
     def adjoint(self, sizes: tuple[int, ...]) -> System:
-        """State ``[y, a, a_t, a_params]``: ``y' = f``, ``a' = -a J_y``, ``a_t' = -a J_t``,
-        ``a_params' = -a J_params`` (integrated backwards in time)."""
+        """State ``[y, a, a_params]``: ``y' = f``, ``a' = -a J_y``, ``a_params' = -a J_params``,
+        integrated backwards in time with ``y`` (the differentiable formulation: stable
+        while ``y`` is, backwards too; see :meth:`adjoint_numpy` for first order)."""
 
         def build() -> System:
             from ...reverse import vjp
@@ -206,21 +207,52 @@ class System:
 
             def adjoint_fn(state: Any, s: Any, *params: Any) -> Tensor:
                 y, a = state[:n], state[n : 2 * n]
-                dy, pullback = vjp(fn, y, s, *params)
+                dy, pullback = vjp(lambda y_, *p: fn(y_, s, *p), y, *params)
                 cotangents = pullback(-a)
-                return _knp.concatenate([dy, *[_knp.reshape(c, (-1,)) for c in cotangents]]).astype(
-                    np.float64
-                )
+                flat = [_knp.reshape(c, (-1,)) for c in cotangents]
+                return _knp.concatenate([dy, *flat]).astype(np.float64)
 
             return System(
                 adjoint_fn,
-                2 * n + 1 + sum(sizes),
+                2 * n + sum(sizes),
                 self.integrator.derivative(),
                 f"adjoint of {self.name}",
                 self.traceable,
             )
 
         return self.derived(("adjoint", sizes), build)
+
+    def adjoint_numpy(
+        self, params: Sequence[Any]
+    ) -> Callable[[np.ndarray, float, np.ndarray], Any]:
+        """``rhs(state, t, y)`` of the adjoint ``[a, a_params]`` on NumPy values, ``y`` given
+        (interpolated from the forward solution, so stable for stiff systems)."""
+        params = list(params)
+        key = ("adjoint numpy", _signature(params))
+        compiled = self._compiled.get(key)
+        if compiled is None:
+            from ...reverse import vjp
+
+            n, fn = self.size, self.fn
+
+            def adjoint_fn(a: Any, s: Any, y: Any, *ps: Any) -> Tensor:
+                _, pullback = vjp(lambda y_, *p: fn(y_, s, *p), y, *ps)
+                flat = [_knp.reshape(c, (-1,)) for c in pullback(-a)]
+                return _knp.concatenate(flat).astype(np.float64)
+
+            with self._lock:
+                if self.traceable:
+                    program_module, _ = compiler()
+                    example = (np.zeros(n), np.float64(0.0), np.zeros(n), *params)
+                    try:
+                        program = program_module.trace(adjoint_fn, example, {}, None, self.name)
+                        compiled = _compile_program(program)
+                    except ConcretizationError:
+                        compiled = None
+                if compiled is None:
+                    compiled = _eager(adjoint_fn)
+                self._compiled[key] = compiled
+        return lambda state, s, y: compiled(state, s, y, *params)[0]
 
     def sensitivity(self, active: tuple[int, ...]) -> System:
         """State ``[y, s]``: ``y' = f``, ``s' = J_y s + J_params params_dot`` for the
@@ -278,6 +310,20 @@ class System:
             )
 
         return self.derived(("batched", size, batched_params), build)
+
+
+def _eager(fn: Callable) -> Callable:
+    """``fn`` on NumPy values with no handlers installed: a tuple of one NumPy result."""
+
+    def run(*values: Any) -> tuple:
+        token = _handlers.set(())
+        try:
+            out = fn(*[Tensor(v) for v in values])
+        finally:
+            _handlers.reset(token)
+        return (out._value,)
+
+    return run
 
 
 _EAGER: Any = object()  # the compiled entry of a function that cannot be traced
