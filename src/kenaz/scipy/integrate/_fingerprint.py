@@ -37,6 +37,8 @@ def _value_key(value: Any) -> Any:
         return ("large array", id(value))
     if isinstance(value, np.generic):
         return ("scalar", value.dtype.str, value.tobytes())
+    if isinstance(value, slice):  # unhashable before Python 3.12
+        return ("slice", _value_key(value.start), _value_key(value.stop), _value_key(value.step))
     if isinstance(value, (tuple, list)):
         return (type(value).__name__, tuple(_value_key(v) for v in value))
     if isinstance(value, dict):

@@ -210,4 +210,48 @@ def _dense(
         raise RuntimeError(
             f"kenaz.scipy.integrate: the adjoint's forward solve failed: {result.message}"
         )
-    return result.sol
+    return _fast_solution(result.sol)
+
+
+def _fast_solution(solution: Any) -> Callable[[float], np.ndarray]:
+    """``solution(s)`` for one time, without ``OdeSolution``'s checks and dispatch (the
+    adjoint asks at every step: SciPy's call costs more than the right-hand side).
+
+    LSODA's segments (a Nordsieck polynomial each) are evaluated from stacked arrays;
+    other methods' segments are called directly.
+    """
+    import bisect
+
+    from scipy.integrate._ivp.lsoda import LsodaDenseOutput
+
+    ascending = solution.ascending
+    edges = [float(x) for x in solution.ts_sorted]
+    count = solution.n_segments
+    side = bisect.bisect_left if solution.side == "left" else bisect.bisect_right
+    segments = solution.interpolants
+
+    def segment_of(s: float) -> int:
+        k = min(max(side(edges, s) - 1, 0), count - 1)
+        return k if ascending else count - 1 - k
+
+    if all(type(p) is LsodaDenseOutput for p in segments):
+        width = max(len(p.p) for p in segments)
+        powers = np.arange(width)
+        starts = [float(p.t) for p in segments]
+        steps = [float(p.h) for p in segments]
+        coefficients = []
+        for p in segments:
+            padded = np.zeros((p.yh.shape[0], width))
+            padded[:, : p.yh.shape[1]] = p.yh
+            coefficients.append(padded)
+
+        def lsoda(s: float) -> np.ndarray:
+            k = segment_of(s)
+            return coefficients[k] @ (((s - starts[k]) / steps[k]) ** powers)
+
+        return lsoda
+
+    def other(s: float) -> np.ndarray:
+        return segments[segment_of(s)]._call_impl(np.float64(s))
+
+    return other
