@@ -19,6 +19,8 @@ from typing import Any
 
 import numpy as np
 
+from ...effects import Op
+
 _SMALL = 64  # constants up to this many entries are compared by value
 _ENTRIES = 256
 
@@ -119,8 +121,6 @@ def fuse_scalar_stacks(program: Any, program_module: Any) -> Any:
     The program is only compiled, never replayed under a transformation, so the fused op
     needs no rules; the ``expand_dims`` left unused are removed as dead code.
     """
-    from ...effects import Op
-
     global _STACK_SCALARS
     if _STACK_SCALARS is None:
         _STACK_SCALARS = Op("stack_scalars", _stack_scalars_impl)

@@ -10,6 +10,7 @@ Jacobian, per-component tolerances, a first step).
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable
 from typing import Any
 
@@ -220,8 +221,6 @@ def _fast_solution(solution: Any) -> Callable[[float], np.ndarray]:
     LSODA's segments (a Nordsieck polynomial each) are evaluated from stacked arrays;
     other methods' segments are called directly.
     """
-    import bisect
-
     from scipy.integrate._ivp.lsoda import LsodaDenseOutput
 
     ascending = solution.ascending

@@ -28,7 +28,9 @@ import numpy as np
 
 from ... import numpy as _knp
 from ...effects import Op
+from ...forward import jvp
 from ...ops import batching as _batching
+from ...reverse import vjp
 from ...tensor import Tensor
 from ._system import System, values_of
 
@@ -128,15 +130,11 @@ def _adjoint_differentiable(ys: Any, g: Any, t: Any, *params: Any, system: Syste
 
 
 def _adjoint_forward(primals: tuple, tangents: tuple, *, system: System) -> tuple:
-    from ...forward import jvp
-
     zeros = [_knp.zeros_like(p) if d is None else d for p, d in zip(primals, tangents, strict=True)]
     return jvp(lambda *a: _adjoint_differentiable(*a, system=system), tuple(primals), tuple(zeros))
 
 
 def _adjoint_reverse(args: tuple, *, system: System) -> tuple:
-    from ...reverse import vjp
-
     out, pullback = vjp(lambda *a: _adjoint_differentiable(*a, system=system), *args)
 
     def filled(cotangents: tuple) -> tuple:

@@ -24,7 +24,11 @@ import numpy as np
 from ... import numpy as _knp
 from ...effects import _handlers
 from ...errors import ConcretizationError
+from ...forward import jvp
+from ...jacobians import jacfwd
+from ...reverse import vjp
 from ...tensor import Tensor
+from ...vectorize import vmap
 from ._fingerprint import compiled_program, fuse_scalar_stacks
 
 _COMPILER: list[tuple[Any, Any]] = []
@@ -140,8 +144,6 @@ class System:
         return jac
 
     def _jacobian_system(self) -> System:
-        from ...jacobians import jacfwd
-
         n = self.size
         fn = jacfwd(self.fn)
         flat = lambda y, s, *p: _knp.reshape(fn(y, s, *p), (n * n,))  # noqa: E731
@@ -201,8 +203,6 @@ class System:
         while ``y`` is, backwards too; see :meth:`adjoint_numpy` for first order)."""
 
         def build() -> System:
-            from ...reverse import vjp
-
             n, fn = self.size, self.fn
 
             def adjoint_fn(state: Any, s: Any, *params: Any) -> Tensor:
@@ -231,8 +231,6 @@ class System:
         key = ("adjoint numpy", _signature(params))
         compiled = self._compiled.get(key)
         if compiled is None:
-            from ...reverse import vjp
-
             n, fn = self.size, self.fn
 
             def adjoint_fn(a: Any, s: Any, y: Any, *ps: Any) -> Tensor:
@@ -259,8 +257,6 @@ class System:
         parameters at positions ``active``, whose tangents are trailing parameters."""
 
         def build() -> System:
-            from ...forward import jvp
-
             n, fn = self.size, self.fn
 
             def sensitivity_fn(state: Any, s: Any, *params_and_tangents: Any) -> Tensor:
@@ -292,8 +288,6 @@ class System:
         """``size`` copies of the system as one, states side by side (``vmap`` of ``fn``)."""
 
         def build() -> System:
-            from ...vectorize import vmap
-
             n, fn = self.size, self.fn
             in_axes = (0, None, *[0 if b else None for b in batched_params])
             mapped = vmap(fn, in_axes=in_axes)

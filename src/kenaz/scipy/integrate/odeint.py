@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from ... import numpy as _knp
+from ... import tree
 from ...convert import as_tensor
 from ...tensor import Tensor
 from ._function import Function
@@ -56,8 +57,6 @@ def _is_default(value: Any, default: Any) -> bool:
 
 def _plain_args(args: tuple) -> tuple:
     """``args`` with tensors as NumPy values (for a user's ``Dfun``, which SciPy calls)."""
-    from ... import tree
-
     return tree.map(lambda x: x._value if type(x) is Tensor else x, args)
 
 

@@ -22,6 +22,9 @@ import numpy as np
 from ... import numpy as _knp
 from ... import tree
 from ...effects import Op, _handlers
+from ...forward import jvp
+from ...ops import batching
+from ...reverse import vjp
 from ...tensor import Tensor
 from ._function import _as_parameter, _is_parameter
 from ._system import compiler, values_of
@@ -102,8 +105,6 @@ def _reverse(args: tuple, *, integrand: Integrand) -> tuple:
         fn = integrand.fn
 
         def cotangent_density(x: Any, *params_and_g: Any) -> Tensor:
-            from ...reverse import vjp
-
             *ps, seed = params_and_g
             _, pull = vjp(lambda *q: fn(x, *q), *ps)
             return _knp.concatenate([_knp.reshape(c, (-1,)) for c in pull(seed)]).astype(np.float64)
@@ -129,8 +130,6 @@ def _forward(primals: tuple, tangents: tuple, *, integrand: Integrand) -> tuple:
         fn = integrand.fn
 
         def tangent_density(x: Any, *params_and_tangents: Any) -> Tensor:
-            from ...forward import jvp
-
             ps = params_and_tangents[: len(params)]
             ts = params_and_tangents[len(params) :]
 
@@ -155,8 +154,6 @@ def _forward(primals: tuple, tangents: tuple, *, integrand: Integrand) -> tuple:
 
 def _batch(op: Op, args: list, axes: list, *, integrand: Integrand) -> tuple:
     """A batch of integrals, one quadrature each (adaptive subdivisions differ per example)."""
-    from ...ops import batching
-
     size = batching.batch_size(args, axes)
     rows = []
     for i in range(size):
