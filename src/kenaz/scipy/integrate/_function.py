@@ -23,11 +23,12 @@ import numpy as np
 
 from ... import numpy as _knp
 from ... import tree
+from ...compiler import program as program_module
 from ...convert import as_tensor
 from ...effects import Handler, _handlers, handler, perform_args
 from ...errors import ConcretizationError
 from ...tensor import Tensor
-from ._system import System, compiler
+from ._system import System
 
 
 def _is_parameter(x: Any) -> bool:
@@ -87,7 +88,6 @@ class Function:
 
         params = [_as_parameter(leaves[i]) for i in dynamic]
         example_y = _knp.reshape(y0, (size,)).astype(np.float64)
-        program_module, _ = compiler()
         try:
             program = program_module.trace(user_fn, (example_y, t0, *params), {}, None, name)
         except ConcretizationError:
@@ -140,7 +140,6 @@ class _Watch(Handler):
 
 
 def _plain(x: Any) -> Tensor:
-    program_module, _ = compiler()
     value = program_module.example_value(x) if isinstance(x, Tensor) else np.asarray(x)
     return Tensor(np.asarray(value))
 

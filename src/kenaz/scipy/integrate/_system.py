@@ -22,6 +22,8 @@ from typing import Any
 import numpy as np
 
 from ... import numpy as _knp
+from ...compiler import program as program_module
+from ...compiler import staged as _staged
 from ...effects import _handlers
 from ...errors import ConcretizationError
 from ...forward import jvp
@@ -31,27 +33,12 @@ from ...tensor import Tensor
 from ...vectorize import vmap
 from ._fingerprint import compiled_program, fuse_scalar_stacks
 
-_COMPILER: list[tuple[Any, Any]] = []
-
-
-def compiler() -> tuple[Any, Any]:
-    """``(program, staged)``: the jit pipeline's modules (moving into ``kenaz.compiler``),
-    imported on first use (a failed import costs a millisecond: it is tried once)."""
-    if not _COMPILER:
-        try:
-            from ...compiler import program, staged  # type: ignore[attr-defined]
-        except ImportError:
-            from ... import program, staged  # type: ignore[no-redef]
-        _COMPILER.append((program, staged))
-    return _COMPILER[0]
-
 
 def _compile_program(program: Any) -> Callable:
     """Optimized and compiled (once per distinct program: see :mod:`._fingerprint`)."""
-    program_module, staged = compiler()
 
     def compile_it(program: Any) -> Callable:
-        return staged.Staged(fuse_scalar_stacks(program, program_module)).compile()
+        return _staged.Staged(fuse_scalar_stacks(program, program_module)).compile()
 
     return compiled_program(program, compile_it)
 
@@ -166,7 +153,6 @@ class System:
                 return found
             compiled: Any = _EAGER
             if self.traceable:
-                program_module, _ = compiler()
                 example = (np.zeros(self.size), np.float64(0.0), *params)
                 try:
                     program = program_module.trace(self.fn, example, {}, None, self.name)
@@ -240,7 +226,6 @@ class System:
 
             with self._lock:
                 if self.traceable:
-                    program_module, _ = compiler()
                     example = (np.zeros(n), np.float64(0.0), np.zeros(n), *params)
                     try:
                         program = program_module.trace(adjoint_fn, example, {}, None, self.name)

@@ -21,13 +21,15 @@ import numpy as np
 
 from ... import numpy as _knp
 from ... import tree
+from ...compiler import program as program_module
+from ...compiler import staged as _staged
 from ...effects import Op, _handlers
 from ...forward import jvp
 from ...ops import batching
 from ...reverse import vjp
 from ...tensor import Tensor
 from ._function import _as_parameter, _is_parameter
-from ._system import compiler, values_of
+from ._system import values_of
 from .odeint import as_float_tensor
 
 __all__ = ["quad", "trapezoid", "simpson", "cumulative_trapezoid"]
@@ -45,9 +47,8 @@ class Integrand:
         key = tuple((np.shape(p), np.result_type(p)) for p in params)
         compiled = self._compiled.get(key)
         if compiled is None:
-            program_module, staged = compiler()
             program = program_module.trace(self.fn, (np.float64(0.0), *params), {}, None, self.name)
-            compiled = self._compiled[key] = staged.Staged(program).compile()
+            compiled = self._compiled[key] = _staged.Staged(program).compile()
         return lambda x: compiled(x, *params)[0]
 
     def evaluate(self, x: Any, params: list[Any]) -> Tensor:
@@ -238,7 +239,6 @@ def quad(
 
     a, b = as_float_tensor(a).astype(np.float64), as_float_tensor(b).astype(np.float64)
     params = [_as_parameter(leaves[i]) for i in dynamic]
-    program_module, _ = compiler()
     program = program_module.trace(user_fn, (a, *params), {}, None, getattr(func, "__name__", "f"))
     captured = [x for _, x in program.captured]
     core = program_module.Program(

@@ -19,12 +19,13 @@ from scipy.integrate import OdeSolution
 from scipy.optimize import OptimizeResult
 
 from ... import numpy as _knp
+from ...compiler import program as program_module
 from ...effects import _handlers
 from ...tensor import Tensor
 from ._function import Function
 from ._integrators import Ivp
 from ._solve import solve
-from ._system import compiler, values_of
+from ._system import values_of
 from .odeint import as_float_tensor
 
 __all__ = ["solve_ivp", "OdeResult", "DenseSolution"]
@@ -162,7 +163,6 @@ def solve_ivp(
         def solve_to(t: Any) -> Tensor:
             t = as_float_tensor(t).astype(np.float64)
             flat = _knp.reshape(t, (-1,))
-            program_module, _ = compiler()
             order = np.argsort(program_module.example_value(flat))  # the solve needs them sorted
             grid = _knp.concatenate([_knp.reshape(t0, (1,)), flat[order]])
             found = solve(y0, grid, *params, system=system)
@@ -193,7 +193,6 @@ def _solver_steps(
     The steps depend on the values, not differentiably: only the ends carry a
     derivative. Found by a plain solve, which the solve op then reuses.
     """
-    program_module, _ = compiler()
     plain = [program_module.example_value(x) for x in (y0, t0, tf, *params)]
     if any(type(x) is not Tensor for x in (y0, t0, tf, *params)):
         raise ValueError(
