@@ -29,7 +29,7 @@ from ...ops import batching
 from ...reverse import vjp
 from ...tensor import Tensor
 from ._function import _as_parameter, _is_parameter
-from ._system import values_of
+from ._system import scalars, values_of
 from .odeint import as_float_tensor
 
 __all__ = ["quad", "trapezoid", "simpson", "cumulative_trapezoid"]
@@ -44,6 +44,7 @@ class Integrand:
         self._derived: dict[Any, Integrand] = {}
 
     def numpy(self, params: list[Any]) -> Callable[[float], np.ndarray]:
+        params = scalars(params)
         key = tuple((np.shape(p), np.result_type(p)) for p in params)
         compiled = self._compiled.get(key)
         if compiled is None:
