@@ -13,9 +13,9 @@
 
 from __future__ import annotations
 
-from .odeint import odeint
+from .ivp import DenseSolution, OdeResult, solve_ivp
+from .odepack import odeint
 from .quadrature import cumulative_trapezoid, quad, simpson, trapezoid
-from .solve_ivp import DenseSolution, OdeResult, solve_ivp
 
 __all__ = [
     "odeint",

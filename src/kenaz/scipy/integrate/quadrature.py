@@ -30,7 +30,7 @@ from ...reverse import vjp
 from ...tensor import Tensor
 from ._function import _as_parameter, _is_parameter
 from ._system import scalars, values_of
-from .odeint import as_float_tensor
+from .odepack import as_float_tensor
 
 __all__ = ["quad", "trapezoid", "simpson", "cumulative_trapezoid"]
 

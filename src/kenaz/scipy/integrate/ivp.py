@@ -26,7 +26,7 @@ from ._function import Function
 from ._integrators import Ivp
 from ._solve import solve
 from ._system import values_of
-from .odeint import as_float_tensor
+from .odepack import as_float_tensor
 
 __all__ = ["solve_ivp", "OdeResult", "DenseSolution"]
 
