@@ -10,7 +10,6 @@ Jacobian, per-component tolerances, a first step).
 
 from __future__ import annotations
 
-import bisect
 from collections.abc import Callable
 from typing import Any
 
@@ -70,6 +69,19 @@ class Odeint:
         derived.derived = True  # its systems get their Jacobian from jacfwd
         return derived
 
+    def spanning(self, intervals: int, span: float) -> Odeint:
+        """For a solve in a pseudo-time ``sigma`` in [0, 1] that covers ``intervals``
+        output intervals, the longest of duration ``span``: the step budget of each
+        interval for all of them, and step bounds in ``sigma``."""
+        options = dict(self.options)
+        options["mxstep"] = (options.get("mxstep") or 500) * intervals
+        for key in ("hmax", "hmin"):
+            if options.get(key):
+                options[key] = options[key] / span
+        spanning = Odeint(options)
+        spanning.derived = True
+        return spanning
+
     def batched(self) -> Odeint:
         batched = self.derivative()
         batched.info = None
@@ -101,6 +113,9 @@ class _SharedInfo:
 
     def batched(self) -> Any:
         return _SharedInfo(self.inner.batched(), self.user)
+
+    def spanning(self, intervals: int, span: float) -> Any:
+        return self.inner.spanning(intervals, span)
 
 
 class Ivp:
@@ -146,7 +161,8 @@ class Ivp:
     def integrate(
         self, rhs: Callable, y0: np.ndarray, times: np.ndarray, jac: Callable | None = None
     ) -> np.ndarray:
-        """As :meth:`Odeint.integrate`; ``jac`` is not used (SciPy's methods estimate it)."""
+        """As :meth:`Odeint.integrate`; the implicit methods use ``jac`` (unless the user
+        gave theirs), the explicit ones ignore it."""
         from scipy.integrate import solve_ivp
 
         times = np.asarray(times, dtype=np.float64)
@@ -167,6 +183,7 @@ class Ivp:
             atol=self.atol,
             dense_output=self.dense_output,
             **self.options,
+            **({"jac": lambda s, y: jac(y, s)} if jac is not None and self._implicit() else {}),
         )
         self.info = result
         if result.status < 0:
@@ -178,6 +195,14 @@ class Ivp:
     def dense(self, rhs: Callable, y0: np.ndarray, times: np.ndarray) -> Callable:
         """As :meth:`Odeint.dense`, with this method and tolerances."""
         return _dense(rhs, y0, times, self.method, self.rtol, self.atol)
+
+    def _implicit(self) -> bool:
+        return self.method in ("Radau", "BDF", "LSODA") and "jac" not in self.options
+
+    def spanning(self, intervals: int, span: float) -> Ivp:
+        """As :meth:`Odeint.spanning`: step bounds in the pseudo-time."""
+        options = {k: v / span for k, v in self.options.items() if k in ("max_step", "min_step")}
+        return Ivp(self.method, self.rtol, self.atol, options)
 
     def derivative(self) -> Ivp:
         options = {k: v for k, v in self.options.items() if k in ("max_step", "min_step")}
@@ -214,43 +239,44 @@ def _dense(
     return _fast_solution(result.sol)
 
 
-def _fast_solution(solution: Any) -> Callable[[float], np.ndarray]:
-    """``solution(s)`` for one time, without ``OdeSolution``'s checks and dispatch (the
-    adjoint asks at every step: SciPy's call costs more than the right-hand side).
+def _fast_solution(solution: Any) -> Callable[[np.ndarray], np.ndarray]:
+    """``at(times)``: the solution at each of ``times``, shape ``(len(times), n)``, without
+    ``OdeSolution``'s checks and dispatch (the adjoint asks at every step).
 
-    LSODA's segments (a Nordsieck polynomial each) are evaluated from stacked arrays;
-    other methods' segments are called directly.
+    LSODA's segments (a Nordsieck polynomial each) are evaluated together from
+    stacked arrays; other methods' segments are called one time at a time.
     """
     from scipy.integrate._ivp.lsoda import LsodaDenseOutput
 
     ascending = solution.ascending
-    edges = [float(x) for x in solution.ts_sorted]
+    edges = np.asarray(solution.ts_sorted, dtype=np.float64)
     count = solution.n_segments
-    side = bisect.bisect_left if solution.side == "left" else bisect.bisect_right
     segments = solution.interpolants
 
-    def segment_of(s: float) -> int:
-        k = min(max(side(edges, s) - 1, 0), count - 1)
+    def segments_of(times: np.ndarray) -> np.ndarray:
+        k = edges.searchsorted(times, side=solution.side) - 1
+        np.maximum(k, 0, out=k)
+        np.minimum(k, count - 1, out=k)  # not np.clip: its Python-level checks cost more
         return k if ascending else count - 1 - k
 
     if all(type(p) is LsodaDenseOutput for p in segments):
         width = max(len(p.p) for p in segments)
         powers = np.arange(width)
-        starts = [float(p.t) for p in segments]
-        steps = [float(p.h) for p in segments]
-        coefficients = []
-        for p in segments:
-            padded = np.zeros((p.yh.shape[0], width))
-            padded[:, : p.yh.shape[1]] = p.yh
-            coefficients.append(padded)
+        starts = np.array([float(p.t) for p in segments])
+        steps = np.array([float(p.h) for p in segments])
+        coefficients = np.zeros((count, segments[0].yh.shape[0], width))
+        for k, p in enumerate(segments):
+            coefficients[k, :, : p.yh.shape[1]] = p.yh
 
-        def lsoda(s: float) -> np.ndarray:
-            k = segment_of(s)
-            return coefficients[k] @ (((s - starts[k]) / steps[k]) ** powers)
+        def lsoda(times: np.ndarray) -> np.ndarray:
+            k = segments_of(times)
+            x = ((times - starts[k]) / steps[k])[:, None] ** powers
+            return np.einsum("mnw,mw->mn", coefficients[k], x)
 
         return lsoda
 
-    def other(s: float) -> np.ndarray:
-        return segments[segment_of(s)]._call_impl(np.float64(s))
+    def other(times: np.ndarray) -> np.ndarray:
+        k = segments_of(times)
+        return np.stack([segments[j]._call_impl(np.float64(s)) for j, s in zip(k, times)])
 
     return other

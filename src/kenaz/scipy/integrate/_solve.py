@@ -21,7 +21,7 @@ batchable and compiled:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -88,30 +88,52 @@ def _split(flat: Tensor, params: Sequence[Any]) -> list[Tensor]:
 def _adjoint_impl(ys: Any, g: Any, t: Any, *params: Any, system: System) -> tuple:
     """``a(t[0])`` and the parameters' cotangents on NumPy values (first order).
 
-    ``a`` is integrated backwards between output times, jumping by ``g[i]`` at
-    each; ``y`` comes from a dense forward solve, not from integrating it
-    backwards (which diverges for a stiff system).
+    ``a`` jumps by ``g[i]`` at each output time ``t[i]``; as the adjoint is
+    linear, ``a(t[0])`` is the sum over ``i`` of ``g[i]`` carried back from
+    ``t[i]`` to ``t[0]``. Those carries are one solve: copy ``i`` runs in its
+    own time ``t[i] + sigma (t[0] - t[i])``, all copies over ``sigma`` from 0
+    to 1, so no solve restarts at each output time. ``y`` comes from a dense
+    forward solve, not from integrating it backwards (which diverges for a
+    stiff system).
     """
     n = system.size
-    ys = np.asarray(ys, dtype=np.float64).reshape(-1, n)
     g = np.asarray(g, dtype=np.float64).reshape(-1, n)
     t = np.asarray(t, dtype=np.float64)
     count = t.shape[0]
     total = sum(int(np.size(p)) for p in params)
-    a, a_params = g[count - 1].copy(), np.zeros(total)
-    if count > 1:
-        trajectory = system.integrator.dense(system.rhs(params), ys[0], t)
-        rhs = system.adjoint_numpy(params)
-        backwards = system.integrator.derivative()
+    if count == 1:
+        return g[0].copy(), np.zeros(total)
+    ys = np.asarray(ys, dtype=np.float64).reshape(-1, n)
+    trajectory = system.integrator.dense(system.rhs(params), ys[0], t)
+    copies = count - 1
+    rhs = system.adjoint_numpy(params, copies)
+    origins, spans = t[1:], (t[0] - t[1:])[:, None]
+    width = n + total
 
-        def adjoint_rhs(state: np.ndarray, s: float) -> np.ndarray:
-            return rhs(state[:n], s, trajectory(s))
+    def carried(state: np.ndarray, sigma: float) -> np.ndarray:
+        times = origins + sigma * spans[:, 0]
+        a = state.reshape(copies, width)[:, :n]
+        return (rhs(a, times, trajectory(times)) * spans).reshape(-1)
 
-        for i in range(count - 1, 0, -1):
-            state = np.concatenate([a, a_params])
-            end = backwards.integrate(adjoint_rhs, state, np.array([t[i], t[i - 1]]))[1]
-            a, a_params = end[:n] + g[i - 1], end[n:]
-    return a, a_params
+    def carried_jacobian(state: np.ndarray, sigma: float) -> np.ndarray:
+        """Block diagonal (the copies are independent); each block's columns for
+        ``a_params`` are zero (nothing depends on them)."""
+        times = origins + sigma * spans[:, 0]
+        a = state.reshape(copies, width)[:, :n]
+        if not jacobian:  # traced and compiled at the solver's first request only
+            jacobian.append(system.adjoint_numpy(params, copies, jacobian=True))
+        blocks = jacobian[0](a, times, trajectory(times)) * spans[:, :, None]
+        full = np.zeros((copies, width, copies, width))
+        index = np.arange(copies)
+        full[index, :, index, :n] = blocks
+        return full.reshape(copies * width, copies * width)
+
+    jacobian: list[Callable] = []
+    start = np.concatenate([g[1:], np.zeros((copies, total))], axis=1).reshape(-1)
+    backwards = system.integrator.derivative().spanning(copies, float(np.max(np.abs(spans))))
+    end = backwards.integrate(carried, start, np.array([0.0, 1.0]), carried_jacobian)[1]
+    end = end.reshape(copies, width)
+    return g[0] + end[:, :n].sum(axis=0), end[:, n:].sum(axis=0)
 
 
 def _adjoint_differentiable(ys: Any, g: Any, t: Any, *params: Any, system: System) -> tuple:

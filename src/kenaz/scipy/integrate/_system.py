@@ -216,12 +216,16 @@ class System:
         return self.derived(("adjoint", sizes), build)
 
     def adjoint_numpy(
-        self, params: Sequence[Any]
-    ) -> Callable[[np.ndarray, float, np.ndarray], Any]:
-        """``rhs(state, t, y)`` of the adjoint ``[a, a_params]`` on NumPy values, ``y`` given
-        (interpolated from the forward solution, so stable for stiff systems)."""
+        self, params: Sequence[Any], copies: int, jacobian: bool = False
+    ) -> Callable[[np.ndarray, np.ndarray, np.ndarray], Any]:
+        """``rhs(a, t, y)`` of ``copies`` adjoints ``[a, a_params]`` side by side on NumPy
+        values: ``a`` and ``y`` of shape ``(copies, n)``, ``t`` of ``(copies,)``, each copy
+        at its own time; ``y`` given (interpolated from the forward solution, so stable
+        for stiff systems). Returns ``(copies, n + params' size)``; with ``jacobian``, its
+        derivative in ``a`` instead, ``(copies, n + params' size, n)`` (exact: the adjoint
+        is linear in ``a``)."""
         params = scalars(params)
-        key = ("adjoint numpy", _signature(params))
+        key = ("adjoint numpy", copies, jacobian, _signature(params))
         compiled = self._compiled.get(key)
         if compiled is None:
             n, fn = self.size, self.fn
@@ -231,18 +235,27 @@ class System:
                 flat = [_knp.reshape(c, (-1,)) for c in pullback(-a)]
                 return _knp.concatenate(flat).astype(np.float64)
 
+            one = jacfwd(adjoint_fn) if jacobian else adjoint_fn
+            mapped = vmap(one, in_axes=(0, 0, 0, *[None] * len(params)))
             with self._lock:
                 if self.traceable:
-                    example = (np.zeros(n), np.float64(0.0), np.zeros(n), *params)
+                    example = (np.zeros((copies, n)), np.zeros(copies), np.zeros((copies, n)))
                     try:
-                        program = program_module.trace(adjoint_fn, example, {}, None, self.name)
+                        program = program_module.trace(
+                            mapped, (*example, *params), {}, None, self.name
+                        )
                         compiled = _compile_program(program)
                     except ConcretizationError:
                         compiled = None
-                if compiled is None:
-                    compiled = _eager(adjoint_fn)
+                if compiled is None:  # Python control flow on the time: one copy at a time
+                    eager = _eager(one)
+
+                    def compiled(a: Any, s: Any, y: Any, *ps: Any) -> tuple:
+                        rows = [eager(a[i], s[i], y[i], *ps)[0] for i in range(copies)]
+                        return (np.stack(rows),)
+
                 self._compiled[key] = compiled
-        return lambda state, s, y: compiled(state, s, y, *params)[0]
+        return lambda a, s, y: compiled(a, s, y, *params)[0]
 
     def sensitivity(self, active: tuple[int, ...]) -> System:
         """State ``[y, s]``: ``y' = f``, ``s' = J_y s + J_params params_dot`` for the
