@@ -1,16 +1,20 @@
 """The solve op: ``solve(y0, t, *params, system=...)`` is ``y`` at the times ``t``, shape
 ``(len(t), n)``, for ``dy/dt = system.fn(y, t, *params)`` and ``y(t[0]) = y0`` (flat).
 
-Its rules never differentiate the solver's steps; each is another solve,
-performed as this same op, so that every rule is itself differentiable,
-batchable and compiled:
+Its rules never differentiate the solver's steps; each is another solve, so
+that every rule is itself differentiable, batchable and compiled:
 
-- reverse (``grad``, ``vjp``): the *adjoint* system ``[y, a, a_t, a_params]``
-  integrated backwards from each output time to the previous one (HIPS
-  autograd's and ``jax.experimental.ode``'s method). Its memory is one
-  evaluation of the right-hand side's vjp, whatever the number of steps;
+- reverse (``grad``, ``vjp``): the *adjoint* ``a' = -a J_y``, ``a_params' =
+  -a J_params``, integrated backwards with ``a`` jumping by the cotangent at
+  each output time. First order is the ``ode_adjoint`` op: one solve for all
+  output times, ``y`` from a dense forward solve (stable for stiff systems).
+  Its derivatives (second order) come from the differentiable formulation,
+  solves of ``[y, a, a_params]`` with ``y`` integrated backwards too (HIPS
+  autograd's and ``jax.experimental.ode``'s method, which a stiff system
+  makes diverge). Memory is that of the right-hand side's vjp, whatever the
+  number of steps; the times' cotangents need no solve;
 - forward (``jvp``): the *sensitivity* system ``s' = J_y s + J_params
-  params_dot`` integrated with ``y``;
+  params_dot`` integrated with ``y``, as this same op;
 - batching (``vmap``): the examples side by side as one system (its
   right-hand side ``vmap`` ped), one solve for the whole batch. Only a batch
   of time grids takes one solve per example.
