@@ -278,3 +278,21 @@ def test_the_adjoint_of_a_stiff_system_is_stable():
     for i, direction in enumerate(np.eye(3)):
         _, by_sensitivity = kenaz.jvp(loss, rates, tuple(direction))
         assert float(by_adjoint[i]) == pytest.approx(float(by_sensitivity), rel=1e-4)
+
+
+def test_a_changed_closed_over_value_is_not_replayed():
+    """Compiled right-hand sides (and their adjoints) are shared between solves only when
+    the traced programs agree, constants included: a new value read by func is used."""
+    scale = [0.5]
+
+    def rhs(y, t, rate):
+        return -rate * scale[0] * y
+
+    def final(rate):
+        return odeint(rhs, y0, times, (rate,), **TIGHT)[-1, 0]
+
+    for value in (0.5, 1.5):
+        scale[0] = value
+        assert float(final(1.0)) == pytest.approx(np.exp(-value * 1.1), rel=1e-8)
+        expected = -value * 1.1 * np.exp(-value * 1.1)
+        assert float(kenaz.grad(final)(1.0)) == pytest.approx(expected, rel=1e-6)

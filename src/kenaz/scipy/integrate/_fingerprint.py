@@ -89,6 +89,25 @@ def fingerprint(program: Any) -> Any:
         return None
 
 
+def shared(key: Any) -> Callable | None:
+    """The compiled function stored under ``key`` by :func:`share`, if any."""
+    with _lock:
+        found = _cache.get(("shared", key))
+        if found is None:
+            return None
+        _cache.move_to_end(("shared", key))
+        return found[1]
+
+
+def share(key: Any, compiled: Callable, origin: Any) -> None:
+    """Keep ``compiled`` under ``key`` (a program's fingerprint and how it was derived),
+    with ``origin``, that program (so that the ids in its fingerprint stay taken)."""
+    with _lock:
+        _cache[("shared", key)] = (origin, compiled)
+        if len(_cache) > _ENTRIES:
+            _cache.popitem(last=False)
+
+
 def compiled_program(program: Any, compile_it: Callable[[Any], Callable]) -> Callable:
     """The compiled function of ``program``: a cached one for the same fingerprint, else
     ``compile_it(program)`` (and cached)."""

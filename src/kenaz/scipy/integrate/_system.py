@@ -31,7 +31,7 @@ from ...jacobians import jacfwd
 from ...reverse import vjp
 from ...tensor import Tensor
 from ...vectorize import vmap
-from ._fingerprint import compiled_program, fuse_scalar_stacks
+from ._fingerprint import compiled_program, fingerprint, fuse_scalar_stacks, share, shared
 
 
 def _compile_program(program: Any) -> Callable:
@@ -92,6 +92,11 @@ class System:
         self._compiled: dict[tuple, Callable] = {}
         self._derived: dict[Any, System] = {}
         self._lock = threading.RLock()
+        # What this system computes, when known: the fingerprint of the traced program it
+        # derives from and the derivations. Its derived programs are shared under it
+        # between solves, whose systems are new objects (see `shared_compile`).
+        self.identity: Any = None
+        self.origin: Any = None  # that program: kept with what is shared (its ids stay taken)
 
     def __repr__(self) -> str:
         return f"<ode {self.name}: {self.size} states>"
@@ -152,6 +157,7 @@ class System:
     def seed(self, program: Any, params: Sequence[Any]) -> None:
         """Compile an already traced program of ``fn`` for the signature of ``params``."""
         self._compiled[_signature(list(params))] = _compile_program(program)
+        self.identity, self.origin = fingerprint(program), program
 
     def _compile(self, key: tuple, params: list[Any]) -> Callable:
         with self._lock:
@@ -161,14 +167,29 @@ class System:
             compiled: Any = _EAGER
             if self.traceable:
                 example = (np.zeros(self.size), np.float64(0.0), *params)
-                try:
-                    program = program_module.trace(self.fn, example, {}, None, self.name)
-                except ConcretizationError:
+                compiled = self._shared(("rhs", key), self.fn, example)
+                if compiled is None:
                     self.traceable = False
-                else:
-                    compiled = _compile_program(program)
+                    compiled = _EAGER
             self._compiled[key] = compiled
             return compiled
+
+    def _shared(self, key: Any, fn: Callable, example: tuple) -> Callable | None:
+        """``fn`` traced on ``example`` and compiled, or the compiled function another
+        system with this identity made (no trace); None if ``fn`` cannot be traced."""
+        shared_key = None if self.identity is None else (self.identity, key)
+        if shared_key is not None:
+            found = shared(shared_key)
+            if found is not None:
+                return found
+        try:
+            program = program_module.trace(fn, example, {}, None, self.name)
+        except ConcretizationError:
+            return None
+        compiled = _compile_program(program)
+        if shared_key is not None:
+            share(shared_key, compiled, self.origin)
+        return compiled
 
     # -- the right-hand side on tensors ---------------------------------------------------------
     def evaluate(self, y: Any, s: Any, params: Sequence[Any]) -> Tensor:
@@ -188,6 +209,8 @@ class System:
                 found = self._derived.get(key)
                 if found is None:
                     found = self._derived[key] = build()
+                    if self.identity is not None:
+                        found.identity, found.origin = (self.identity, key), self.origin
         return found
 
     def adjoint(self, sizes: tuple[int, ...]) -> System:
@@ -240,13 +263,7 @@ class System:
             with self._lock:
                 if self.traceable:
                     example = (np.zeros((copies, n)), np.zeros(copies), np.zeros((copies, n)))
-                    try:
-                        program = program_module.trace(
-                            mapped, (*example, *params), {}, None, self.name
-                        )
-                        compiled = _compile_program(program)
-                    except ConcretizationError:
-                        compiled = None
+                    compiled = self._shared(key, mapped, (*example, *params))
                 if compiled is None:  # Python control flow on the time: one copy at a time
                     eager = _eager(one)
 
