@@ -33,6 +33,7 @@ LAYERS: dict[str, int] = {
     "kenaz.ops": 3,
     "kenaz.call": 3,
     "kenaz.transform": 4,
+    "kenaz.checks": 4,
     "kenaz.forward": 4,
     "kenaz.reverse": 4,
     "kenaz.vectorize": 4,

@@ -2,11 +2,12 @@
 
 A call is an :class:`~kenaz.effects.Op` like any primitive: performing it is
 one effect, which ``debug`` or a user's handler sees as one op and forwards.
-What makes it a call is ``op.run``: the function it stands for. Each
-transformation handles a call through its op's *joint* rule when it has one
-(``Op(forward=..., reverse=..., batch=...)``) and otherwise, by default, runs
-the function under itself, as if the call were not there. So a new kind of
-call (``jit``) is one :class:`Call` with the rules it overrides, and no
+What makes it a call is ``call.run``: the function it stands for. ``perform``
+hands a call to the handler's ``handle_call`` (never ``handle``): each
+transformation handles it through the call's *joint* rule when it has one
+(``Call(forward=..., reverse=..., batch=...)``) and otherwise runs the function
+under itself (``Handler.run_call``), as if the call were not there. So a new
+kind of call (``jit``) is one :class:`Call` with the rules it overrides, and no
 transformation changes.
 
 This module also holds what calls of Python functions share: binding a
@@ -29,7 +30,7 @@ import numpy as np
 from . import tree
 from .backend import namespace_of, numpy_dtype, zeros_on
 from .convert import leaf_tensor
-from .effects import Handler, Op, _handlers, perform_args
+from .effects import Handler, Op, handlers_installed, no_handlers, perform_args
 from .ops.elementwise import alias, astype
 from .tensor import Tensor
 
@@ -68,7 +69,7 @@ class Call(Op):
 
     """
 
-    __slots__ = ()
+    __slots__ = ("run", "captures")
 
     def __init__(
         self,
@@ -90,17 +91,14 @@ class Call(Op):
             batch=batch,
             multiple_results=multiple_results,
         )
+        self.is_call = True  # `perform` hands it to `Handler.handle_call`
         self.run = run
         self.captures = captures
-        self.joint = True  # every handler's call path: a joint rule, or the default
 
     def _run_eagerly(self, *values: Any, **params: Any) -> tuple[Any, ...]:
         """Backend implementation: run the function on plain values, with no handlers."""
-        token = _handlers.set(())
-        try:
+        with no_handlers():
             outs = self.run(tuple(Tensor(v) for v in values), params)
-        finally:
-            _handlers.reset(token)
         return tuple(o._value for o in outs)
 
     def check_closures(self, params: dict, level: int) -> None:
@@ -246,7 +244,7 @@ class CallFunction:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         args = self._positional(args, kwargs)
-        if not _handlers.get():  # no transformation: just run the function
+        if not handlers_installed():  # no transformation: just run the function
             return self.fun(*args)
         self._check_ready()
         for i in self.nondiff_argnums:
