@@ -13,15 +13,38 @@ transformation changes.
 This module also holds what calls of Python functions share: binding a
 function's arguments to the flat tensor leaves the op takes
 (:class:`CallInfo`), the decorator base class (:class:`CallFunction`), and
-the checks that a rule neither loses a derivative through a closed-over
-tensor (:class:`ClosureGuard`) nor returns an input as an output
+the checks that a rule neither reads a tracked tensor its function does not
+(:class:`ClosureGuard`) nor returns an input as an output
 (:func:`fresh_outputs`).
+
+**Closed-over tensors: the contract of a call's rules.** Before a
+:class:`CallFunction` performs its op, it runs the function once to find the
+tracked tensors it reads without being given them (:mod:`kenaz.closures`) and
+appends them to the op's arguments: the op's arguments are the *declared*
+leaves (``call.n_declared`` of them, the function's differentiable arguments)
+followed by one *lifted* leaf per closed-over tensor (``call.captured``, in the
+same order). So every joint rule receives the lifted leaves as arguments:
+
+- ``reverse(args, call=...)``: its pullback returns one cotangent per argument,
+  lifted ones included (``None`` for zero);
+- ``forward(args, tangents, call=...)``: ``tangents`` has an entry (or
+  ``None``) for every argument, lifted ones included;
+- ``batch(op, values, axes, call=...)``: lifted leaves are batched like any.
+
+A rule that runs the user's code on some leaves does so through
+``call.run_primal(leaves)`` or under ``call.substituting(leaves)``, which put
+each lifted leaf in place of the tensor it stands for. A user's hand-written
+rule covers the declared arguments only; :mod:`kenaz.lifted` differentiates
+the function itself with respect to the lifted ones (what ``custom_vjp``,
+``custom_jvp`` and ``checkpoint`` do, and what ``odeint`` can adopt).
 """
 
 from __future__ import annotations
 
 import functools
 import inspect
+import os
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -29,8 +52,9 @@ import numpy as np
 
 from . import tree
 from .backend import namespace_of, numpy_dtype, zeros_on
+from .closures import Substitute, find_closed_over
 from .convert import leaf_tensor
-from .effects import Handler, Op, handlers_installed, no_handlers, perform_args
+from .effects import Handler, Op, handler, handlers_installed, no_handlers, perform_args
 from .ops.elementwise import alias, astype
 from .tensor import Tensor
 
@@ -60,16 +84,10 @@ class Call(Op):
     multiple_results : bool, optional
         ``run`` returns a tuple of tensors (the default: the leaves of the
         function's output), or one tensor.
-    captures : bool, optional
-        The reverse rule differentiates tensors the function closes over
-        (``checkpoint``): it receives ``captured=``, a list the reverse
-        handler fills with them while the rule runs, and its pullback returns
-        their cotangents after the arguments'. Otherwise such a tensor is an
-        error (its derivative would be lost).
 
     """
 
-    __slots__ = ("run", "captures")
+    __slots__ = ("run",)
 
     def __init__(
         self,
@@ -79,7 +97,6 @@ class Call(Op):
         forward: Callable[..., Any] | None = None,
         reverse: Callable[..., Any] | None = None,
         batch: Callable[..., Any] | None = None,
-        captures: bool = False,
         impl: Callable[..., Any] | None = None,
         multiple_results: bool = True,
     ) -> None:
@@ -93,7 +110,6 @@ class Call(Op):
         )
         self.is_call = True  # `perform` hands it to `Handler.handle_call`
         self.run = run
-        self.captures = captures
 
     def _run_eagerly(self, *values: Any, **params: Any) -> tuple[Any, ...]:
         """Backend implementation: run the function on plain values, with no handlers."""
@@ -101,33 +117,33 @@ class Call(Op):
             outs = self.run(tuple(Tensor(v) for v in values), params)
         return tuple(o._value for o in outs)
 
-    def check_closures(self, params: dict, level: int) -> None:
-        """Raise if the function closes over a tensor tracked at ``level`` (arguments untracked)."""
-        call = params.get("call")
-        if isinstance(call, CallInfo):
-            call.check_closures(level)
-
 
 class CallInfo:
     """One call of a Python function as a :class:`Call` op: everything besides the tensor leaves.
 
     ``nondiff`` maps positions to the non-differentiable arguments,
-    ``in_tree`` is the structure of the differentiable ones, and ``out_tree``
-    the output's structure, known once the function or a rule has run.
+    ``in_tree`` is the structure of the differentiable ones (``n_declared``
+    leaves), ``captured`` the closed-over tensors lifted into the op's
+    trailing arguments (see the module doc), and ``out_tree`` the output's
+    structure, known once the function or a rule has run.
     """
 
-    __slots__ = ("function", "nondiff", "in_tree", "nargs", "out_tree")
+    __slots__ = ("function", "nondiff", "in_tree", "nargs", "n_declared", "captured", "out_tree")
 
-    def __init__(self, function: Any, nondiff: dict[int, Any], in_tree: Any, nargs: int) -> None:
+    def __init__(
+        self, function: Any, nondiff: dict[int, Any], in_tree: Any, nargs: int, n_declared: int
+    ) -> None:
         self.function = function
         self.nondiff = nondiff
         self.in_tree = in_tree
         self.nargs = nargs
+        self.n_declared = n_declared
+        self.captured: list[Tensor] = []
         self.out_tree: Any = None
 
     def diff_args(self, leaves: Sequence[Any]) -> tuple[Any, ...]:
-        """The differentiable arguments rebuilt from ``leaves``."""
-        return tree.unflatten(self.in_tree, list(leaves))
+        """The differentiable arguments rebuilt from (the declared part of) ``leaves``."""
+        return tree.unflatten(self.in_tree, list(leaves[: self.n_declared]))
 
     def arguments(self, leaves: Sequence[Any]) -> list[Any]:
         """All positional arguments, in order, with the non-differentiable ones put back."""
@@ -149,38 +165,41 @@ class CallInfo:
             )
         return [leaf_tensor(leaf, self.function.kind) for leaf in leaves]
 
+    def substituting(self, leaves: Sequence[Any]) -> Any:
+        """A context in which each closed-over tensor reads as its lifted leaf in ``leaves``.
+
+        No handler at all when nothing was lifted, or when every lifted leaf
+        is the very tensor it stands for.
+        """
+        lifted = leaves[self.n_declared :]
+        replacements = {id(c): x for c, x in zip(self.captured, lifted) if c is not x}
+        return handler(Substitute(replacements)) if replacements else _no_context
+
     def run_primal(self, leaves: Sequence[Any]) -> list[Tensor]:
         """Run the original function on the current handler stack; its output leaves."""
-        return self.outputs(self.function.fun(*self.arguments(leaves)), "the function")
-
-    def check_closures(self, level: int) -> None:
-        """Raise if the function or its rules close over a tensor tracked at ``level``.
-
-        When no argument is tracked, the rules are not run at this level, so no
-        :class:`ClosureGuard` sees their ops; a look at the functions' closures
-        (one level deep: tensors, and tensors in lists, tuples and dicts)
-        catches the common mistake, ``custom_vjp(lambda x: x * w)`` with ``w``
-        differentiated.
-        """
-        function = self.function
-        for rule in function.rules():
-            for cell in getattr(rule, "__closure__", None) or ():
-                try:
-                    contents = cell.cell_contents
-                except ValueError:  # an empty cell
-                    continue
-                nested = isinstance(contents, (list, tuple, dict))
-                for value in tree.leaves(contents) if nested else [contents]:
-                    if isinstance(value, Tensor) and value._trace and level in value._trace:
-                        raise ValueError(
-                            f"kenaz: {function.kind} function {function.__name__!r} closes over "
-                            "a tensor that is being differentiated; its derivative would be "
-                            "lost. Pass it to the custom function as a differentiable argument."
-                        )
+        with self.substituting(leaves) as substitute:
+            out = self.outputs(self.function.fun(*self.arguments(leaves)), "the function")
+        if substitute is not None:  # a closed-over tensor returned as it is
+            out = [substitute.replace(o) for o in out]
+        return out
 
     def __repr__(self) -> str:
         nondiff = ", ".join(f"{i}={v!r}" for i, v in sorted(self.nondiff.items()))
-        return f"<{self.function.__name__}{f' nondiff {nondiff}' if nondiff else ''}>"
+        lifted = f" lifting {len(self.captured)}" if self.captured else ""
+        return f"<{self.function.__name__}{f' nondiff {nondiff}' if nondiff else ''}{lifted}>"
+
+
+class _NoContext:
+    """``contextlib.nullcontext()`` that enters as ``None``, without its per-use cost."""
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc_info: Any) -> None:
+        return None
+
+
+_no_context = _NoContext()
 
 
 def run_call(args: tuple, params: dict) -> tuple[Tensor, ...]:
@@ -223,10 +242,6 @@ class CallFunction:
         self.__name__ = name
         self.op.name = f"{self.kind}[{name}]"
 
-    def rules(self) -> list[Callable | None]:
-        """The user's functions that run under transformations (for closure checks)."""
-        return [self.fun]
-
     def _positional(self, args: tuple, kwargs: dict) -> tuple:
         if self.signature is None or (not kwargs and not self.has_defaults):
             return args
@@ -256,8 +271,10 @@ class CallFunction:
         nondiff = {i: args[i] for i in self.nondiff_argnums}
         diff = tuple(a for i, a in enumerate(args) if i not in nondiff)
         leaves, in_tree = tree.flatten(diff)
-        call = CallInfo(self, nondiff, in_tree, len(args))
-        out_leaves = perform_args(self.op, tuple(leaves), {"call": call})
+        call = CallInfo(self, nondiff, in_tree, len(args), len(leaves))
+        # Closure conversion: the tracked tensors the function reads become inputs of the op.
+        call.captured = find_closed_over(lambda fresh: self.fun(*call.arguments(fresh)), leaves)
+        out_leaves = perform_args(self.op, (*leaves, *call.captured), {"call": call})
         return tree.unflatten(call.out_tree, list(out_leaves))
 
     def __get__(self, instance: Any, owner: Any = None) -> Any:
@@ -267,23 +284,22 @@ class CallFunction:
 
 # -- what the transformations' call paths share ------------------------------------------
 class ClosureGuard(Handler):
-    """Watches the ops of a call's rule for tensors tracked at ``level`` that are not its arguments.
+    """Watches a call's rule for tensors tracked at ``level`` that are not the call's inputs.
 
-    Such a tensor was closed over: the transformation at ``level`` does not
-    see the rule's ops, so its derivative would silently be lost. With
-    ``capture=False`` that is an error; with ``capture=True`` (checkpoint) the
-    tensors are collected in ``captured`` and differentiated as extra inputs.
+    The call lifted every tensor its function closes over, so such a tensor
+    is one only the *rule* reads (a ``fwd`` or ``bwd`` reading a tensor the
+    function does not): lifting it is impossible, since no input of the call
+    stands for it, and the transformation at ``level`` does not see the
+    rule's ops. That is an error, never a silent zero.
     """
 
-    def __init__(self, level: int, allowed: Sequence[Any], what: str, capture: bool = False):
-        self.level = level
+    def __init__(self, level: int, allowed: Sequence[Any], what: str) -> None:
+        self.guarded_level = level
         self.allowed = {id(x) for x in allowed if isinstance(x, Tensor)}
         self.what = what
-        self.capture = capture
-        self.captured: list[Tensor] = []
 
     def handle(self, op: Op, args: tuple, params: dict) -> Any:
-        level = self.level
+        level = self.guarded_level
         for a in args:
             if (
                 isinstance(a, Tensor)
@@ -291,16 +307,27 @@ class ClosureGuard(Handler):
                 and level in a._trace
                 and id(a) not in self.allowed
             ):
-                if not self.capture:
-                    raise ValueError(
-                        f"kenaz: {self.what} uses a tensor that is being differentiated but is "
-                        "not one of its differentiable arguments (a closed-over variable, or "
-                        "an argument in nondiff_argnums?); its derivative would be lost. Pass "
-                        "it to the custom function as a differentiable argument."
-                    )
-                self.allowed.add(id(a))
-                self.captured.append(a)
+                raise ValueError(
+                    f"kenaz: {self.what} reads a tensor (shape {a.shape}, dtype {a.dtype}, "
+                    f"in op {op.name!r} at {user_line()}) that is being differentiated, but its "
+                    "function never reads it, so it cannot be lifted into an input of the "
+                    "call and its derivative would be lost. Read it in the function as well, "
+                    "or pass it to the function as an argument."
+                )
         return perform_args(op, args, params)
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def user_line() -> str:
+    """``file:line`` of the innermost frame outside kenaz (the user's code), for errors."""
+    frame = sys._getframe(1)
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(
+        _PACKAGE_DIR
+    ):
+        frame = frame.f_back
+    return "an unknown place" if frame is None else f"{frame.f_code.co_filename}:{frame.f_lineno}"
 
 
 def fresh_outputs(outs: Sequence[Tensor], level: int, inputs: Sequence[Any]) -> list[Tensor]:

@@ -113,8 +113,6 @@ class ForwardHandler(Handler):
         level = self.level
         tracked = tracked_records(op.name, args, level)
         if not tracked:
-            if op.is_call:
-                op.check_closures(params, level)
             return perform_args(op, args, params)  # outer handlers see the op
         tangents: list[Any] = [None] * len(args)
         for i, t in tracked:
@@ -226,7 +224,6 @@ class LinearizeHandler(TapeHandler):
         level = self.level
         parents = tracked_records(call.name, args, level)
         if not parents:
-            call.check_closures(params, level)
             return perform_args(call, args, params)
         out = tuple(fresh_outputs(perform_args(call, args, params), level, args))
         if _has_float_output(call, out):

@@ -112,33 +112,22 @@ class ReverseHandler(TapeHandler):
         """A call: its reverse rule, or (without one) its function under this handler.
 
         The rule runs one level out and the tape gets one entry whose pullback
-        is the rule's. Rule and pullback run under a
-        :class:`~kenaz.call.ClosureGuard`: a tracked tensor they use without
-        it being an argument is an error, or, for a call that ``captures``
-        (checkpoint), one more input of the entry.
+        is the rule's. The call's arguments include the tensors its function
+        closes over (lifted: see :mod:`kenaz.call`); rule and pullback run
+        under a :class:`~kenaz.call.ClosureGuard`, which refuses any other
+        tracked tensor they read.
         """
         rule = call.reverse
         if rule is None:
             return self.run_call(call, args, params)
         level = self.level
         parents = tracked_records(call.name, args, level)
-        if not parents and not call.captures:
-            call.check_closures(params, level)
-            return perform_args(call, args, params)  # outer handlers see the call
-        guard = ClosureGuard(level, args, f"the reverse rule of {call.name}", call.captures)
-        with handler(guard):
-            if call.captures:
-                out, pullback = rule(args, captured=guard.captured, **params)
-            else:
-                out, pullback = rule(args, **params)
-        inputs: Sequence[Any] = args
-        if guard.captured:
-            inputs = (*args, *guard.captured)
-            parents = tracked_records(call.name, inputs, level)
         if not parents:
-            return out
-        pullback = _guarded(pullback, ClosureGuard(level, inputs, f"the pullback of {call.name}"))
-        return self.record_joint(call, out, pullback, inputs, parents)
+            return perform_args(call, args, params)  # outer handlers see the call
+        with handler(ClosureGuard(level, args, f"the reverse rule of {call.name}")):
+            out, pullback = rule(args, **params)
+        pullback = _guarded(pullback, ClosureGuard(level, args, f"the pullback of {call.name}"))
+        return self.record_joint(call, out, pullback, args, parents)
 
     def record_joint(
         self, op: Op, out: Any, pullback: Callable, inputs: Sequence[Any], parents: list
