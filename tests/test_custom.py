@@ -227,7 +227,7 @@ def test_a_tensor_only_a_rule_reads_cannot_be_lifted_and_is_an_error():
         f.defvjp(lambda x: (x * w, None), lambda res, g: (g,))  # fwd reads w, f does not
         return f(knp.array(2.0) + w)
 
-    with pytest.raises(ValueError, match=r"(?s)fwd|reverse rule of custom_vjp\[f\].*never reads it"):
+    with pytest.raises(ValueError, match=r"(?s)reverse rule of custom_vjp\[f\].*never reads it"):
         grad(loss)(3.0)
 
 

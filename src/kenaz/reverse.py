@@ -113,9 +113,10 @@ class ReverseHandler(TapeHandler):
 
         The rule runs one level out and the tape gets one entry whose pullback
         is the rule's. The call's arguments include the tensors its function
-        closes over (lifted: see :mod:`kenaz.call`); rule and pullback run
-        under a :class:`~kenaz.call.ClosureGuard`, which refuses any other
-        tracked tensor they read.
+        closes over (lifted: see :mod:`kenaz.call`); the rule runs under a
+        :class:`~kenaz.call.ClosureGuard`, which refuses any other tensor of
+        this level it reads. (The pullback needs no guard: what it reads is a
+        constant to this level, whose derivatives the rule's inputs carry.)
         """
         rule = call.reverse
         if rule is None:
@@ -126,7 +127,6 @@ class ReverseHandler(TapeHandler):
             return perform_args(call, args, params)  # outer handlers see the call
         with handler(ClosureGuard(level, args, f"the reverse rule of {call.name}")):
             out, pullback = rule(args, **params)
-        pullback = _guarded(pullback, ClosureGuard(level, args, f"the pullback of {call.name}"))
         return self.record_joint(call, out, pullback, args, parents)
 
     def record_joint(
@@ -189,16 +189,6 @@ class ReverseHandler(TapeHandler):
                     contribution = previous + contribution
                 cotangents[parent] = contribution
         return [None if n is None else cotangents[n] for n in nodes]
-
-
-def _guarded(pullback: Callable, guard: ClosureGuard) -> Callable:
-    """``pullback`` run under ``guard`` (it runs in the backward pass, after the forward one)."""
-
-    def guarded_pullback(g: Any) -> Any:
-        with handler(guard):
-            return pullback(g)
-
-    return guarded_pullback
 
 
 class SharedPullback:
