@@ -143,7 +143,6 @@ class Op:
         "is_call",
         "__weakref__",
     )
-    run = None  # INTERIM: read by kenaz.program until it adopts `handle_call` (house-moves)
 
     def __init__(
         self,
