@@ -2,11 +2,11 @@
 
 Every tensor operation *performs an effect*: ``perform(op, *args, **params)``.
 With no handler installed the op runs straight on NumPy. Otherwise the
-innermost handler's ``handle`` is called with the stack set to the handlers
-outside it, so whatever the handler performs (the primal op, tangent or
-cotangent arithmetic) goes one level out. That "deep handler" rule is the whole
-composition story: ``grad(grad(f))``, ``vmap(grad(f))``, ``debug(grad(f))``
-need no special cases.
+innermost handler's ``handle`` (``handle_call`` for a call: an op that runs a
+function) is called with the stack set to the handlers outside it, so whatever
+the handler performs (the primal op, tangent or cotangent arithmetic) goes one
+level out. That "deep handler" rule is the whole composition story:
+``grad(grad(f))``, ``vmap(grad(f))``, ``debug(grad(f))`` need no special cases.
 """
 
 from __future__ import annotations
