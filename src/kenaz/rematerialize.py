@@ -7,7 +7,7 @@ under a fresh reverse handler and pulls the cotangent back through that.
 Everything else (``jvp``, ``vmap``, ``debug``) sees through it.
 
 Tensors the function closes over (weights of a layer, say) are found by
-running it and lifted into inputs of the call (:mod:`kenaz.closures`), so they
+running it and lifted into inputs of the call (:func:`kenaz.call.find_closed_over`), so they
 are differentiated like arguments.
 """
 

@@ -4,7 +4,7 @@ A root ``x*`` of ``f(x) = 0`` is found by the user's ``solve``, which runs on
 plain values (no transformation sees its iterations, so none differentiates
 them). Its derivative comes from the implicit function theorem instead: the
 parameters of ``f`` are the tensors it closes over, lifted into inputs of the
-call (:mod:`kenaz.closures`), and with ``r(x, theta) = f(x)``
+call (:func:`kenaz.call.find_closed_over`), and with ``r(x, theta) = f(x)``
 
     dx* = -(dr/dx)^-1 (dr/dtheta) dtheta,        theta_bar = (dr/dtheta)^T w,
                                                    (dr/dx)^T w = -x_bar,
