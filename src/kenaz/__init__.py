@@ -22,6 +22,7 @@ from .debugging import debug
 from .custom_jvp_rule import custom_jvp
 from .custom_vjp_rule import custom_vjp
 from .rematerialize import checkpoint
+from .root import custom_root, fixed_point
 from .no_grad_handler import no_grad
 from .graphing import graph
 from .vectorize import vmap
@@ -64,6 +65,8 @@ __all__ = [
     "custom_jvp",
     "custom_vjp",
     "checkpoint",
+    "custom_root",
+    "fixed_point",
     "no_grad",
     "graph",
     "vmap",

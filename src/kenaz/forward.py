@@ -13,13 +13,14 @@ from collections.abc import Callable
 from typing import Any, Literal, TypeVar, overload
 
 from . import tree
-from .call import ClosureGuard, fresh_outputs
+from .call import Call, ClosureGuard, fresh_outputs
+from .checks import flatten_pair, split_aux
 from .convert import leaf_tensor, perform_stacked
 from .effects import Handler, Op, fresh_level, handler, perform_args, scope
-from .mutation import check_saved, watch_mutations
+from .mutation import check_saved
 from .ops.elementwise import alias
 from .tensor import NestedTensorsArgument, Tensor, tracked_records
-from .transform import check_tangent, distinct, forget_level, split_aux, zeros_like
+from .transform import TapeHandler, distinct, forget_level, zeros_like
 
 __all__ = ["jvp", "linearize"]
 
@@ -86,8 +87,8 @@ class ForwardHandler(Handler):
         return watched
 
     def handle(self, op: Op, args: tuple, params: dict) -> Any:
-        if op.joint and (op.forward is not None or op.run is not None):
-            return self.handle_joint(op, args, params)  # calls, and ops with a joint rule
+        if op.forward is not None:  # a joint rule: outputs and tangents together
+            return self.handle_joint(op, args, params)
         if not op.differentiable:
             return perform_args(op, args, params)
         try:  # before performing: a list holding tensors must be stacked first
@@ -104,33 +105,23 @@ class ForwardHandler(Handler):
             _set_records(op, out, self.level, tangent)
         return out
 
+    def handle_joint(self, op: Op, args: tuple, params: dict, guard: Handler | None = None):
+        """An op's joint forward rule, run one level out (under ``guard``, for a call's).
 
-    def handle_joint(self, op: Op, args: tuple, params: dict) -> Any:
-        """The one path for calls and joint rules: outputs and tangents together.
-
-        A call without a forward rule runs its function under this handler
-        (the default). Otherwise the rule runs one level out, with ``None``
-        for the tangent of each untracked argument; a call's rule runs under
-        a :class:`~kenaz.call.ClosureGuard`.
+        The rule gets ``None`` for the tangent of each untracked argument.
         """
-        rule = op.forward
-        if rule is None:  # a call without a forward rule: the default
-            with handler(self):
-                return op.run(args, params)
         level = self.level
         tracked = tracked_records(op.name, args, level)
         if not tracked:
-            if op.run is not None:
-                op.check_closures(params, level)  # type: ignore[attr-defined]
             return perform_args(op, args, params)  # outer handlers see the op
         tangents: list[Any] = [None] * len(args)
         for i, t in tracked:
             tangents[i] = t
-        if op.run is None:
-            out, tangent = rule(args, tuple(tangents), **params)
+        if guard is None:
+            out, tangent = op.forward(args, tuple(tangents), **params)
         else:
-            with handler(ClosureGuard(level, args, f"the forward rule of {op.name}")):
-                out, tangent = rule(args, tuple(tangents), **params)
+            with handler(guard):
+                out, tangent = op.forward(args, tuple(tangents), **params)
         if not op.multiple_results:
             out, tangent = fresh_outputs((out,), level, args)[0], (tangent,)
             _set_records(op, (out,), level, tangent)  # one output: handled as a tuple of one
@@ -139,30 +130,20 @@ class ForwardHandler(Handler):
         _set_records(op, out, level, tangent)
         return out
 
+    def handle_call(self, call: Call, args: tuple, params: dict) -> Any:
+        """A call: its forward rule (under a :class:`~kenaz.call.ClosureGuard`), or its
+        function under this handler when it has none."""
+        if call.forward is None:
+            return self.run_call(call, args, params)
+        guard = ClosureGuard(self.level, args, f"the forward rule of {call.name}")
+        return self.handle_joint(call, args, params, guard)
+
 
 def _set_record(x: Tensor, level: int, record: Any) -> None:
     if x._trace is None:
         x._trace = {level: record}
     else:
         x._trace[level] = record
-
-
-def _flatten_pair(primals: Any, tangents: Any, where: str):
-    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
-        raise TypeError(
-            f"kenaz.{where}: primals and tangents must be tuples or lists (one entry per "
-            f"argument), got {type(primals).__name__} and {type(tangents).__name__}; "
-            "write jvp(f, (x,), (t,))"
-        )
-    p_flat, p_tree = tree.flatten(tuple(primals))
-    t_flat, t_tree = tree.flatten(tuple(tangents))
-    if p_tree != t_tree:
-        raise ValueError(
-            f"kenaz.{where}: the tangents' structure {t_tree} differs from the primals' {p_tree}"
-        )
-    p_flat = [leaf_tensor(p, where) for p in p_flat]
-    t_flat = [check_tangent(p, leaf_tensor(t, where), where) for p, t in zip(p_flat, t_flat)]
-    return p_flat, t_flat, p_tree
 
 
 @overload
@@ -195,7 +176,7 @@ def jvp(f: Callable[..., Any], primals: Any, tangents: Any, has_aux: bool = Fals
     >>> jvp(lambda x: x**2 + 3 * x + 2, (5.0,), (1.0,))
     (Tensor(42.), Tensor(13.))
     """
-    p_flat, t_flat, p_tree = _flatten_pair(primals, tangents, "jvp")
+    p_flat, t_flat, p_tree = flatten_pair(primals, tangents, "jvp")
     fwd = ForwardHandler()
     watched = [fwd.watch(p, t) if p.dtype.kind in "fc" else p for p, t in zip(p_flat, t_flat)]
     with scope("jvp"), handler(fwd):
@@ -214,34 +195,14 @@ def jvp(f: Callable[..., Any], primals: Any, tangents: Any, has_aux: bool = Fals
     return (out, tangent_out, aux) if has_aux else (out, tangent_out)
 
 
-class LinearizeHandler(Handler):
+class LinearizeHandler(TapeHandler):
     """Records, for each op that depends on the inputs, what its jvp rules need."""
 
-    mutations: list | tuple = ()  # (node count, memory written): see kenaz.mutation
-
-    differentiates = True  # kenaz.convert refuses to turn its tensors into arrays
-
     def __init__(self) -> None:
-        self.level = fresh_level()
+        super().__init__()
         self.entries: list[tuple[Op, tuple, dict, Tensor, list[tuple[int, int]], Any]] = []
-        self.node_count = 0
-        watch_mutations(self)  # in-place changes of Tensors are noted on self.mutations
-
-    def watch(self, x: Tensor) -> Tensor:
-        watched = alias(x)
-        self.track(watched)
-        return watched
-
-    def track(self, x: Tensor) -> int:
-        """Give ``x`` a new node number at this level and return it."""
-        node = self.node_count
-        self.node_count += 1
-        _set_record(x, self.level, node)
-        return node
 
     def handle(self, op: Op, args: tuple, params: dict) -> Any:
-        if op.joint and op.run is not None:
-            return self.handle_call(op, args, params)
         if not op.differentiable:
             return perform_args(op, args, params)
         try:  # before performing: a list holding tensors must be stacked first
@@ -255,19 +216,18 @@ class LinearizeHandler(Handler):
             self.record(op, args, params, out, parents)
         return out
 
-    def handle_call(self, op: Op, args: tuple, params: dict) -> Any:
-        """The one path for calls: the default, or the primal now and the rule in ``f_jvp``."""
-        if op.forward is None:  # the default: the function, under this handler
-            with handler(self):
-                return op.run(args, params)
+    def handle_call(self, call: Call, args: tuple, params: dict) -> Any:
+        """A call: the primal now and its forward rule in ``f_jvp``, or (without one) its
+        function under this handler."""
+        if call.forward is None:
+            return self.run_call(call, args, params)
         level = self.level
-        parents = tracked_records(op.name, args, level)
+        parents = tracked_records(call.name, args, level)
         if not parents:
-            op.check_closures(params, level)  # type: ignore[attr-defined]
-            return perform_args(op, args, params)
-        out = tuple(fresh_outputs(perform_args(op, args, params), level, args))
-        if _has_float_output(op, out):
-            self.record(op, args, params, out, parents)
+            return perform_args(call, args, params)
+        out = tuple(fresh_outputs(perform_args(call, args, params), level, args))
+        if _has_float_output(call, out):
+            self.record(call, args, params, out, parents)
         return out
 
     def record(self, op: Op, args: tuple, params: dict, out: Any, parents: list) -> None:
@@ -314,7 +274,7 @@ def linearize(f: Callable[..., Out], *primals: Any) -> tuple[Out, Callable[..., 
     entries = lin.entries
 
     def f_jvp(*tangents: Any) -> Any:
-        _, t_flat, _ = _flatten_pair(tuple(primals), tangents, "linearize")
+        _, t_flat, _ = flatten_pair(tuple(primals), tangents, "linearize")
         if lin.mutations:  # a Tensor changed in place since the linearization
             check_saved(entries, lin.mutations, "linearization")
         known: dict[int, Tensor] = {n: t for n, t in zip(in_nodes, t_flat) if n is not None}
@@ -341,4 +301,3 @@ def linearize(f: Callable[..., Out], *primals: Any) -> tuple[Out, Callable[..., 
         return tree.unflatten(out_tree, tangents_out)
 
     return tree.unflatten(out_tree, out_flat), f_jvp
-

@@ -17,13 +17,14 @@ from typing import Any, ParamSpec
 import numpy as np
 
 from . import tree
+from .checks import normalize_argnums
 from .convert import leaf_tensor
 from .forward import jvp
 from .ops import shape as shape_ops
 from .ops.indexing import getitem
 from .reverse import grad, vjp
 from .tensor import Tensor
-from .transform import normalize_argnums, with_selected
+from .transform import with_selected
 from .vectorize import vmap
 
 __all__ = ["jacfwd", "jacrev", "hessian", "hvp"]

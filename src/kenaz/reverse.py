@@ -18,23 +18,22 @@ from typing import Any, Literal, ParamSpec, TypeVar, overload
 import numpy as np
 
 from . import tree
-from .backend import full_like, namespace_of, numpy_dtype, zeros_on
-from .call import ClosureGuard, fresh_outputs
-from .convert import leaf_tensor, perform_stacked
-from .effects import Handler, Op, fresh_level, handler, identity, perform_args, scope
-from .mutation import check_saved, watch_mutations
-from .ops.elementwise import alias
-from .tensor import Tensor, _make, holds_tensor, tracked_records
-from .transform import (
+from .backend import full_like, namespace_of, zeros_on
+from .call import Call, ClosureGuard, fresh_outputs
+from .checks import (
+    check_complex_inputs,
+    check_inputs,
     check_tangent,
-    distinct,
-    forget_level,
-    gc_paused,
+    grad_complex_error,
+    grad_output_error,
     normalize_argnums,
     split_aux,
-    with_selected,
-    zeros_like,
 )
+from .convert import leaf_tensor, perform_stacked
+from .effects import Op, handler, identity, perform_args, scope
+from .mutation import check_saved
+from .tensor import Tensor, _make, holds_tensor, tracked_records
+from .transform import TapeHandler, distinct, forget_level, gc_paused, with_selected, zeros_like
 
 __all__ = ["vjp", "grad", "value_and_grad"]
 
@@ -44,38 +43,16 @@ Aux = TypeVar("Aux")
 Pullback = Callable[[Any], tuple[Any, ...]]
 
 
-class ReverseHandler(Handler):
+class ReverseHandler(TapeHandler):
     """Records a tape of the ops that depend on the watched inputs."""
 
-    mutations: list | tuple = ()  # (node count, memory written): see kenaz.mutation
-
-    differentiates = True  # kenaz.convert refuses to turn its tensors into arrays
-
     def __init__(self) -> None:
-        self.level = fresh_level()
+        super().__init__()
         self.tape: list[tuple[Any, list[tuple[int, Callable]]]] = []
-        self.node_count = 0
-        watch_mutations(self)  # in-place changes of Tensors are noted on self.mutations
-
-    def watch(self, x: Tensor) -> Tensor:
-        """Give ``x`` a fresh identity (an alias, performed outward) that this level tracks."""
-        watched = alias(x)
-        self.track(watched)
-        return watched
-
-    def track(self, out: Tensor) -> int:
-        """Give ``out`` a new node number at this level (no tape entry) and return it."""
-        node = self.node_count
-        self.node_count = node + 1
-        if out._trace is None:
-            out._trace = {self.level: node}
-        else:
-            out._trace[self.level] = node
-        return node
 
     def handle(self, op: Op, args: tuple, params: dict) -> Any:
-        if op.joint and (op.reverse is not None or op.run is not None):
-            return self.handle_joint(op, args, params)  # calls, and ops with a joint rule
+        if op.reverse is not None:  # a joint rule: outputs and pullback together
+            return self.handle_joint(op, args, params)
         if not op.differentiable:
             return perform_args(op, args, params)
         # `tracked_records(op.name, args, level)`, inlined: the (position, node) pairs
@@ -124,44 +101,39 @@ class ReverseHandler(Handler):
         return out
 
     def handle_joint(self, op: Op, args: tuple, params: dict) -> Any:
-        """The one path for calls and joint rules: outputs and a pullback together.
+        """A primitive's joint rule: it runs one level out; its pullback is the entry's."""
+        parents = tracked_records(op.name, args, self.level)
+        if not parents:
+            return perform_args(op, args, params)
+        out, pullback = op.reverse(args, **params)
+        return self.record_joint(op, out, pullback, args, parents)
 
-        A call without a reverse rule runs its function under this handler
-        (the default: its ops are recorded as if the call were not there).
-        Otherwise the rule runs one level out and the tape gets one entry
-        whose pullback is the rule's. A call's rule and pullback run under a
-        :class:`~kenaz.call.ClosureGuard`: a tracked tensor they use without
-        it being an argument is an error, or, for a call that ``captures``
-        (checkpoint), one more input of the entry.
+    def handle_call(self, call: Call, args: tuple, params: dict) -> Any:
+        """A call: its reverse rule, or (without one) its function under this handler.
+
+        The rule runs one level out and the tape gets one entry whose pullback
+        is the rule's. The call's arguments include the tensors its function
+        closes over (lifted: see :mod:`kenaz.call`); the rule runs under a
+        :class:`~kenaz.call.ClosureGuard`, which refuses any other tensor of
+        this level it reads. (The pullback needs no guard: what it reads is a
+        constant to this level, whose derivatives the rule's inputs carry.)
         """
-        rule = op.reverse
-        if rule is None:  # a call without a reverse rule: the default
-            with handler(self):
-                return op.run(args, params)
+        rule = call.reverse
+        if rule is None:
+            return self.run_call(call, args, params)
         level = self.level
-        parents = tracked_records(op.name, args, level)
-        inputs: Sequence[Any] = args
-        if op.run is None:  # a primitive's joint rule: no user code, no guard
-            if not parents:
-                return perform_args(op, args, params)
+        parents = tracked_records(call.name, args, level)
+        if not parents:
+            return perform_args(call, args, params)  # outer handlers see the call
+        with handler(ClosureGuard(level, args, f"the reverse rule of {call.name}")):
             out, pullback = rule(args, **params)
-        else:
-            if not parents and not op.captures:
-                op.check_closures(params, level)  # type: ignore[attr-defined]
-                return perform_args(op, args, params)  # outer handlers see the call
-            guard = ClosureGuard(level, args, f"the reverse rule of {op.name}", op.captures)
-            with handler(guard):
-                if op.captures:
-                    out, pullback = rule(args, captured=guard.captured, **params)
-                else:
-                    out, pullback = rule(args, **params)
-            if guard.captured:
-                inputs = (*args, *guard.captured)
-                parents = tracked_records(op.name, inputs, level)
-            if not parents:
-                return out
-            pullback = _guarded(pullback, ClosureGuard(level, inputs, f"the pullback of {op.name}"))
-        outs = fresh_outputs(out if op.multiple_results else (out,), level, inputs)
+        return self.record_joint(call, out, pullback, args, parents)
+
+    def record_joint(
+        self, op: Op, out: Any, pullback: Callable, inputs: Sequence[Any], parents: list
+    ) -> Any:
+        """One tape entry for the outputs ``out`` of a joint rule, pulled back by ``pullback``."""
+        outs = fresh_outputs(out if op.multiple_results else (out,), self.level, inputs)
         if not any(o.dtype.kind in "fc" for o in outs):
             return tuple(outs) if op.multiple_results else outs[0]
         shared = SharedPullback(pullback, [(i, inputs[i]) for i, _ in parents])
@@ -217,16 +189,6 @@ class ReverseHandler(Handler):
                     contribution = previous + contribution
                 cotangents[parent] = contribution
         return [None if n is None else cotangents[n] for n in nodes]
-
-
-def _guarded(pullback: Callable, guard: ClosureGuard) -> Callable:
-    """``pullback`` run under ``guard`` (it runs in the backward pass, after the forward one)."""
-
-    def guarded_pullback(g: Any) -> Any:
-        with handler(guard):
-            return pullback(g)
-
-    return guarded_pullback
 
 
 class SharedPullback:
@@ -444,27 +406,6 @@ def _pause_unless(reusable: bool) -> Any:
     return gc_paused() if reusable else contextlib.nullcontext()
 
 
-def _leaf_dtype(leaf: Any) -> np.dtype:
-    """The NumPy dtype of an input leaf, without converting it (that would compute Dask's)."""
-    if isinstance(leaf, Tensor):
-        return leaf.dtype
-    if hasattr(leaf, "dtype"):  # a NumPy value, or a backend's array
-        return numpy_dtype(leaf.dtype)
-    return np.asarray(leaf).dtype
-
-
-def _check_inputs(args: Sequence[Any], allow_int: bool, where: str) -> None:
-    for position, arg in args:
-        for leaf in [arg] if isinstance(arg, Tensor) else tree.leaves(arg):
-            dtype = _leaf_dtype(leaf)
-            if dtype.kind not in "fc" and not allow_int:
-                raise TypeError(
-                    f"kenaz.{where}: argument {position} has dtype {dtype}, but only float and "
-                    "complex inputs can be differentiated; convert it with `.astype(float)`, "
-                    "or pass allow_int=True to get zero gradients for integer inputs"
-                )
-
-
 @overload
 def value_and_grad(
     f: Callable[P, Any],
@@ -537,9 +478,9 @@ def value_and_grad(
         nums = normalized.get(len(args))
         if nums is None:
             nums = normalized[len(args)] = normalize_argnums(argnums, len(args), "grad")
-        _check_inputs([(n, args[n]) for n in nums], allow_int, "grad")
+        check_inputs([(n, args[n]) for n in nums], allow_int, "grad")
         if holomorphic:
-            _check_complex_inputs([(n, args[n]) for n in nums], "grad")
+            check_complex_inputs([(n, args[n]) for n in nums], "grad")
 
         f_of_selected = with_selected(f, args, kwargs, nums)
         if not has_aux:  # one call path below: always (output, aux)
@@ -549,9 +490,9 @@ def value_and_grad(
             selected = tuple(args[n] for n in nums)
             out, pullback, aux = _vjp(f_of_selected, selected, has_aux=True, reusable=False)
             if not isinstance(out, Tensor) or out.shape != () or out.dtype.kind not in "fc":
-                raise TypeError(_grad_output_error(out))
+                raise TypeError(grad_output_error(out))
             if (out.dtype.kind == "c") != holomorphic:
-                raise TypeError(_grad_complex_error(out, holomorphic))
+                raise TypeError(grad_complex_error(out, holomorphic))
             grads = pullback(_make(full_like(out, (), 1, out.dtype)))  # on out's backend
             # Free the tape while the collector is still paused: its objects then
             # leave no debt that would make the collector traverse them on resuming.
@@ -564,48 +505,6 @@ def value_and_grad(
 
 def _with_no_aux(f: Callable) -> Callable:
     return lambda *args: (f(*args), None)
-
-
-def _check_complex_inputs(args: Sequence[Any], where: str) -> None:
-    for position, arg in args:
-        for leaf in tree.leaves(arg):
-            dtype = _leaf_dtype(leaf)
-            if dtype.kind != "c":
-                raise TypeError(
-                    f"kenaz.{where}: with holomorphic=True the inputs must be complex, but "
-                    f"argument {position} has dtype {dtype}; convert it with `.astype(complex)`"
-                )
-
-
-def _grad_complex_error(out: Tensor, holomorphic: bool) -> str:
-    if holomorphic:
-        return (
-            f"kenaz.grad: with holomorphic=True the function must return a complex scalar, "
-            f"got dtype {out.dtype}"
-        )
-    return (
-        f"kenaz.grad: the function returned a complex scalar ({out.dtype}); pass "
-        "holomorphic=True for the complex derivative of a holomorphic function, or return a "
-        "real value (e.g. `abs(z) ** 2` or `z.real`)"
-    )
-
-
-def _grad_output_error(out: Any) -> str:
-    if isinstance(out, Tensor) and out.shape != ():
-        return (
-            f"kenaz.grad: the function must return a scalar (shape ()), but it returned shape "
-            f"{out.shape}; reduce it (e.g. `.sum()`), or use `vjp` or `jacrev` for "
-            "non-scalar outputs"
-        )
-    if isinstance(out, Tensor):
-        return (
-            f"kenaz.grad: the function must return a real float scalar, got dtype {out.dtype}; "
-            "cast it with `.astype(float)`"
-        )
-    return (
-        "kenaz.grad: the function must return a single scalar, got a pytree "
-        f"({type(out).__name__}); use `vjp` for several outputs, or has_aux=True for extra values"
-    )
 
 
 def grad(

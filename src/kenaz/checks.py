@@ -1,0 +1,169 @@
+"""What the transformations check of what they are given, and the errors that say so.
+
+``argnums``, ``has_aux`` pairs, the dtypes of differentiated inputs, tangents
+against their primals, and ``grad``'s output: each check next to its error
+message, shared by ``grad``/``vjp`` (:mod:`kenaz.reverse`), ``jvp``/
+``linearize`` (:mod:`kenaz.forward`) and the Jacobians.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from . import tree
+from .backend import numpy_dtype
+from .convert import leaf_tensor
+from .tensor import Tensor
+
+__all__ = [
+    "normalize_argnums",
+    "split_aux",
+    "leaf_dtype",
+    "check_inputs",
+    "check_complex_inputs",
+    "check_tangent",
+    "flatten_pair",
+    "grad_output_error",
+    "grad_complex_error",
+]
+
+
+def check_tangent(
+    primal: Tensor, tangent: Tensor, where: str, what: str = "tangent", of: str = "a primal"
+) -> Tensor:
+    """``tangent`` checked against ``primal`` (same shape; a complex one only for a
+    complex primal) and cast to the primal's dtype."""
+    if tangent.shape != primal.shape:
+        raise ValueError(
+            f"kenaz.{where}: a {what} of shape {tangent.shape} was given for {of} of shape "
+            f"{primal.shape}; they must match"
+        )
+    if tangent.dtype != primal.dtype:
+        if tangent.dtype.kind not in "fciub":
+            raise TypeError(f"kenaz.{where}: {what} dtype {tangent.dtype} is not numeric")
+        if tangent.dtype.kind == "c" and primal.dtype.kind != "c":
+            raise TypeError(
+                f"kenaz.{where}: a complex {what} ({tangent.dtype}) was given for {of} of real "
+                f"dtype {primal.dtype}; pass a real {what}, or make the primal complex"
+            )
+        if primal.dtype.kind in "fc":
+            tangent = tangent.astype(primal.dtype)
+    return tangent
+
+
+def split_aux(result: Any, where: str) -> tuple[Any, Any]:
+    if not (isinstance(result, (tuple, list)) and len(result) == 2):
+        raise TypeError(
+            f"kenaz.{where}: with has_aux=True the function must return a pair (output, aux), "
+            f"got {type(result).__name__}"
+        )
+    return result[0], result[1]
+
+
+def normalize_argnums(argnums: int | Sequence[int], nargs: int, where: str) -> tuple[int, ...]:
+    if isinstance(argnums, (int, np.integer)):
+        nums: tuple[Any, ...] = (argnums,)
+    elif isinstance(argnums, (tuple, list)):
+        nums = tuple(argnums)
+    else:
+        raise TypeError(
+            f"kenaz.{where}: argnums must be an int or a tuple of ints, got {argnums!r}"
+        )
+    if not nums:
+        raise ValueError(f"kenaz.{where}: argnums is empty; name at least one argument")
+    for n in nums:
+        if not isinstance(n, (int, np.integer)) or not -nargs <= n < nargs:
+            raise ValueError(
+                f"kenaz.{where}: argnums={argnums!r} is out of range for a call with "
+                f"{nargs} positional argument{'s' if nargs != 1 else ''}"
+            )
+    normalized = tuple(int(n) % nargs for n in nums)
+    if len(set(normalized)) != len(normalized):
+        raise ValueError(
+            f"kenaz.{where}: argnums={argnums!r} names the same argument twice; name each once"
+        )
+    return normalized
+
+
+def leaf_dtype(leaf: Any) -> np.dtype:
+    """The NumPy dtype of an input leaf, without converting it (that would compute Dask's)."""
+    if isinstance(leaf, Tensor):
+        return leaf.dtype
+    if hasattr(leaf, "dtype"):  # a NumPy value, or a backend's array
+        return numpy_dtype(leaf.dtype)
+    return np.asarray(leaf).dtype
+
+
+def check_inputs(args: Sequence[Any], allow_int: bool, where: str) -> None:
+    for position, arg in args:
+        for leaf in [arg] if isinstance(arg, Tensor) else tree.leaves(arg):
+            dtype = leaf_dtype(leaf)
+            if dtype.kind not in "fc" and not allow_int:
+                raise TypeError(
+                    f"kenaz.{where}: argument {position} has dtype {dtype}, but only float and "
+                    "complex inputs can be differentiated; convert it with `.astype(float)`, "
+                    "or pass allow_int=True to get zero gradients for integer inputs"
+                )
+
+
+def check_complex_inputs(args: Sequence[Any], where: str) -> None:
+    for position, arg in args:
+        for leaf in tree.leaves(arg):
+            dtype = leaf_dtype(leaf)
+            if dtype.kind != "c":
+                raise TypeError(
+                    f"kenaz.{where}: with holomorphic=True the inputs must be complex, but "
+                    f"argument {position} has dtype {dtype}; convert it with `.astype(complex)`"
+                )
+
+
+def grad_complex_error(out: Tensor, holomorphic: bool) -> str:
+    if holomorphic:
+        return (
+            f"kenaz.grad: with holomorphic=True the function must return a complex scalar, "
+            f"got dtype {out.dtype}"
+        )
+    return (
+        f"kenaz.grad: the function returned a complex scalar ({out.dtype}); pass "
+        "holomorphic=True for the complex derivative of a holomorphic function, or return a "
+        "real value (e.g. `abs(z) ** 2` or `z.real`)"
+    )
+
+
+def grad_output_error(out: Any) -> str:
+    if isinstance(out, Tensor) and out.shape != ():
+        return (
+            f"kenaz.grad: the function must return a scalar (shape ()), but it returned shape "
+            f"{out.shape}; reduce it (e.g. `.sum()`), or use `vjp` or `jacrev` for "
+            "non-scalar outputs"
+        )
+    if isinstance(out, Tensor):
+        return (
+            f"kenaz.grad: the function must return a real float scalar, got dtype {out.dtype}; "
+            "cast it with `.astype(float)`"
+        )
+    return (
+        "kenaz.grad: the function must return a single scalar, got a pytree "
+        f"({type(out).__name__}); use `vjp` for several outputs, or has_aux=True for extra values"
+    )
+
+
+def flatten_pair(primals: Any, tangents: Any, where: str):
+    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
+        raise TypeError(
+            f"kenaz.{where}: primals and tangents must be tuples or lists (one entry per "
+            f"argument), got {type(primals).__name__} and {type(tangents).__name__}; "
+            "write jvp(f, (x,), (t,))"
+        )
+    p_flat, p_tree = tree.flatten(tuple(primals))
+    t_flat, t_tree = tree.flatten(tuple(tangents))
+    if p_tree != t_tree:
+        raise ValueError(
+            f"kenaz.{where}: the tangents' structure {t_tree} differs from the primals' {p_tree}"
+        )
+    p_flat = [leaf_tensor(p, where) for p in p_flat]
+    t_flat = [check_tangent(p, leaf_tensor(t, where), where) for p, t in zip(p_flat, t_flat)]
+    return p_flat, t_flat, p_tree
