@@ -19,6 +19,7 @@ from .convert import leaf_tensor, perform_stacked
 from .effects import Handler, Op, fresh_level, handler, perform_args, scope
 from .mutation import check_saved
 from .ops.elementwise import alias
+from .reverse import transposed_vjp_rules
 from .tensor import NestedTensorsArgument, Tensor, tracked_records
 from .transform import TapeHandler, distinct, forget_level, zeros_like
 
@@ -34,10 +35,8 @@ def op_tangent(op: Op, tangents: list[tuple[int, Any]], out: Tensor, args: tuple
     ``None`` when no rule applies (the others' tangents are symbolic zeros).
     """
     rules = op.jvp
-    if rules is None:
-        raise NotImplementedError(
-            f"kenaz: op {op.name!r} has no jvp rule, so it cannot be used under jvp/jacfwd"
-        )
+    if rules is None:  # only a vjp rule: its pullback, transposed (or an error without one)
+        rules = transposed_vjp_rules(op)
     total = None
     for i, t in tangents:
         rule = rules[i]

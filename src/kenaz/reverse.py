@@ -281,6 +281,62 @@ def _transposed_maker(op: Op, rule: Callable, index: int) -> Callable:
     return maker
 
 
+# -- forward mode of an op with only a vjp rule: the transpose of its pullback ----------------
+def transposed_vjp_rules(op: Op) -> _TransposedVjp:
+    """Jvp rules for an op that has vjp rules only: each is the transpose of its pullback.
+
+    A pullback is linear in the cotangent, so the tangent it is the transpose
+    of is reverse mode through it: the vjp of ``g -> pullback(g)`` (at a zero
+    ``g``: any point gives the same) with the tangent as its cotangent. The
+    transposition's own ops are performed outward, like every rule's, so the
+    derived rule is differentiable to any order. (The mirror of
+    :func:`_transposed_jvp_makers`; :mod:`kenaz.forward` asks for it.)
+    """
+    if op.vjp is None:
+        raise NotImplementedError(
+            f"kenaz: op {op.name!r} has no jvp rule (nor a vjp rule to transpose), so it "
+            "cannot be used under jvp/linearize/jacfwd"
+        )
+    return _TransposedVjp(op)
+
+
+class _TransposedVjp:
+    """``rules[i]``: the jvp rule of argument ``i``, transposing the op's vjp maker ``i``."""
+
+    __slots__ = ("op",)
+
+    def __init__(self, op: Op) -> None:
+        self.op = op
+
+    def __getitem__(self, index: int) -> Callable | None:
+        maker = self.op.vjp[index]
+        return None if maker is None else _transposed_pullback(self.op, maker)
+
+
+def _transposed_pullback(op: Op, maker: Callable) -> Callable:
+    def rule(tangent: Any, ans: Any, *args: Any, **params: Any) -> Any:
+        pullback = maker(ans, *args, **params)
+        if not op.multiple_results:
+            return transpose(lambda g: (pullback(g),), [zeros_like(ans)], (tangent,))[0]
+        # One cotangent per float output (the others get None, as on the tape); the
+        # transposition gives one tangent per output, None for the integer ones.
+        floats = [k for k, o in enumerate(ans) if o.dtype.kind in "fc"]
+
+        def linear(*cotangents: Tensor) -> tuple[Any]:
+            full: list[Any] = [None] * len(ans)
+            for k, g in zip(floats, cotangents):
+                full[k] = g
+            return (pullback(tuple(full)),)
+
+        found = transpose(linear, [zeros_like(ans[k]) for k in floats], (tangent,))
+        tangents: list[Any] = [None] * len(ans)
+        for k, t in zip(floats, found):
+            tangents[k] = t
+        return tuple(tangents)
+
+    return rule
+
+
 _no_context = contextlib.nullcontext()
 
 
