@@ -438,6 +438,13 @@ def check_op(
     7. With ``batching=True``, the batching rule under ``vmap`` against a
        per-slice loop (``kenaz.testing.batching.check_batching``).
 
+    An op with only a vjp rule (or only a jvp rule) gets the other by
+    transposition, and the checks run on the pair: for a vjp-only op, 2
+    compares the jvp transposed from its pullback with finite differences
+    (so a wrong pullback fails there, named as such) and 3 catches a
+    pullback that is not linear in the cotangent, which transposition
+    requires (likewise a jvp-only op's rule in the tangent).
+
     Parameters
     ----------
     fn : Op or callable
@@ -486,12 +493,41 @@ def check_op(
     rng = np.random.default_rng(seed)
 
     tangents = _random_tree_like(rng, args)
-    tangent_out = _check_op_jvp(call, args, tangents, out, tol, where, finite_differences)
-    _check_op_vjp(call, args, tangents, tangent_out, out, tol, rng, where)
+    given = _single_rule(fn)
+    tangent_out = _check_op_jvp(call, args, tangents, out, tol, where, finite_differences, given)
+    _check_op_vjp(call, args, tangents, tangent_out, out, tol, rng, where, given)
     if order > 1 and finite_differences:
         _check_rules_derivatives(call, args, tangents, out, order - 1, tol, rng)
     if batching:
         _check_batching(fn, args, params, tol)
+
+
+def _single_rule(fn: Op | Callable[..., Any]) -> str | None:
+    """``"jvp"`` or ``"vjp"`` for an op that gives only that rule (the other is its
+    transpose); None for an op with both, joint rules, or a function."""
+    if not isinstance(fn, Op) or fn.forward is not None or fn.reverse is not None:
+        return None
+    if fn.jvp is None and fn.vjp is not None:
+        return "vjp"
+    if fn.vjp is None and fn.jvp is not None:
+        return "jvp"
+    return None
+
+
+# What the failed comparison says about the rules, by which rule the op gives.
+_JVP_VS_FINITE_DIFFERENCES = {
+    None: "the jvp rule differs from finite differences",
+    "jvp": "the jvp rule differs from finite differences",
+    "vjp": "the jvp transposed from the vjp rule differs from finite differences (the vjp "
+    "rule is wrong)",
+}
+_VJP_VS_JVP = {
+    None: "the vjp rule is not the transpose of the jvp rule",
+    "jvp": "the vjp transposed from the jvp rule is not its transpose (is the jvp rule "
+    "linear in the tangent?)",
+    "vjp": "the jvp transposed from the vjp rule is not its transpose (is the pullback "
+    "linear in the cotangent?)",
+}
 
 
 class _Snapshot:
@@ -527,6 +563,7 @@ def _check_op_jvp(
     tol: Tolerance,
     where: str,
     finite_differences: bool,
+    given: str | None = None,
 ) -> Any:
     watched = _Snapshot((args, tangents))
     out_primal, tangent_out = jvp(call, args, tangents)
@@ -537,9 +574,7 @@ def _check_op_jvp(
     )
     if finite_differences:
         expected = numerical_jvp(call, args, tangents, tol.eps)
-        _assert_trees_close(
-            tangent_out, expected, tol, where, "the jvp rule differs from finite differences"
-        )
+        _assert_trees_close(tangent_out, expected, tol, where, _JVP_VS_FINITE_DIFFERENCES[given])
     return tangent_out
 
 
@@ -552,6 +587,7 @@ def _check_op_vjp(
     tol: Tolerance,
     rng: np.random.Generator,
     where: str,
+    given: str | None = None,
 ) -> None:
     cotangent = _random_tree_like(rng, out)
     watched = _Snapshot((args, cotangent))
@@ -569,7 +605,7 @@ def _check_op_vjp(
         tangents,
         tol,
         where,
-        "the vjp rule is not the transpose of the jvp rule",
+        _VJP_VS_JVP[given],
     )
     again = pullback(cotangent)
     _assert_trees_close(
