@@ -43,9 +43,15 @@ __all__ = [
 ]
 
 
-#: The dtype of the derivative of an integer or boolean value (JAX's ``float0``): a
-#: structured dtype of no bytes, so an array of it has a shape and no values.
 float0 = np.dtype([("float0", np.void, 0)])
+"""The dtype of the derivative of an integer or boolean value (JAX's ``float0``).
+
+A structured dtype of no bytes: an array of it has a shape and no values, and
+NumPy has no arithmetic for it, so it cannot pass for a zero. ``grad``, ``vjp``
+and the Jacobians return one for an integer input under ``allow_int=True``;
+``jvp`` and ``linearize`` for an integer output. ``numpy.zeros(shape,
+kenaz.float0)`` is the tangent (cotangent) to give for an integer input (output).
+"""
 
 
 def float0_zeros(shape: tuple[int, ...]) -> np.ndarray:
