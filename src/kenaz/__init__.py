@@ -27,6 +27,7 @@ from .no_grad_handler import no_grad
 from .graphing import graph
 from .vectorize import vmap
 from .jacobians import hessian, hvp, jacfwd, jacrev
+from .checks import float0
 from .compiler.program import Program, make_program
 from .compiler.api import jit
 from . import backend, errors, tree
@@ -58,6 +59,7 @@ __all__ = [
     "grad",
     "value_and_grad",
     "vjp",
+    "float0",
     "jvp",
     "linearize",
     "stop_gradient",

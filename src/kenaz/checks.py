@@ -4,6 +4,13 @@
 against their primals, and ``grad``'s output: each check next to its error
 message, shared by ``grad``/``vjp`` (:mod:`kenaz.reverse`), ``jvp``/
 ``linearize`` (:mod:`kenaz.forward`) and the Jacobians.
+
+Integer and boolean values have no derivative, and a zero would look like
+one. So every transformation refuses an integer input unless
+``allow_int=True``, and then its derivative (gradient, cotangent, Jacobian
+block, the tangent of an integer output) is a :data:`float0` array: JAX's
+marker, a NumPy array of the right shape whose elements hold no data, which
+arithmetic refuses (NumPy has no loop for it) and ``Tensor`` will not wrap.
 """
 
 from __future__ import annotations
@@ -19,6 +26,11 @@ from .convert import leaf_tensor
 from .tensor import Tensor
 
 __all__ = [
+    "float0",
+    "float0_zeros",
+    "is_float0",
+    "derivative_leaf",
+    "check_integer_cotangent",
     "normalize_argnums",
     "split_aux",
     "leaf_dtype",
@@ -29,6 +41,40 @@ __all__ = [
     "grad_output_error",
     "grad_complex_error",
 ]
+
+
+float0 = np.dtype([("float0", np.void, 0)])
+"""The dtype of the derivative of an integer or boolean value (JAX's ``float0``).
+
+A structured dtype of no bytes: an array of it has a shape and no values, and
+NumPy has no arithmetic for it, so it cannot pass for a zero. ``grad``, ``vjp``
+and the Jacobians return one for an integer input under ``allow_int=True``;
+``jvp`` and ``linearize`` for an integer output. ``numpy.zeros(shape,
+kenaz.float0)`` is the tangent (cotangent) to give for an integer input (output).
+"""
+
+
+def float0_zeros(shape: tuple[int, ...]) -> np.ndarray:
+    """The derivative of an integer or boolean value of shape ``shape``: a :data:`float0` array.
+
+    Examples
+    --------
+    >>> import kenaz
+    >>> kenaz.grad(lambda x, n: x * n, argnums=1, allow_int=True)(2.0, 3).dtype == kenaz.float0
+    True
+    """
+    return np.zeros(shape, dtype=float0)
+
+
+def is_float0(x: Any) -> bool:
+    """Whether ``x`` is a :data:`float0` array (the derivative of an integer value)."""
+    return isinstance(x, np.ndarray) and x.dtype == float0
+
+
+def derivative_leaf(x: Any, where: str) -> Any:
+    """A leaf of a transformation's inputs or outputs as a tensor (``leaf_tensor``); a
+    float0 array, the derivative of an integer from an inner transformation, stays as it is."""
+    return x if is_float0(x) else leaf_tensor(x, where)
 
 
 def check_tangent(
@@ -98,15 +144,45 @@ def leaf_dtype(leaf: Any) -> np.dtype:
 
 
 def check_inputs(args: Sequence[Any], allow_int: bool, where: str) -> None:
+    """Refuse integer and boolean leaves of the ``(position, argument)`` pairs ``args``
+    unless ``allow_int`` (a float0 leaf, itself an integer's derivative, counts as one)."""
+    if allow_int:
+        return
     for position, arg in args:
         for leaf in [arg] if isinstance(arg, Tensor) else tree.leaves(arg):
             dtype = leaf_dtype(leaf)
-            if dtype.kind not in "fc" and not allow_int:
+            if dtype.kind not in "fc":
                 raise TypeError(
                     f"kenaz.{where}: argument {position} has dtype {dtype}, but only float and "
                     "complex inputs can be differentiated; convert it with `.astype(float)`, "
-                    "or pass allow_int=True to get zero gradients for integer inputs"
+                    "or pass allow_int=True to hold integer inputs constant (their derivatives "
+                    "are then kenaz.float0 arrays, which arithmetic refuses)"
                 )
+
+
+def check_integer_cotangent(
+    output: Any, cotangent: Any, allow_int: bool, where: str, what: str = "cotangent"
+) -> None:
+    """A cotangent (tangent) given for an integer, boolean or float0 ``output``.
+
+    It carries no derivative, so only a :data:`float0` array of the output's
+    shape is accepted, as in JAX; with ``allow_int`` any numeric one is, and
+    ignored. A float one is refused otherwise: it would be silently dropped.
+    """
+    shape = np.shape(cotangent)
+    if shape != tuple(output.shape):
+        raise ValueError(
+            f"kenaz.{where}: a {what} of shape {shape} was given for an output of shape "
+            f"{tuple(output.shape)}; they must match"
+        )
+    if is_float0(cotangent) or allow_int:
+        return
+    raise TypeError(
+        f"kenaz.{where}: a {what} of dtype {leaf_dtype(cotangent)} was given for an output of "
+        f"dtype {output.dtype}, which carries no derivative; pass "
+        f"`numpy.zeros({shape}, kenaz.float0)` for it, or pass allow_int=True to have {what}s "
+        "of integer outputs ignored"
+    )
 
 
 def check_complex_inputs(args: Sequence[Any], where: str) -> None:
@@ -151,7 +227,10 @@ def grad_output_error(out: Any) -> str:
     )
 
 
-def flatten_pair(primals: Any, tangents: Any, where: str):
+def flatten_pair(primals: Any, tangents: Any, where: str, allow_int: bool = False):
+    """The leaves of ``primals`` (tensors) and of ``tangents`` (checked against them), and
+    the primals' structure. An integer primal is refused unless ``allow_int``; then its
+    tangent is checked by :func:`check_integer_cotangent` and becomes a float0 array."""
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
         raise TypeError(
             f"kenaz.{where}: primals and tangents must be tuples or lists (one entry per "
@@ -164,6 +243,13 @@ def flatten_pair(primals: Any, tangents: Any, where: str):
         raise ValueError(
             f"kenaz.{where}: the tangents' structure {t_tree} differs from the primals' {p_tree}"
         )
-    p_flat = [leaf_tensor(p, where) for p in p_flat]
-    t_flat = [check_tangent(p, leaf_tensor(t, where), where) for p, t in zip(p_flat, t_flat)]
-    return p_flat, t_flat, p_tree
+    check_inputs(list(enumerate(primals)), allow_int, where)
+    p_flat = [derivative_leaf(p, where) for p in p_flat]
+    checked: list[Any] = []
+    for p, t in zip(p_flat, t_flat):
+        if p.dtype.kind in "fc":
+            checked.append(check_tangent(p, leaf_tensor(t, where), where))
+        else:  # allowed: held constant, whatever its tangent
+            check_integer_cotangent(p, t, allow_int, where, "tangent")
+            checked.append(float0_zeros(p.shape))
+    return p_flat, checked, p_tree

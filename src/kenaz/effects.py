@@ -85,6 +85,9 @@ class Op:
         Python closures keep only the names they use, so a maker chooses its
         residuals by what it references. A maker whose argument passes through
         unchanged returns :func:`identity`, which the backward pass skips.
+        Either table may be omitted: the other is transposed into it (a jvp
+        rule is linear in the tangent, a pullback in the cotangent), to any
+        order of derivative.
     batch : callable or None, optional
         ``rule(op, args, axes, **params) -> (out, out_axis)`` for ``vmap``:
         ``args`` are the batched values one level out and ``axes[i]`` is the

@@ -14,11 +14,12 @@ from typing import Any, Literal, TypeVar, overload
 
 from . import tree
 from .call import Call, ClosureGuard, fresh_outputs
-from .checks import flatten_pair, split_aux
-from .convert import leaf_tensor, perform_stacked
+from .checks import check_inputs, derivative_leaf, flatten_pair, float0_zeros, split_aux
+from .convert import perform_stacked
 from .effects import Handler, Op, fresh_level, handler, perform_args, scope
 from .mutation import check_saved
 from .ops.elementwise import alias
+from .reverse import transposed_vjp_rules
 from .tensor import NestedTensorsArgument, Tensor, tracked_records
 from .transform import TapeHandler, distinct, forget_level, zeros_like
 
@@ -34,10 +35,8 @@ def op_tangent(op: Op, tangents: list[tuple[int, Any]], out: Tensor, args: tuple
     ``None`` when no rule applies (the others' tangents are symbolic zeros).
     """
     rules = op.jvp
-    if rules is None:
-        raise NotImplementedError(
-            f"kenaz: op {op.name!r} has no jvp rule, so it cannot be used under jvp/jacfwd"
-        )
+    if rules is None:  # only a vjp rule: its pullback, transposed (or an error without one)
+        rules = transposed_vjp_rules(op)
     total = None
     for i, t in tangents:
         rule = rules[i]
@@ -148,13 +147,27 @@ def _set_record(x: Tensor, level: int, record: Any) -> None:
 
 @overload
 def jvp(
-    f: Callable[..., Out], primals: Any, tangents: Any, has_aux: Literal[False] = False
+    f: Callable[..., Out],
+    primals: Any,
+    tangents: Any,
+    has_aux: Literal[False] = False,
+    allow_int: bool = False,
 ) -> tuple[Out, Out]: ...
 @overload
 def jvp(
-    f: Callable[..., tuple[Out, Aux]], primals: Any, tangents: Any, has_aux: Literal[True]
+    f: Callable[..., tuple[Out, Aux]],
+    primals: Any,
+    tangents: Any,
+    has_aux: Literal[True],
+    allow_int: bool = False,
 ) -> tuple[Out, Out, Aux]: ...
-def jvp(f: Callable[..., Any], primals: Any, tangents: Any, has_aux: bool = False) -> Any:
+def jvp(
+    f: Callable[..., Any],
+    primals: Any,
+    tangents: Any,
+    has_aux: bool = False,
+    allow_int: bool = False,
+) -> Any:
     """Evaluate ``f`` at ``primals`` and its Jacobian-vector product with ``tangents``.
 
     Parameters
@@ -165,10 +178,16 @@ def jvp(f: Callable[..., Any], primals: Any, tangents: Any, has_aux: bool = Fals
         The arguments, and tangents of the same structure and shapes.
     has_aux : bool, optional
         ``f`` returns ``(output, aux)``; ``aux`` is returned as is.
+    allow_int : bool, optional
+        Accept integer and boolean primals, held constant (their tangents are
+        ignored: pass ``numpy.zeros(shape, kenaz.float0)``, as in JAX).
+        Without it they are refused, as by ``grad``.
 
     Returns
     -------
     out, tangent_out[, aux]
+        The tangent of an integer or boolean output is a ``kenaz.float0``
+        array (it has no derivative; arithmetic refuses it).
 
     Examples
     --------
@@ -176,7 +195,7 @@ def jvp(f: Callable[..., Any], primals: Any, tangents: Any, has_aux: bool = Fals
     >>> jvp(lambda x: x**2 + 3 * x + 2, (5.0,), (1.0,))
     (Tensor(42.), Tensor(13.))
     """
-    p_flat, t_flat, p_tree = flatten_pair(primals, tangents, "jvp")
+    p_flat, t_flat, p_tree = flatten_pair(primals, tangents, "jvp", allow_int)
     fwd = ForwardHandler()
     watched = [fwd.watch(p, t) if p.dtype.kind in "fc" else p for p, t in zip(p_flat, t_flat)]
     with scope("jvp"), handler(fwd):
@@ -184,15 +203,24 @@ def jvp(f: Callable[..., Any], primals: Any, tangents: Any, has_aux: bool = Fals
     if has_aux:
         result, aux = split_aux(result, "jvp")
     out_flat, out_tree = tree.flatten(result)
-    out_flat = [leaf_tensor(o, "jvp") for o in out_flat]
+    out_flat = [derivative_leaf(o, "jvp") for o in out_flat]
     tangents_out = []
     for o in out_flat:
-        t = o._trace.get(fwd.level) if o._trace else None
-        tangents_out.append(zeros_like(o) if t is None else t)
-    forget_level(out_flat, fwd.level)
+        t = o._trace.get(fwd.level) if isinstance(o, Tensor) and o._trace else None
+        tangents_out.append(_no_tangent(o) if t is None else t)
+    forget_level([o for o in out_flat if isinstance(o, Tensor)], fwd.level)
     out = tree.unflatten(out_tree, out_flat)
     tangent_out = tree.unflatten(out_tree, distinct(tangents_out))
     return (out, tangent_out, aux) if has_aux else (out, tangent_out)
+
+
+def _node(o: Any, level: int) -> int | None:
+    return o._trace.get(level) if isinstance(o, Tensor) and o._trace else None
+
+
+def _no_tangent(o: Any) -> Any:
+    """The tangent of an output no tracked input reaches: zeros, float0 for an integer one."""
+    return zeros_like(o) if o.dtype.kind in "fc" else float0_zeros(o.shape)
 
 
 class LinearizeHandler(TapeHandler):
@@ -242,14 +270,26 @@ class LinearizeHandler(TapeHandler):
         self.entries.append((op, args, params, out, parents, node))
 
 
-def linearize(f: Callable[..., Out], *primals: Any) -> tuple[Out, Callable[..., Out]]:
+def linearize(
+    f: Callable[..., Out], *primals: Any, allow_int: bool = False
+) -> tuple[Out, Callable[..., Out]]:
     """Evaluate ``f(*primals)`` once and return its linearization.
+
+    Parameters
+    ----------
+    f : callable
+        Function of ``len(primals)`` pytree arguments.
+    *primals
+        The point.
+    allow_int : bool, optional
+        Accept integer and boolean primals, held constant, as :func:`jvp` does.
 
     Returns
     -------
     out, f_jvp
         ``f_jvp(*tangents)`` evaluates the Jacobian-vector product at the
-        primals from the recorded residuals, without running ``f`` again.
+        primals from the recorded residuals, without running ``f`` again
+        (float0 tangents for integer outputs, as :func:`jvp`).
 
     Examples
     --------
@@ -259,22 +299,23 @@ def linearize(f: Callable[..., Out], *primals: Any) -> tuple[Out, Callable[..., 
     >>> f_jvp(2.0)
     Tensor(2.)
     """
+    check_inputs(list(enumerate(primals)), allow_int, "linearize")
     p_flat, p_tree = tree.flatten(primals)
-    p_flat = [leaf_tensor(p, "linearize") for p in p_flat]
+    p_flat = [derivative_leaf(p, "linearize") for p in p_flat]
     lin = LinearizeHandler()
     watched = [lin.watch(p) if p.dtype.kind in "fc" else p for p in p_flat]
     with scope("linearize"), handler(lin):
         result = f(*tree.unflatten(p_tree, watched))
     out_flat, out_tree = tree.flatten(result)
-    out_flat = [leaf_tensor(o, "linearize") for o in out_flat]
+    out_flat = [derivative_leaf(o, "linearize") for o in out_flat]
     level = lin.level
-    in_nodes = [w._trace.get(level) if w._trace else None for w in watched]
-    out_nodes = [o._trace.get(level) if o._trace else None for o in out_flat]
-    forget_level(out_flat, level)
+    in_nodes = [_node(w, level) for w in watched]
+    out_nodes = [_node(o, level) for o in out_flat]
+    forget_level([o for o in out_flat if isinstance(o, Tensor)], level)
     entries = lin.entries
 
     def f_jvp(*tangents: Any) -> Any:
-        _, t_flat, _ = flatten_pair(tuple(primals), tangents, "linearize")
+        _, t_flat, _ = flatten_pair(tuple(primals), tangents, "linearize", allow_int)
         if lin.mutations:  # a Tensor changed in place since the linearization
             check_saved(entries, lin.mutations, "linearization")
         known: dict[int, Tensor] = {n: t for n, t in zip(in_nodes, t_flat) if n is not None}
@@ -295,7 +336,7 @@ def linearize(f: Callable[..., Out], *primals: Any) -> tuple[Out, Callable[..., 
                 else:
                     known[node] = tangent
         tangents_out = [
-            known[n] if n is not None and n in known else zeros_like(o)
+            known[n] if n is not None and n in known else _no_tangent(o)
             for n, o in zip(out_nodes, out_flat)
         ]
         return tree.unflatten(out_tree, tangents_out)

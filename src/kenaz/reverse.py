@@ -23,7 +23,10 @@ from .call import Call, ClosureGuard, fresh_outputs
 from .checks import (
     check_complex_inputs,
     check_inputs,
+    check_integer_cotangent,
     check_tangent,
+    derivative_leaf,
+    float0_zeros,
     grad_complex_error,
     grad_output_error,
     normalize_argnums,
@@ -281,6 +284,62 @@ def _transposed_maker(op: Op, rule: Callable, index: int) -> Callable:
     return maker
 
 
+# -- forward mode of an op with only a vjp rule: the transpose of its pullback ----------------
+def transposed_vjp_rules(op: Op) -> _TransposedVjp:
+    """Jvp rules for an op that has vjp rules only: each is the transpose of its pullback.
+
+    A pullback is linear in the cotangent, so the tangent it is the transpose
+    of is reverse mode through it: the vjp of ``g -> pullback(g)`` (at a zero
+    ``g``: any point gives the same) with the tangent as its cotangent. The
+    transposition's own ops are performed outward, like every rule's, so the
+    derived rule is differentiable to any order. (The mirror of
+    :func:`_transposed_jvp_makers`; :mod:`kenaz.forward` asks for it.)
+    """
+    if op.vjp is None:
+        raise NotImplementedError(
+            f"kenaz: op {op.name!r} has no jvp rule (nor a vjp rule to transpose), so it "
+            "cannot be used under jvp/linearize/jacfwd"
+        )
+    return _TransposedVjp(op)
+
+
+class _TransposedVjp:
+    """``rules[i]``: the jvp rule of argument ``i``, transposing the op's vjp maker ``i``."""
+
+    __slots__ = ("op",)
+
+    def __init__(self, op: Op) -> None:
+        self.op = op
+
+    def __getitem__(self, index: int) -> Callable | None:
+        maker = self.op.vjp[index]
+        return None if maker is None else _transposed_pullback(self.op, maker)
+
+
+def _transposed_pullback(op: Op, maker: Callable) -> Callable:
+    def rule(tangent: Any, ans: Any, *args: Any, **params: Any) -> Any:
+        pullback = maker(ans, *args, **params)
+        if not op.multiple_results:
+            return transpose(lambda g: (pullback(g),), [zeros_like(ans)], (tangent,))[0]
+        # One cotangent per float output (the others get None, as on the tape); the
+        # transposition gives one tangent per output, None for the integer ones.
+        floats = [k for k, o in enumerate(ans) if o.dtype.kind in "fc"]
+
+        def linear(*cotangents: Tensor) -> tuple[Any]:
+            full: list[Any] = [None] * len(ans)
+            for k, g in zip(floats, cotangents):
+                full[k] = g
+            return (pullback(tuple(full)),)
+
+        found = transpose(linear, [zeros_like(ans[k]) for k in floats], (tangent,))
+        tangents: list[Any] = [None] * len(ans)
+        for k, t in zip(floats, found):
+            tangents[k] = t
+        return tuple(tangents)
+
+    return rule
+
+
 _no_context = contextlib.nullcontext()
 
 
@@ -320,13 +379,18 @@ def transpose(
 
 @overload
 def vjp(
-    f: Callable[..., Out], *primals: Any, has_aux: Literal[False] = False
+    f: Callable[..., Out], *primals: Any, has_aux: Literal[False] = False, allow_int: bool = False
 ) -> tuple[Out, Pullback]: ...
 @overload
 def vjp(
-    f: Callable[..., tuple[Out, Aux]], *primals: Any, has_aux: Literal[True]
+    f: Callable[..., tuple[Out, Aux]],
+    *primals: Any,
+    has_aux: Literal[True],
+    allow_int: bool = False,
 ) -> tuple[Out, Pullback, Aux]: ...
-def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
+def vjp(
+    f: Callable[..., Any], *primals: Any, has_aux: bool = False, allow_int: bool = False
+) -> Any:
     """Evaluate ``f(*primals)`` and return its vector-Jacobian product function.
 
     Parameters
@@ -338,6 +402,12 @@ def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
         Pytrees of tensors, arrays or numbers at which to differentiate.
     has_aux : bool, optional
         If True, ``f`` returns ``(output, aux)``; ``aux`` is returned as is.
+    allow_int : bool, optional
+        Accept integer and boolean primals, held constant: their cotangents
+        are ``kenaz.float0`` arrays (no derivative; arithmetic refuses them).
+        Without it they are refused, as by ``grad``. It also lets the
+        pullback take any cotangent for an integer output (ignored); without
+        it only a float0 one, as in JAX.
 
     Returns
     -------
@@ -354,26 +424,28 @@ def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
     >>> pullback(1.0)
     (Tensor(1.),)
     """
-    return _vjp(f, primals, has_aux, reusable=True)
+    check_inputs(list(enumerate(primals)), allow_int, "vjp")
+    return _vjp(f, primals, has_aux, reusable=True, allow_int=allow_int)
 
 
-def _vjp(f: Callable, primals: tuple[Any, ...], has_aux: bool, reusable: bool):
-    """``vjp``; a pullback that is not ``reusable`` frees the tape as it goes (for ``grad``,
-    which calls it once, inside its own pause of the garbage collector)."""
+def _vjp(f: Callable, primals: tuple[Any, ...], has_aux: bool, reusable: bool, allow_int: bool):
+    """``vjp`` of inputs already checked; a pullback that is not ``reusable`` frees the tape
+    as it goes (for ``grad``, which calls it once, inside its own pause of the garbage
+    collector)."""
     rev = ReverseHandler()
     flat, in_tree = tree.flatten(primals)
-    flat = [leaf_tensor(x, "vjp") for x in flat]
+    flat = [derivative_leaf(x, "vjp") for x in flat]
     watched = [rev.watch(x) if x.dtype.kind in "fc" else x for x in flat]
     with scope("vjp"), _pause_unless(reusable), handler(rev):  # grad pauses the GC itself
         result = f(*tree.unflatten(in_tree, watched))
     if has_aux:
         result, aux = split_aux(result, "vjp")
     out_flat, out_tree = tree.flatten(result)
-    out_flat = [leaf_tensor(o, "vjp") for o in out_flat]
+    out_flat = [derivative_leaf(o, "vjp") for o in out_flat]
     level = rev.level
-    in_nodes = [w._trace.get(level) if w._trace else None for w in watched]
-    out_nodes = [o._trace.get(level) if o._trace else None for o in out_flat]
-    forget_level(out_flat, level)
+    in_nodes = [_node(w, level) for w in watched]
+    out_nodes = [_node(o, level) for o in out_flat]
+    forget_level([o for o in out_flat if isinstance(o, Tensor)], level)
     out = tree.unflatten(out_tree, out_flat)
     called = False
 
@@ -390,15 +462,27 @@ def _vjp(f: Callable, primals: tuple[Any, ...], has_aux: bool, reusable: bool):
             )
         seeds: dict[int, Tensor] = {}
         for node, o, ct in zip(out_nodes, out_flat, ct_flat):
+            if o.dtype.kind not in "fc":  # no derivative: only float0 (or allow_int) is taken
+                check_integer_cotangent(o, ct, allow_int, "vjp")
+                continue
             ct = check_tangent(o, leaf_tensor(ct, "vjp"), "vjp", "cotangent", "an output")
             if node is not None:
                 seeds[node] = ct if node not in seeds else seeds[node] + ct
         with scope("vjp: backward"), _pause_unless(reusable):
             grads = rev.backward(seeds, in_nodes, consume=not reusable)
-        grads = [zeros_like(x) if g is None else g for g, x in zip(grads, flat)]
+        grads = [_no_cotangent(x) if g is None else g for g, x in zip(grads, flat)]
         return tree.unflatten(in_tree, distinct(grads) if len(grads) > 1 else grads)
 
     return (out, pullback, aux) if has_aux else (out, pullback)
+
+
+def _node(o: Any, level: int) -> int | None:
+    return o._trace.get(level) if isinstance(o, Tensor) and o._trace else None
+
+
+def _no_cotangent(x: Tensor) -> Any:
+    """The cotangent of an input no output depends on: zeros, float0 for an integer one."""
+    return zeros_like(x) if x.dtype.kind in "fc" else float0_zeros(x.shape)
 
 
 def _pause_unless(reusable: bool) -> Any:
@@ -450,7 +534,10 @@ def value_and_grad(
     has_aux : bool, optional
         ``f`` returns a pair ``(output, aux)``.
     allow_int : bool, optional
-        Accept integer inputs (their gradient is zero).
+        Accept integer and boolean inputs, held constant: their gradient is a
+        ``kenaz.float0`` array of their shape (JAX's marker for "no
+        derivative", which arithmetic refuses), never a zero that looks
+        like an answer.
     holomorphic : bool, optional
         ``f`` is a holomorphic function of complex inputs with a complex
         output; the gradient is its complex derivative ``f'(z)``. Without it
@@ -488,7 +575,9 @@ def value_and_grad(
 
         with scope("grad"), gc_paused():
             selected = tuple(args[n] for n in nums)
-            out, pullback, aux = _vjp(f_of_selected, selected, has_aux=True, reusable=False)
+            out, pullback, aux = _vjp(
+                f_of_selected, selected, has_aux=True, reusable=False, allow_int=allow_int
+            )
             if not isinstance(out, Tensor) or out.shape != () or out.dtype.kind not in "fc":
                 raise TypeError(grad_output_error(out))
             if (out.dtype.kind == "c") != holomorphic:
