@@ -30,6 +30,7 @@ from .compiler.program import Program, make_program
 from .compiler.api import jit
 from . import backend, errors, tree
 from .backend import default_backend, materialize
+from .errors import TrackedConversionError
 
 __version__ = "0.1.0"
 
@@ -77,6 +78,7 @@ __all__ = [
     "numpy",
     "tree",
     "errors",
+    "TrackedConversionError",
     "backend",
     "default_backend",
     "materialize",

@@ -112,18 +112,26 @@ class Tensor:
             check_convertible(self, "t.numpy()")
         return to_numpy(self._value)
 
-    def item(self) -> Any:
-        """Return the single element as a Python scalar."""
-        return self._value.item()
+    # Python and NumPy numbers: refused for a tensor a running grad/jvp differentiates
+    # (the number would be a constant: kenaz.convert.check_number). `_trace` is None for
+    # every tensor no transformation tracks, so eager code pays one attribute test.
+    def item(self, *args: Any) -> Any:
+        """Return the element (at ``args``, as ``ndarray.item``) as a Python scalar."""
+        if self._trace:
+            check_number(self, "t.item()")
+        return self._value.item(*args)
 
     def tolist(self) -> Any:
+        """Return the value as nested Python lists of Python scalars (``ndarray.tolist``)."""
+        if self._trace:
+            check_number(self, "t.tolist()")
         return to_numpy(self._value).tolist()
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         # numpy.asarray(t), numpy.array([t, ...]): refused for a tensor a running
         # transformation tracks (kenaz.convert); `_trace` is None for most tensors.
         if self._trace or type(self) is not Tensor:
-            check_convertible(self, "numpy.asarray(t) (Tensor.__array__)")
+            check_convertible(self, "numpy.asarray(t) or numpy.float64(t) (Tensor.__array__)")
         value = np.asarray(to_numpy(self._value), dtype=dtype)
         return value.copy() if copy else value
 
@@ -141,7 +149,9 @@ class Tensor:
 
         return array_function(func, types, args, kwargs)
 
-    def __float__(self) -> float:
+    def __float__(self) -> float:  # also math.*(t) and numpy.float64(t)
+        if self._trace:
+            check_number(self, "float(t)")
         return float(self._value)
 
     def __int__(self) -> int:
@@ -151,6 +161,8 @@ class Tensor:
         return self._value.__index__()
 
     def __complex__(self) -> complex:
+        if self._trace:
+            check_number(self, "complex(t)")
         return complex(self._value)
 
     def __bool__(self) -> bool:
@@ -171,6 +183,12 @@ class Tensor:
         dtype = self.dtype
         default = dtype in (np.float64, np.int64, np.bool_)
         return f"Tensor({body})" if default else f"Tensor({body}, dtype={dtype})"
+
+    def __str__(self) -> str:
+        """The value as NumPy prints it (``1.5``, ``[1. 2.]``); ``repr`` says Tensor."""
+        if type(self) is not Tensor:  # a batched view has no single value to print
+            return repr(self)
+        return str(to_numpy(self._value))
 
     __hash__ = object.__hash__
 
@@ -682,7 +700,7 @@ def _backend_value(value: Any, dtype: Any) -> Any:
 if TYPE_CHECKING:
     from . import mutation as _mutation
     from . import numpy as _knp
-    from .convert import check_convertible
+    from .convert import check_convertible, check_number
     from .effects import perform_args
     from .numpy import _signatures as _numpy_api
     from .ops.elementwise import (
