@@ -89,8 +89,10 @@ def test_number_conversions_pass_outside_and_after_stop_gradient(name):
     assert convert(t) == expected  # outside any transformation
 
     def stopped(x):
-        return x * convert(kenaz.stop_gradient(x)).real if name == "complex" else x * convert(
-            kenaz.stop_gradient(x)
+        return (
+            x * convert(kenaz.stop_gradient(x)).real
+            if name == "complex"
+            else x * convert(kenaz.stop_gradient(x))
         )
 
     # d/dx [x * c] with c a constant is c: the derivative of the constant is not asked.

@@ -38,6 +38,9 @@ __all__ = [
     "NUMPY_TYPES",
     "is_numpy",
     "is_backend_array",
+    "is_numpy_array_like",
+    "numpy_array_like",
+    "ArrayLikeArgument",
     "namespace",
     "standard_namespace",
     "numpy_dtype",
@@ -114,10 +117,51 @@ def _foreign_dtype_met() -> None:
 _namespaces: dict[type, Any] = {}
 
 
+class ArrayLikeArgument(TypeError):
+    """An op met a NumPy array-like that is no array library's array (a pandas Series,
+    DataFrame or Index, an xarray object, a memoryview): ``kenaz.effects.perform``
+    catches this, converts such arguments as ``numpy.asarray`` does
+    (:func:`numpy_array_likes`) and runs the op again. Only such calls pay for it."""
+
+
+def is_numpy_array_like(value: Any) -> bool:
+    """Whether ``value`` is an array-like NumPy converts (it has a shape, ``__array__`` or
+    ``__array_interface__``: pandas, xarray, memoryview) but neither a NumPy value, a
+    Tensor nor another array library's array."""
+    return (
+        type(value) not in NUMPY_TYPES
+        and (
+            hasattr(value, "shape")
+            or hasattr(value, "__array__")
+            or hasattr(value, "__array_interface__")
+            or hasattr(value, "__array_struct__")
+        )
+        and not isinstance(value, (np.ndarray, np.generic, _Tensor))
+        and not is_backend_array(value)
+    )
+
+
+def numpy_array_like(value: Any) -> Any:
+    """``value`` as NumPy converts it, if it is a NumPy array-like of another type
+    (:func:`is_numpy_array_like`); anything else unchanged."""
+    if not is_numpy_array_like(value):
+        return value
+    array = np.asarray(value)
+    if array.dtype.kind not in "biufc":
+        kind = type(value)
+        raise TypeError(
+            f"kenaz: a {kind.__module__}.{kind.__name__} converts to a NumPy array of dtype "
+            f"{array.dtype}; only bool, integer, float and complex data are supported"
+        )
+    return array
+
+
 def _namespace_of_type(value: Any) -> Any:
     kind = type(value)
     found = _namespaces.get(kind)
     if found is None:
+        if is_numpy_array_like(value):  # pandas, xarray, memoryview: NumPy's, converted
+            raise ArrayLikeArgument(f"kenaz: {kind.__name__} is converted by numpy.asarray")
         dtype = getattr(value, "dtype", None)
         if dtype is not None and type(dtype) not in NUMPY_DTYPE_TYPES:
             numpy_dtype(dtype)  # a library with dtypes of its own: maps them from now on

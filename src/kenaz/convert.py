@@ -170,8 +170,9 @@ def check_convertible(t: Tensor, how: str) -> None:
         raise _refusal(
             t,
             f"kenaz: {how} at {_user_location()}, of a tensor (shape {t.shape}, dtype "
-            f"{t.dtype}) that a running grad/jvp/vjp/linearize differentiates: the NumPy array would be a constant and "
-            "the derivative through it silently zero. Use kenaz.numpy functions instead of "
+            f"{t.dtype}) that a running grad/jvp/vjp/linearize differentiates: the NumPy "
+            "array would be a constant and the derivative through it silently zero. Use "
+            "kenaz.numpy functions instead of "
             "numpy's (`import kenaz.numpy as np`), or apply kenaz.stop_gradient(t) first if a "
             "constant is meant. int(t), bool(t) and comparisons still give Python values.",
         )

@@ -63,8 +63,10 @@ class Tensor:
     """
 
     __slots__ = ("_value", "_trace", "__weakref__")
-    # Make `ndarray + tensor` call Tensor.__radd__ instead of converting.
+    # Make `ndarray + tensor` call Tensor.__radd__ instead of converting, and
+    # `pandas.Series + tensor` too (pandas defers to a higher `__pandas_priority__`).
     __array_priority__ = 1000
+    __pandas_priority__ = 5000
 
     def __init__(self, value: Any, dtype: Any = None) -> None:
         if isinstance(value, Tensor) and (value._trace or type(value) is not Tensor):

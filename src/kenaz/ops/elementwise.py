@@ -21,6 +21,7 @@ from ..backend import (
     backend_dtype,
     common,
     namespace,
+    numpy_array_like,
     numpy_dtype,
     promoted,
     special_function,
@@ -718,10 +719,16 @@ def astype(x, dtype) -> Tensor:
 shape.provide(astype=astype, real=real)
 
 
+def _same_value(x):
+    """``x`` itself, a NumPy array-like of another type (pandas, xarray) as NumPy converts it:
+    the value a transformation's input (``vmap(f)(dataframe)``) gets."""
+    return x if type(x) is _ndarray else numpy_array_like(x)
+
+
 # Identity with a fresh tensor: transformations use it to give their inputs new identities.
 alias = Op(
     "alias",
-    lambda x: x,
+    _same_value,
     jvp=[lambda t, ans, x: t],
     vjp=[lambda ans, x: identity],
     batch=batching.elementwise,
@@ -738,7 +745,7 @@ copy = Op(
     batch=batching.elementwise,
 )
 
-stop_gradient = Op("stop_gradient", lambda x: x, batch=batching.elementwise, differentiable=False)
+stop_gradient = Op("stop_gradient", _same_value, batch=batching.elementwise, differentiable=False)
 
 
 def clip(x, a_min=None, a_max=None) -> Tensor:
