@@ -50,6 +50,7 @@ __all__ = [
     "perform_stacked",
     "check_convertible",
     "check_number",
+    "tracked_by_running",
     "accepts_nested_lists",
     "accept_nested_lists_in",
     "stacks_own_lists",
@@ -178,6 +179,15 @@ def check_convertible(t: Tensor, how: str) -> None:
         )
 
 
+def tracked_by_running(t: Tensor) -> bool:
+    """Whether a running ``grad``/``vjp``/``jvp``/``linearize`` tracks ``t``."""
+    trace = t._trace
+    if not trace:
+        return False
+    running = _running_levels()
+    return bool(running) and not running.isdisjoint(trace)
+
+
 def check_number(t: Tensor, how: str) -> None:
     """Raise :class:`TrackedConversionError` if turning ``t`` into a Python or NumPy number
     loses a derivative: a running ``grad``/``vjp``/``jvp``/``linearize`` tracks it.
@@ -186,13 +196,7 @@ def check_number(t: Tensor, how: str) -> None:
     for a tensor with a record (``t._trace``), so an untracked one pays nothing. A
     batched view of ``vmap`` is left to its own error (reading its value raises).
     """
-    if type(t) is not Tensor:
-        return
-    trace = t._trace
-    if not trace:
-        return
-    running = _running_levels()
-    if running and not running.isdisjoint(trace):
+    if type(t) is Tensor and tracked_by_running(t):
         raise TrackedConversionError(
             f"kenaz: {how} at {_user_location()}, of a tensor (shape {t.shape}, dtype "
             f"{t.dtype}) that a running grad/jvp/vjp/linearize differentiates: the number "

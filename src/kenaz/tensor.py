@@ -9,6 +9,7 @@ as soon as the user's code drops it.
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Iterator
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any
@@ -185,6 +186,39 @@ class Tensor:
         dtype = self.dtype
         default = dtype in (np.float64, np.int64, np.bool_)
         return f"Tensor({body})" if default else f"Tensor({body}, dtype={dtype})"
+
+    # -- a 0-d result is a number to other libraries, as NumPy's scalars are ------------
+    # `isinstance(t, numbers.Real)`, `numpy.isscalar(t)` and the checks built on them
+    # (matplotlib's `alpha=`, SciPy's scalar arguments) read `t.__class__` when `type(t)`
+    # does not answer: for a 0-d NumPy value that no running transformation tracks it
+    # names a subclass registered with `numbers` (below). `type(t)` stays Tensor, so
+    # kenaz's own type tests are untouched; only an isinstance that fails on a Tensor
+    # comes here (not `isinstance(t, Tensor)`, the test of the hot paths).
+    if not TYPE_CHECKING:
+
+        @property
+        def __class__(self) -> type:
+            cls = type(self)
+            if cls is not Tensor:  # a batched view of vmap: never a number
+                return cls
+            value = self._value
+            if value.shape or type(value) not in NUMPY_TYPES:  # an array, or a lazy value
+                return Tensor
+            if self._trace and tracked_by_running(self):  # inside grad: issue 22's rules
+                return Tensor
+            return _SCALAR_CLASSES.get(value.dtype.kind, Tensor)
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, Any]]:
+        # Explicit, because `__class__` above may name a subclass that pickle's default
+        # (`copyreg.__newobj__`) would refuse; a copy keeps the records, as before.
+        return _rebuild, (self._value, self._trace)
+
+    def __round__(self, ndigits: int | None = None) -> Any:
+        """``round(t)``: a Python int for a 0-d tensor (as for NumPy's scalars), else the
+        tensor rounded to ``ndigits`` decimals (``numpy.round``)."""
+        if ndigits is None and not self.shape:
+            return round(self._value.item())
+        return _numpy_api.round(self, ndigits or 0)
 
     def __str__(self) -> str:
         """The value as NumPy prints it (``1.5``, ``[1. 2.]``); ``repr`` says Tensor."""
@@ -607,6 +641,38 @@ class _IndexUpdate:
         return scatter(self.tensor, self.index, values, "max")
 
 
+class RealScalar(Tensor):
+    """What ``t.__class__`` says of a 0-d real tensor outside transformations: registered
+    as ``numbers.Real``, so that ``numpy.isscalar(t)`` and library checks accept it as they
+    accept ``numpy.float64``. No tensor is made of this class (``type(t)`` is Tensor)."""
+
+    __slots__ = ()
+
+
+class IntegralScalar(RealScalar):
+    """:class:`RealScalar` for integer dtypes: registered as ``numbers.Integral``."""
+
+    __slots__ = ()
+
+
+class ComplexScalar(Tensor):
+    """:class:`RealScalar` for complex dtypes: registered as ``numbers.Complex``."""
+
+    __slots__ = ()
+
+
+numbers.Real.register(RealScalar)
+numbers.Integral.register(IntegralScalar)
+numbers.Complex.register(ComplexScalar)
+# By dtype kind; booleans are no number to `numbers` (nor is `numpy.bool_`).
+_SCALAR_CLASSES = {
+    "f": RealScalar,
+    "i": IntegralScalar,
+    "u": IntegralScalar,
+    "c": ComplexScalar,
+}
+
+
 def _map_backend_dtypes() -> None:
     """From the first value whose dtype is not NumPy's own on (array-api-strict's),
     ``Tensor.dtype`` maps dtypes to NumPy's: a Python getter, 60 ns more per read,
@@ -626,6 +692,13 @@ def _make(value: Any) -> Tensor:
     tensor = _new(Tensor)
     tensor._value = value
     tensor._trace = None
+    return tensor
+
+
+def _rebuild(value: Any, trace: dict[int, Any] | None) -> Tensor:
+    """A tensor of ``value`` with the records ``trace`` (unpickling and ``copy``)."""
+    tensor = _make(value)
+    tensor._trace = trace
     return tensor
 
 
@@ -702,7 +775,7 @@ def _backend_value(value: Any, dtype: Any) -> Any:
 if TYPE_CHECKING:
     from . import mutation as _mutation
     from . import numpy as _knp
-    from .convert import check_convertible, check_number
+    from .convert import check_convertible, check_number, tracked_by_running
     from .effects import perform_args
     from .numpy import _signatures as _numpy_api
     from .ops.elementwise import (

@@ -13,7 +13,7 @@ from types import ModuleType
 
 from .. import mutation as _mutation
 from .. import tensor as _tensor
-from ..convert import check_convertible, check_number
+from ..convert import check_convertible, check_number, tracked_by_running
 from ..effects import perform_args
 from ..ops import elementwise as _ew
 from ..ops import indexing as _indexing
@@ -48,6 +48,7 @@ def bind(knp: ModuleType) -> None:
     names["_copy"] = _ew.copy
     names["check_convertible"] = check_convertible
     names["check_number"] = check_number
+    names["tracked_by_running"] = tracked_by_running
     for module, primitives in _OPERATOR_PRIMITIVES.items():
         for name in primitives:
             names[name] = getattr(module, name)
