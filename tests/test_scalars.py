@@ -15,7 +15,6 @@ import pickle
 
 import matplotlib
 import numpy as np
-import pytest
 
 import kenaz
 import kenaz.numpy as knp
