@@ -28,6 +28,7 @@ LAYERS: dict[str, int] = {
     "kenaz.backend": 0,  # array namespaces: below Tensor, which keeps backends' values
     "kenaz.type_names": 0,  # how printers write a tensor's type: NumPy alone
     "kenaz.tensor": 1,
+    "kenaz.ndarray_methods": 1,  # the base class of Tensor: its ndarray methods and attributes
     "kenaz.convert": 3,  # converting arguments to tensors: beside the ops, which use it
     "kenaz.effects": 2,
     "kenaz.ops": 3,

@@ -692,15 +692,15 @@ def materialize(tree: Any) -> Any:
     array([1., 1.])
     """
     from . import tree as trees
-    from .tensor import Tensor, _make  # a layer above (Tensor keeps backend values)
 
+    # Tensor, a layer above, registered itself (`register_tensor_class`): no import of it.
     leaves, treedef = trees.flatten(tree)
-    values = [leaf._value if isinstance(leaf, Tensor) else leaf for leaf in leaves]
+    values = [leaf._value if isinstance(leaf, _Tensor) else leaf for leaf in leaves]
     lazy = [i for i, v in enumerate(values) if hasattr(v, "dask") and hasattr(v, "compute")]
     if lazy:
         import dask
 
         computed = dask.compute(*[values[i] for i in lazy])
         for i, value in zip(lazy, computed):
-            leaves[i] = _make(value) if isinstance(leaves[i], Tensor) else value
+            leaves[i] = _Tensor(value) if isinstance(leaves[i], _Tensor) else value
     return trees.unflatten(treedef, leaves)

@@ -60,21 +60,30 @@ __all__ = [
 Function = TypeVar("Function", bound=Callable[..., Any])
 
 
+# `kenaz.ops.shape.stack`: ops.shape converts its own arguments with this module's
+# `as_tensor`, so it sits above; it registers its `stack` when it loads.
+_stack: Callable[[list[Tensor]], Tensor] | None = None
+
+
+def register_stack(stack: Callable[[list[Tensor]], Tensor]) -> None:
+    """Called once by ``kenaz.ops.shape``: the differentiable stack :func:`stack_nested` uses."""
+    global _stack
+    _stack = stack
+
+
 def stack_nested(obj: list | tuple) -> Tensor:
     """The tensor of a nested list or tuple holding tensors, stacked differentiably.
 
     Numbers and arrays in it become constants; NumPy's dtype promotion applies
     (``[x, 1]`` with ``x`` float32 is float32, as in NumPy 2).
     """
-    # Imported here: ops.shape converts its own arguments with `as_tensor` above.
-    from .ops import shape
-
     items = [
         stack_nested(i) if isinstance(i, (list, tuple)) and holds_tensor(i) else i for i in obj
     ]
     if not items:
         return Tensor(obj)
-    return shape.stack([i if isinstance(i, Tensor) else Tensor(i) for i in items])
+    assert _stack is not None, "kenaz.ops.shape registers stack when kenaz is imported"
+    return _stack([i if isinstance(i, Tensor) else Tensor(i) for i in items])
 
 
 def as_tensor(x: Any, dtype: Any = None) -> Tensor:

@@ -20,12 +20,15 @@ from . import tree
 from .backend import (
     NUMPY_DTYPE_TYPES,
     NUMPY_TYPES,
+    backend_dtype,
     is_backend_array,
+    namespace,
     numpy_dtype,
     on_foreign_dtypes,
     register_tensor_class,
     to_numpy,
 )
+from .ndarray_methods import NdarrayMethods
 
 __all__ = ["Tensor", "asarray_value", "tracked_records", "NestedTensorsArgument"]
 
@@ -40,7 +43,7 @@ def _numpy_dtype_of(tensor: Tensor) -> np.dtype:
 _DTYPE_DOC = "The NumPy dtype (a backend's own maps to it by name)."
 
 
-class Tensor:
+class Tensor(NdarrayMethods):
     """An n-dimensional array that transformations can see through.
 
     Create tensors with ``kenaz.numpy`` functions (``array``, ``zeros``, ...)
@@ -140,16 +143,12 @@ class Tensor:
 
     # NumPy's own functions and ufuncs run the kenaz counterpart (differentiable),
     # or raise naming the function: see kenaz.numpy._dispatch.
+    # kenaz.numpy is layers above Tensor: `array_ufunc` and `array_function` are bound
+    # by kenaz.numpy._tensor_methods, as the operators' primitives are.
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        # kenaz.numpy is layers above Tensor: imported at the call, not by this module.
-        from .numpy._dispatch import array_ufunc
-
         return array_ufunc(ufunc, method, inputs, kwargs)
 
     def __array_function__(self, func, types, args, kwargs):
-        # kenaz.numpy is layers above Tensor: imported at the call, not by this module.
-        from .numpy._dispatch import array_function
-
         return array_function(func, types, args, kwargs)
 
     def __float__(self) -> float:  # also math.*(t) and numpy.float64(t)
@@ -381,177 +380,6 @@ class Tensor:
         value = self._value
         return format(value[()] if isinstance(value, np.ndarray) else value, spec)
 
-    def copy(self) -> Tensor:
-        """A copy with its own memory (differentiable), as ``ndarray.copy``."""
-        return _copy(self)
-
-    @property
-    def at(self) -> _IndexUpdateHelper:
-        """Functional updates: ``x.at[idx].set(v)``, ``.add``, ``.multiply``, ``.min``, ``.max``."""
-        return _IndexUpdateHelper(self)
-
-    # -- methods: NumPy's ndarray signatures (kenaz.numpy's functions, self first) ----
-    def sum(self, *args: Any, **kwargs: Any) -> Tensor:
-        return _numpy_api.sum(self, *args, **kwargs)
-
-    def mean(self, *args: Any, **kwargs: Any) -> Tensor:
-        return _numpy_api.mean(self, *args, **kwargs)
-
-    def prod(self, *args: Any, **kwargs: Any) -> Tensor:
-        return _numpy_api.prod(self, *args, **kwargs)
-
-    def max(self, *args: Any, **kwargs: Any) -> Tensor:
-        return _numpy_api.max(self, *args, **kwargs)
-
-    def min(self, *args: Any, **kwargs: Any) -> Tensor:
-        return _numpy_api.min(self, *args, **kwargs)
-
-    def argmax(self, *args: Any, **kwargs: Any) -> Tensor:
-        return _numpy_api.argmax(self, *args, **kwargs)
-
-    def argmin(self, *args: Any, **kwargs: Any) -> Tensor:
-        return _numpy_api.argmin(self, *args, **kwargs)
-
-    def var(self, *args: Any, **kwargs: Any) -> Tensor:
-        return _numpy_api.var(self, *args, **kwargs)
-
-    def std(self, *args: Any, **kwargs: Any) -> Tensor:
-        return _numpy_api.std(self, *args, **kwargs)
-
-    def cumsum(self, *args: Any, **kwargs: Any) -> Tensor:
-        return _numpy_api.cumsum(self, *args, **kwargs)
-
-    def cumprod(self, *args: Any, **kwargs: Any) -> Tensor:
-        return _numpy_api.cumprod(self, *args, **kwargs)
-
-    def reshape(self, *shape: Any, order: str = "C") -> Tensor:
-        if len(shape) == 1 and not isinstance(shape[0], int):
-            shape = shape[0]
-        return reshape(self, shape, order=order)
-
-    def transpose(self, *axes: Any) -> Tensor:
-        if len(axes) == 1 and not isinstance(axes[0], int):
-            axes = axes[0]
-        return transpose(self, axes or None)
-
-    @property
-    def T(self) -> Tensor:
-        return transpose(self)
-
-    @property
-    def mT(self) -> Tensor:
-        return swapaxes(self, -1, -2)
-
-    def swapaxes(self, axis1: int, axis2: int) -> Tensor:
-        return swapaxes(self, axis1, axis2)
-
-    def astype(self, dtype: Any, copy: bool = True) -> Tensor:
-        """Cast to ``dtype``: a copy even for the same dtype unless ``copy=False`` (NumPy's)."""
-        if copy and np.dtype(dtype) == self.dtype:
-            return _copy(self)
-        return astype(self, dtype)
-
-    def ravel(self) -> Tensor:
-        return ravel(self)
-
-    def flatten(self) -> Tensor:
-        return _copy(ravel(self))
-
-    def squeeze(self, axis: int | tuple[int, ...] | None = None) -> Tensor:
-        return squeeze(self, axis)
-
-    def clip(self, *args: Any, **kwargs: Any) -> Tensor:
-        return _numpy_api.clip(self, *args, **kwargs)
-
-    def dot(self, other: Any) -> Tensor:
-        return dot(self, other)
-
-    def conj(self) -> Tensor:
-        return conjugate(self)
-
-    def round(self, *args: Any, **kwargs: Any) -> Tensor:
-        return _numpy_api.round(self, *args, **kwargs)
-
-    @property
-    def real(self) -> Tensor:
-        return real(self)
-
-    @property
-    def imag(self) -> Tensor:
-        return imag(self)
-
-    # More of ndarray's methods: kenaz.numpy's functions with ``self`` first.
-    def all(self, *args: Any, **kwargs: Any) -> Tensor:
-        return _numpy_api.all(self, *args, **kwargs)
-
-    def any(self, *args: Any, **kwargs: Any) -> Tensor:
-        return _numpy_api.any(self, *args, **kwargs)
-
-    def argsort(self, *args: Any, **kwargs: Any) -> Tensor:
-        return _knp.argsort(self, *args, **kwargs)
-
-    def argpartition(self, *args: Any, **kwargs: Any) -> Tensor:
-        return _knp.argpartition(self, *args, **kwargs)
-
-    def nonzero(self) -> tuple[Tensor, ...]:
-        return _knp.nonzero(self)
-
-    def diagonal(self, *args: Any, **kwargs: Any) -> Tensor:
-        return _knp.diagonal(self, *args, **kwargs)
-
-    def trace(self, *args: Any, **kwargs: Any) -> Tensor:
-        return _knp.trace(self, *args, **kwargs)
-
-    def repeat(self, *args: Any, **kwargs: Any) -> Tensor:
-        return _knp.repeat(self, *args, **kwargs)
-
-    def take(self, *args: Any, **kwargs: Any) -> Tensor:
-        return _knp.take(self, *args, **kwargs)
-
-    def compress(self, condition: Any, axis: int | None = None) -> Tensor:
-        return _knp.compress(condition, self, axis)
-
-    def choose(self, choices: Any, mode: str = "raise") -> Tensor:
-        return _knp.choose(self, choices, mode)
-
-    def searchsorted(self, *args: Any, **kwargs: Any) -> Tensor:
-        return _knp.searchsorted(self, *args, **kwargs)
-
-    def conjugate(self) -> Tensor:
-        return conjugate(self)
-
-    def tobytes(self, order: str = "C") -> bytes:
-        return np.asarray(self._value).tobytes(order)
-
-    @property
-    def itemsize(self) -> int:
-        return self.dtype.itemsize
-
-    @property
-    def nbytes(self) -> int:
-        return self.size * self.dtype.itemsize
-
-    # ndarray's in-place methods, with the rules of `x[...] = v` (kenaz.mutation).
-    def fill(self, value: Any) -> None:
-        """Set every element to ``value``, in place."""
-        _mutation.assign(self, Ellipsis, value)
-
-    def sort(self, axis: int = -1, kind: Any = None, order: Any = None) -> None:
-        """Sort in place along ``axis`` (``kenaz.numpy.sort`` returns a sorted copy)."""
-        _mutation.assign(self, Ellipsis, _knp.sort(self, axis=axis))
-
-    def partition(
-        self, kth: Any, axis: int = -1, kind: str = "introselect", order: Any = None
-    ) -> None:
-        """Partition in place around ``kth``, as ``ndarray.partition``."""
-        _mutation.assign(self, Ellipsis, _knp.partition(self, kth, axis=axis))
-
-    def put(self, indices: Any, values: Any, mode: str = "raise") -> None:
-        """``numpy.put``: set the flattened elements at ``indices``, in place."""
-        _mutation.in_place_target(self, "put").put(
-            _mutation.plain(indices), _mutation.plain(values), mode
-        )
-
     # -- exchange with other array libraries, and notebooks ----------------------
     def __dlpack__(
         self,
@@ -595,50 +423,6 @@ class Tensor:
             f'<div class="kenaz-tensor"><div style="font-family: monospace; opacity: 0.7">'
             f"{summary}</div><pre>{escape(repr(self))}</pre></div>"
         )
-
-
-class _IndexUpdateHelper:
-    """``x.at``: indexing it returns the functional update methods for that index."""
-
-    __slots__ = ("tensor",)
-
-    def __init__(self, tensor: Tensor) -> None:
-        self.tensor = tensor
-
-    def __getitem__(self, index: Any) -> _IndexUpdate:
-        return _IndexUpdate(self.tensor, index)
-
-
-class _IndexUpdate:
-    __slots__ = ("tensor", "index")
-
-    def __init__(self, tensor: Tensor, index: Any) -> None:
-        self.tensor = tensor
-        self.index = index
-
-    def get(self) -> Tensor:
-        """``x[index]``."""
-        return getitem(self.tensor, self.index)
-
-    def set(self, values: Any) -> Tensor:
-        """A copy of ``x`` with ``x[index] = values``."""
-        return scatter(self.tensor, self.index, values, "set")
-
-    def add(self, values: Any) -> Tensor:
-        """A copy of ``x`` with ``values`` added at ``index`` (repeated indices accumulate)."""
-        return scatter(self.tensor, self.index, values, "add")
-
-    def multiply(self, values: Any) -> Tensor:
-        """A copy of ``x`` with ``x[index]`` multiplied by ``values``."""
-        return scatter(self.tensor, self.index, values, "multiply")
-
-    def min(self, values: Any) -> Tensor:
-        """A copy of ``x`` with ``x[index] = minimum(x[index], values)``."""
-        return scatter(self.tensor, self.index, values, "min")
-
-    def max(self, values: Any) -> Tensor:
-        """A copy of ``x`` with ``x[index] = maximum(x[index], values)``."""
-        return scatter(self.tensor, self.index, values, "max")
 
 
 class RealScalar(Tensor):
@@ -760,8 +544,6 @@ def _backend_value(value: Any, dtype: Any) -> Any:
     """An Array API array of another library, checked and cast like a NumPy one."""
     kind = numpy_dtype(value.dtype)
     if dtype is not None and np.dtype(dtype) != kind:
-        from .backend import backend_dtype, namespace
-
         xp = namespace(value)
         return xp.astype(value, backend_dtype(xp, dtype))
     return value
@@ -774,24 +556,21 @@ def _backend_value(value: Any, dtype: Any) -> Any:
 # is imported: the operators read them as globals, exactly as if imported here.
 if TYPE_CHECKING:
     from . import mutation as _mutation
-    from . import numpy as _knp
     from .convert import check_convertible, check_number, tracked_by_running
     from .effects import perform_args
     from .numpy import _signatures as _numpy_api
+    from .numpy._dispatch import array_function, array_ufunc
     from .ops.elementwise import (
         absolute,
         add,
-        astype,
         bitwise_and,
         bitwise_or,
         bitwise_xor,
-        conjugate,
         divide,
         equal,
         floor_divide,
         greater,
         greater_equal,
-        imag,
         invert,
         less,
         less_equal,
@@ -799,12 +578,9 @@ if TYPE_CHECKING:
         negative,
         not_equal,
         power,
-        real,
         remainder,
         square,
         subtract,
     )
     from .ops.elementwise import copy as _copy
-    from .ops.indexing import getitem, scatter
-    from .ops.linalg import dot, matmul
-    from .ops.shape import ravel, reshape, squeeze, swapaxes, transpose
+    from .ops.linalg import matmul
