@@ -745,6 +745,23 @@ copy = Op(
     batch=batching.elementwise,
 )
 
+def broadcast_copy(x, target_shape) -> Tensor:
+    """``x`` broadcast to ``target_shape`` in fresh, writable memory: what ``numpy.full``
+    and ``numpy.full_like`` return (``broadcast_to`` alone is a read-only view, as
+    NumPy's), differentiable in ``x``."""
+    return copy(shape.broadcast_to(x, target_shape))
+
+
+def read_only_view(x: Tensor) -> Tensor:
+    """``x`` marked read-only, as NumPy marks the views it returns read-only
+    (``numpy.diagonal``): writing into it would not reach the input, so it raises as in
+    NumPy. Only outside transformations (an untracked NumPy value); returns ``x``."""
+    value = getattr(x, "_value", None) if type(x) is Tensor and not x._trace else None
+    if type(value) is _ndarray:
+        value.flags.writeable = False
+    return x
+
+
 stop_gradient = Op("stop_gradient", _same_value, batch=batching.elementwise, differentiable=False)
 
 
