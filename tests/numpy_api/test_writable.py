@@ -25,7 +25,7 @@ import kenaz
 import kenaz.numpy as knp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "sweep"))
-from _sweep_samples import calls, mat, mask, vec, vec2  # noqa: E402
+from _sweep_samples import calls, mask, mat, vec, vec2  # noqa: E402
 
 # Calls for the functions the float sweep has none for (or needs more of).
 CREATION = {
