@@ -13,7 +13,7 @@ the forward pass runs and differentiated like inputs.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, ParamSpec, TypeVar, overload
 
 from .call import Call, CallFunction, CallInfo, run_call, zeros_for
 from .effects import handler
@@ -21,6 +21,9 @@ from .ops.axes import batch_size
 from .reverse import ReverseHandler
 from .tensor import Tensor
 from .vectorize import batched_function
+
+P = ParamSpec("P")  # the function's parameters: checkpoint keeps its signature
+R = TypeVar("R")
 
 __all__ = ["checkpoint"]
 
@@ -39,6 +42,12 @@ class Checkpointed(CallFunction):
         return Call(name, run_call, reverse=_reverse, batch=_batch, captures=True)
 
 
+@overload
+def checkpoint(fun: Callable[P, R], *, static_argnums: Sequence[int] = ()) -> Callable[P, R]: ...
+@overload
+def checkpoint(
+    fun: None = None, *, static_argnums: Sequence[int] = ()
+) -> Callable[[Callable[P, R]], Callable[P, R]]: ...
 def checkpoint(fun: Callable | None = None, *, static_argnums: Sequence[int] = ()) -> Callable:
     """Rematerialize ``fun``: its intermediates are recomputed in the backward pass.
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import functools
 from collections.abc import Callable, Sequence
-from typing import Any, Literal, ParamSpec, TypeVar, overload
+from typing import Any, Concatenate, Literal, ParamSpec, TypeVar, overload
 
 import numpy as np
 
@@ -41,6 +41,7 @@ __all__ = ["vjp", "grad", "value_and_grad"]
 P = ParamSpec("P")  # the user function's parameters, kept by grad and value_and_grad
 Out = TypeVar("Out")
 Aux = TypeVar("Aux")
+First = TypeVar("First")  # the type of the first argument: the gradient's, for argnums=0
 Pullback = Callable[[Any], tuple[Any, ...]]
 
 
@@ -465,6 +466,26 @@ def _check_inputs(args: Sequence[Any], allow_int: bool, where: str) -> None:
                 )
 
 
+# Types: with the default argnums=0 the gradient has the first argument's type (a
+# Tensor, a dict of them...) and the value the output's; other argnums keep the
+# parameters and give the gradients as Any (a tuple for a sequence of argnums).
+@overload
+def value_and_grad(
+    f: Callable[Concatenate[First, P], Out],
+    argnums: Literal[0] = 0,
+    has_aux: Literal[False] = False,
+    allow_int: bool = False,
+    holomorphic: bool = False,
+) -> Callable[Concatenate[First, P], tuple[Out, First]]: ...
+@overload
+def value_and_grad(
+    f: Callable[Concatenate[First, P], tuple[Out, Aux]],
+    argnums: Literal[0] = 0,
+    *,
+    has_aux: Literal[True],
+    allow_int: bool = False,
+    holomorphic: bool = False,
+) -> Callable[Concatenate[First, P], tuple[tuple[Out, Aux], First]]: ...
 @overload
 def value_and_grad(
     f: Callable[P, Any],
@@ -608,6 +629,31 @@ def _grad_output_error(out: Any) -> str:
     )
 
 
+@overload
+def grad(
+    f: Callable[Concatenate[First, P], Any],
+    argnums: Literal[0] = 0,
+    has_aux: Literal[False] = False,
+    allow_int: bool = False,
+    holomorphic: bool = False,
+) -> Callable[Concatenate[First, P], First]: ...
+@overload
+def grad(
+    f: Callable[Concatenate[First, P], tuple[Any, Aux]],
+    argnums: Literal[0] = 0,
+    *,
+    has_aux: Literal[True],
+    allow_int: bool = False,
+    holomorphic: bool = False,
+) -> Callable[Concatenate[First, P], tuple[First, Aux]]: ...
+@overload
+def grad(
+    f: Callable[P, Any],
+    argnums: int | Sequence[int] = 0,
+    has_aux: bool = False,
+    allow_int: bool = False,
+    holomorphic: bool = False,
+) -> Callable[P, Any]: ...
 def grad(
     f: Callable[P, Any],
     argnums: int | Sequence[int] = 0,

@@ -25,7 +25,7 @@ import itertools
 import threading
 import warnings
 from collections.abc import Callable, Sequence
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, ParamSpec, TypeVar, overload
 
 import numpy as np
 
@@ -43,6 +43,9 @@ from .program import (
     trace,
 )
 from .staged import Staged
+
+P = ParamSpec("P")  # the function's parameters: jit keeps its signature
+R = TypeVar("R")
 
 __all__ = ["jit", "Jitted", "CacheInfo"]
 
@@ -219,6 +222,22 @@ def _static_key(static: dict | None) -> Any:
     return items
 
 
+@overload
+def jit(
+    fun: Callable[P, R],
+    *,
+    static_argnums: int | Sequence[int] = (),
+    static_argnames: str | Sequence[str] = (),
+    optimize: bool = True,
+) -> Callable[P, R]: ...
+@overload
+def jit(
+    fun: None = None,
+    *,
+    static_argnums: int | Sequence[int] = (),
+    static_argnames: str | Sequence[str] = (),
+    optimize: bool = True,
+) -> Callable[[Callable[P, R]], Callable[P, R]]: ...
 def jit(
     fun: Callable | None = None,
     *,
