@@ -459,10 +459,16 @@ def _check_inputs(args: Sequence[Any], allow_int: bool, where: str) -> None:
         for leaf in [arg] if isinstance(arg, Tensor) else tree.leaves(arg):
             dtype = _leaf_dtype(leaf)
             if dtype.kind not in "fc" and not allow_int:
+                # The fix for what the user passed: a Python number has no `.astype`.
+                fix = (
+                    f"pass a float ({float(leaf)!r} for {leaf!r})"
+                    if type(leaf) in (int, bool)
+                    else "convert it with `.astype(float)`"
+                )
                 raise TypeError(
                     f"kenaz.{where}: argument {position} has dtype {dtype}, but only float and "
-                    "complex inputs can be differentiated; convert it with `.astype(float)`, "
-                    "or pass allow_int=True to get zero gradients for integer inputs"
+                    f"complex inputs can be differentiated; {fix}, or pass allow_int=True to "
+                    "get zero gradients for integer inputs"
                 )
 
 
@@ -551,16 +557,28 @@ def value_and_grad(
     (Tensor(42.), Tensor(13.))
     """
 
+    return _value_and_grad(f, argnums, has_aux, allow_int, holomorphic, "value_and_grad")
+
+
+def _value_and_grad(
+    f: Callable[P, Any],
+    argnums: int | Sequence[int],
+    has_aux: bool,
+    allow_int: bool,
+    holomorphic: bool,
+    where: str,
+) -> Callable[P, tuple[Any, Any]]:
+    """:func:`value_and_grad`, its errors naming ``where`` (``grad`` or ``value_and_grad``)."""
     normalized: dict[int, tuple[int, ...]] = {}  # argnums for each number of arguments seen
 
     @functools.wraps(f)
     def value_and_grad_f(*args: Any, **kwargs: Any):
         nums = normalized.get(len(args))
         if nums is None:
-            nums = normalized[len(args)] = normalize_argnums(argnums, len(args), "grad")
-        _check_inputs([(n, args[n]) for n in nums], allow_int, "grad")
+            nums = normalized[len(args)] = normalize_argnums(argnums, len(args), where)
+        _check_inputs([(n, args[n]) for n in nums], allow_int, where)
         if holomorphic:
-            _check_complex_inputs([(n, args[n]) for n in nums], "grad")
+            _check_complex_inputs([(n, args[n]) for n in nums], where)
 
         f_of_selected = with_selected(f, args, kwargs, nums)
         if not has_aux:  # one call path below: always (output, aux)
@@ -570,9 +588,9 @@ def value_and_grad(
             selected = tuple(args[n] for n in nums)
             out, pullback, aux = _vjp(f_of_selected, selected, has_aux=True, reusable=False)
             if not isinstance(out, Tensor) or out.shape != () or out.dtype.kind not in "fc":
-                raise TypeError(_grad_output_error(out))
+                raise TypeError(_grad_output_error(out, where))
             if (out.dtype.kind == "c") != holomorphic:
-                raise TypeError(_grad_complex_error(out, holomorphic))
+                raise TypeError(_grad_complex_error(out, holomorphic, where))
             grads = pullback(_make(full_like(out, (), 1, out.dtype)))  # on out's backend
             # Free the tape while the collector is still paused: its objects then
             # leave no debt that would make the collector traverse them on resuming.
@@ -598,33 +616,33 @@ def _check_complex_inputs(args: Sequence[Any], where: str) -> None:
                 )
 
 
-def _grad_complex_error(out: Tensor, holomorphic: bool) -> str:
+def _grad_complex_error(out: Tensor, holomorphic: bool, where: str) -> str:
     if holomorphic:
         return (
-            f"kenaz.grad: with holomorphic=True the function must return a complex scalar, "
+            f"kenaz.{where}: with holomorphic=True the function must return a complex scalar, "
             f"got dtype {out.dtype}"
         )
     return (
-        f"kenaz.grad: the function returned a complex scalar ({out.dtype}); pass "
+        f"kenaz.{where}: the function returned a complex scalar ({out.dtype}); pass "
         "holomorphic=True for the complex derivative of a holomorphic function, or return a "
         "real value (e.g. `abs(z) ** 2` or `z.real`)"
     )
 
 
-def _grad_output_error(out: Any) -> str:
+def _grad_output_error(out: Any, where: str) -> str:
     if isinstance(out, Tensor) and out.shape != ():
         return (
-            f"kenaz.grad: the function must return a scalar (shape ()), but it returned shape "
+            f"kenaz.{where}: the function must return a scalar (shape ()), but it returned shape "
             f"{out.shape}; reduce it (e.g. `.sum()`), or use `vjp` or `jacrev` for "
             "non-scalar outputs"
         )
     if isinstance(out, Tensor):
         return (
-            f"kenaz.grad: the function must return a real float scalar, got dtype {out.dtype}; "
-            "cast it with `.astype(float)`"
+            f"kenaz.{where}: the function must return a real float scalar, got dtype "
+            f"{out.dtype}; cast it with `.astype(float)`"
         )
     return (
-        "kenaz.grad: the function must return a single scalar, got a pytree "
+        f"kenaz.{where}: the function must return a single scalar, got a pytree "
         f"({type(out).__name__}); use `vjp` for several outputs, or has_aux=True for extra values"
     )
 
@@ -675,7 +693,7 @@ def grad(
     >>> grad(grad(grad(grad(knp.sin))))(0.5) == knp.sin(0.5)
     Tensor(True)
     """
-    value_and_grad_f = value_and_grad(f, argnums, has_aux, allow_int, holomorphic)
+    value_and_grad_f = _value_and_grad(f, argnums, has_aux, allow_int, holomorphic, "grad")
 
     @functools.wraps(f)
     def grad_f(*args: Any, **kwargs: Any):
