@@ -38,6 +38,7 @@ __all__ = [
     "NUMPY_TYPES",
     "is_numpy",
     "is_backend_array",
+    "array_value",
     "is_numpy_array_like",
     "numpy_array_like",
     "ArrayLikeArgument",
@@ -115,6 +116,25 @@ def _foreign_dtype_met() -> None:
 # The namespace of each array type seen so far: array-api-compat's lookup costs
 # microseconds, a dictionary read tens of nanoseconds.
 _namespaces: dict[type, Any] = {}
+
+
+def array_value(value: Any, dtype: Any = None) -> Any:
+    """The array a Tensor of ``value`` holds: another Array API library's array kept
+    (cast to ``dtype``), anything else as ``numpy.asarray`` converts it. Types NumPy
+    would store as objects (strings, ragged lists) are refused."""
+    if type(value) not in NUMPY_TYPES and is_backend_array(value):
+        kind = numpy_dtype(value.dtype)  # a CuPy, Dask or other Array API array: kept
+        if dtype is not None and np.dtype(dtype) != kind:
+            xp = namespace(value)
+            return xp.astype(value, backend_dtype(xp, dtype))
+        return value
+    array = np.asarray(value, dtype=dtype)
+    if array.dtype.kind not in "biufc":
+        raise TypeError(
+            f"kenaz: cannot make a Tensor of dtype {array.dtype} from {type(value).__name__}; "
+            "only bool, integer, float and complex data are supported"
+        )
+    return array
 
 
 class ArrayLikeArgument(TypeError):

@@ -20,9 +20,7 @@ from . import tree
 from .backend import (
     NUMPY_DTYPE_TYPES,
     NUMPY_TYPES,
-    backend_dtype,
-    is_backend_array,
-    namespace,
+    array_value,
     numpy_dtype,
     on_foreign_dtypes,
     register_tensor_class,
@@ -30,7 +28,7 @@ from .backend import (
 )
 from .ndarray_methods import NdarrayMethods
 
-__all__ = ["Tensor", "asarray_value", "tracked_records", "NestedTensorsArgument"]
+__all__ = ["Tensor", "tracked_records", "NestedTensorsArgument"]
 
 
 def _numpy_dtype_of(tensor: Tensor) -> np.dtype:
@@ -73,9 +71,13 @@ class Tensor(NdarrayMethods):
     __pandas_priority__ = 5000
 
     def __init__(self, value: Any, dtype: Any = None) -> None:
-        if isinstance(value, Tensor) and (value._trace or type(value) is not Tensor):
-            check_convertible(value, "Tensor(t)")
-        self._value = asarray_value(value, dtype)
+        # A constant of `value`'s data: the array comes from the layer below
+        # (`backend.array_value`); lists holding tensors are kenaz.convert.as_tensor's.
+        if isinstance(value, Tensor):
+            if value._trace or type(value) is not Tensor:
+                check_convertible(value, "Tensor(t)")
+            value = value._value
+        self._value = array_value(value, dtype)
         self._trace: dict[int, Any] | None = None
 
     # -- plain values ---------------------------------------------------------
@@ -523,30 +525,6 @@ def holds_tensor(items: Any) -> bool:
     return any(
         isinstance(i, Tensor) or (isinstance(i, (list, tuple)) and holds_tensor(i)) for i in items
     )
-
-
-def asarray_value(value: Any, dtype: Any = None) -> np.ndarray:
-    """Convert ``value`` to a NumPy array, refusing types NumPy would store as objects."""
-    if isinstance(value, Tensor):
-        value = value._value
-    if type(value) not in NUMPY_TYPES and is_backend_array(value):
-        return _backend_value(value, dtype)  # a CuPy, Dask or other Array API array: kept
-    array = np.asarray(value, dtype=dtype)
-    if array.dtype.kind not in "biufc":
-        raise TypeError(
-            f"kenaz: cannot make a Tensor of dtype {array.dtype} from {type(value).__name__}; "
-            "only bool, integer, float and complex data are supported"
-        )
-    return array
-
-
-def _backend_value(value: Any, dtype: Any) -> Any:
-    """An Array API array of another library, checked and cast like a NumPy one."""
-    kind = numpy_dtype(value.dtype)
-    if dtype is not None and np.dtype(dtype) != kind:
-        xp = namespace(value)
-        return xp.astype(value, backend_dtype(xp, dtype))
-    return value
 
 
 # -- the primitives the operators and methods above perform ----------------------------
