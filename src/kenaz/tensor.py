@@ -45,11 +45,14 @@ class Tensor(NdarrayMethods):
     """An n-dimensional array that transformations can see through.
 
     Create tensors with ``kenaz.numpy`` functions (``array``, ``zeros``, ...)
-    or ``Tensor(value)``. Every operation accepts tensors, NumPy arrays and
-    Python scalars alike and returns a ``Tensor``; ``numpy.asarray(t)``,
-    ``t.numpy()`` and ``float(t)`` give plain values back (inside ``grad``,
-    ``jvp`` or ``vmap``, the array conversions of a tensor they track raise
-    instead of silently dropping its derivative: see ``kenaz.convert``). A
+    or ``Tensor(value)``. Every operation accepts tensors, NumPy arrays, their
+    array-likes (pandas, xarray) and Python scalars alike and returns a
+    ``Tensor``; ``numpy.asarray(t)``, ``t.numpy()`` and ``float(t)`` give plain
+    values back (inside ``grad`` or ``jvp`` those of a tensor they track raise
+    :class:`~kenaz.errors.TrackedConversionError` instead of silently dropping
+    its derivative: see ``kenaz.convert``; ``int`` and ``bool`` stay allowed).
+    Outside transformations a 0-d tensor is a number to ``numbers`` and
+    ``numpy.isscalar``, as NumPy's scalars are. A
     tensor that no running transformation tracks changes in place as a NumPy
     array does (``x[idx] = v``, ``x += v``); a tracked one is updated
     functionally with ``x.at[idx].set(v)`` (see ``kenaz.mutation``).
