@@ -57,7 +57,7 @@ def landing_distance(angle: kenaz.Tensor, speed: float = SPEED) -> kenaz.Tensor:
     """Horizontal distance where a shot at ``angle`` (radians) comes back to the ground."""
     state = (knp.asarray(0.0), knp.asarray(0.0), speed * knp.cos(angle), speed * knp.sin(angle))
     previous = state
-    while float(state[1]) >= 0.0:  # ordinary Python control flow on concrete values
+    while state[1] >= 0.0:  # ordinary Python control flow on concrete values (a bool)
         previous, state = state, rk4_step(state, DT)
     # Linear interpolation between the last two steps for the point where y = 0.
     fraction = previous[1] / (previous[1] - state[1])

@@ -1,11 +1,15 @@
 """MkDocs hooks for kenaz's site (named in mkdocs.yml): examples that run, links that resolve.
 
-- Every plain ```python block of a page runs when the site builds, in order, in
-  one namespace per page that starts with ``kenaz``, ``knp`` (``kenaz.numpy``)
-  and ``numpy`` imported, in a scratch directory. A block that raises fails the
-  build, naming the page and the block. Tutorial pages use markdown-exec
-  (```python exec="on"```) instead, which also shows the output; the pages in
-  ``NOT_EXECUTED`` hold signatures and sketches that are not programs.
+- Every ```python block of every page runs when the site builds, as written: in
+  order, in one namespace per page that starts empty (a page imports what it
+  uses), in a scratch directory. A block whose first line is ``>>>`` is a
+  doctest transcript: it runs through ``doctest`` and its printed output must
+  match. Set-up a page shares but does not show (a placeholder's definition) is
+  declared once, at the top of the page, in an HTML comment ``<!-- docs-setup``
+  ... ``-->``. A block that raises fails the build, naming the page and the
+  block. Tutorial pages use markdown-exec (```python exec="on"```) instead, which
+  also shows the output. Listings that are not Python (```text, ```sh) do not run.
+  The build prints how many blocks ran (tests/test_docs_site.py checks the count).
 - Links from a page to the repository's own files (``../examples/...``,
   ``../src/...``, ``../tests/...``) become links to the repository on the web,
   and a link to a file that does not exist fails the build.
@@ -21,6 +25,7 @@
 from __future__ import annotations
 
 import contextlib
+import doctest
 import importlib
 import inspect
 import io
@@ -34,16 +39,11 @@ from mkdocs.exceptions import PluginError
 
 ROOT = Path(__file__).resolve().parents[1]
 
-# Pages whose ```python blocks are fragments (rule signatures, sketches with placeholders,
-# doctest transcripts), with the reason; every other page's blocks run.
-NOT_EXECUTED = {
-    "architecture.md": "sketches of how a call op is built (placeholders such as `run`)",
-    "graph.md": "draws with Graphviz's `dot` program; the drawing is examples/draw_grad_graph.py",
-    "vmap.md": "the signature of a batching rule, not a program",
-    "handlers.md": "excerpts of examples/*.py, which tests/test_examples_handlers.py runs whole",
-}
-
 _PLAIN_PYTHON_BLOCK = re.compile(r"^```python\n(.*?)^```\s*$", re.S | re.M)
+_SETUP = re.compile(r"^<!-- docs-setup\n(.*?)^-->\s*$", re.S | re.M)
+_DOCTEST_OPTIONS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
+# Blocks run in this build, per page: {"page.md": (python blocks, doctest blocks)}.
+blocks_run: dict[str, tuple[int, int]] = {}
 _REPOSITORY_LINK = re.compile(r"\]\(\.\./((?:examples|src|tests|benchmarks|scripts)/[^)#\s]+)\)")
 _API_TABLE = re.compile(r"^<!-- api-table: ([\w.]+) -->$", re.M)
 _ARCHITECTURE = "architecture.md"
@@ -67,8 +67,8 @@ def on_config(config: Any) -> Any:
 
 def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
     path = page.file.src_uri
-    if path not in NOT_EXECUTED:
-        _run_python_blocks(markdown, path)
+    _run_python_blocks(markdown, path)
+    markdown = _SETUP.sub("", markdown)
     markdown = _API_TABLE.sub(lambda match: api_table(match.group(1)), markdown)
     if _architecture_missing:
         readme = config["extra"]["source_url"].rstrip("/") + "#how-it-works"
@@ -81,22 +81,49 @@ def _run_python_blocks(markdown: str, page: str) -> None:
     if not blocks:
         return
     namespace: dict[str, Any] = {"__name__": "__main__"}
-    exec("import numpy\nimport kenaz\nimport kenaz.numpy as knp", namespace)
+    setups = _SETUP.findall(markdown)
+    if len(setups) > 1:
+        raise PluginError(f"docs/{page}: declare its docs-setup once, not {len(setups)} times")
+    doctests = 0
     start = os.getcwd()
     with tempfile.TemporaryDirectory() as scratch:
         os.chdir(scratch)  # an example that writes a file writes it here
         try:
-            for number, source in enumerate(blocks, 1):
+            for number, source in enumerate([*setups, *blocks], 1 - len(setups)):
+                where = f"docs/{page}: " + (f"python block {number}" if number else "docs-setup")
+                if source.lstrip().startswith(">>>"):
+                    doctests += 1
+                    _run_doctest(source, namespace, where)
+                    continue
                 try:
                     with contextlib.redirect_stdout(io.StringIO()):
-                        exec(compile(source, f"{page} (python block {number})", "exec"), namespace)
+                        exec(compile(source, where, "exec"), namespace)
                 except Exception as error:
                     raise PluginError(
-                        f"docs/{page}: python block {number} of {len(blocks)} raised "
-                        f"{type(error).__name__}: {error}"
+                        f"{where} of {len(blocks)} raised {type(error).__name__}: {error}"
                     ) from error
         finally:
             os.chdir(start)
+    blocks_run[page] = (len(blocks) - doctests, doctests)
+
+
+def _run_doctest(source: str, namespace: dict[str, Any], where: str) -> None:
+    """Run a ``>>>`` transcript in the page's namespace: its output must match."""
+    test = doctest.DocTestParser().get_doctest(source, namespace, where, where, 0)
+    output = io.StringIO()
+    runner = doctest.DocTestRunner(optionflags=_DOCTEST_OPTIONS)
+    runner.run(test, out=output.write, clear_globs=False)
+    if runner.failures:
+        raise PluginError(f"{where}: the doctest transcript does not match:\n{output.getvalue()}")
+
+
+def on_post_build(config: Any) -> None:
+    python = sum(count for count, _ in blocks_run.values())
+    doctests = sum(count for _, count in blocks_run.values())
+    print(
+        f"docs_hooks: ran {python} python blocks and {doctests} doctest blocks "
+        f"on {len(blocks_run)} pages"
+    )
 
 
 def _link_repository_files(markdown: str, page: str, repo_url: str) -> str:

@@ -28,6 +28,7 @@ LAYERS: dict[str, int] = {
     "kenaz.backend": 0,  # array namespaces: below Tensor, which keeps backends' values
     "kenaz.type_names": 0,  # how printers write a tensor's type: NumPy alone
     "kenaz.tensor": 1,
+    "kenaz.ndarray_methods": 1,  # the base class of Tensor: its ndarray methods and attributes
     "kenaz.convert": 3,  # converting arguments to tensors: beside the ops, which use it
     "kenaz.effects": 2,
     "kenaz.ops": 3,
@@ -170,20 +171,7 @@ GRAPH_WITH_DEFERRED = {module: imports_of(module, deferred=True) for module in M
 
 # The imports inside functions still allowed to go up the layers or close a loop, each with
 # its reason. Remove an entry when its import goes (test_every_exception_is_still_needed).
-DEFERRED_EXCEPTIONS: dict[tuple[str, str], str] = {
-    ("kenaz.backend", "kenaz.tensor"): (
-        "backend.materialize makes Tensors of computed values; branch drop-in (issue 23 item 7: "
-        "one way in for values) replaces it with the class Tensor registers with the backend"
-    ),
-    ("kenaz.tensor", "kenaz.numpy._dispatch"): (
-        "Tensor.__array_ufunc__/__array_function__ reach kenaz.numpy's dispatch; branch drop-in "
-        "binds them by registration (kenaz.numpy._tensor_methods)"
-    ),
-    ("kenaz.convert", "kenaz.ops.shape"): (
-        "convert.stack_nested stacks lists of tensors with the concatenate primitive; branch "
-        "drop-in binds it by registration"
-    ),
-}
+DEFERRED_EXCEPTIONS: dict[tuple[str, str], str] = {}  # none left (issue 23 item 8)
 
 
 def _without_exceptions(graph: dict[str, set[str]]) -> dict[str, set[str]]:

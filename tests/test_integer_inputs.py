@@ -57,7 +57,7 @@ POSITIONS = {"grad": 1, "value_and_grad": 1, "hessian": 1}
 
 @pytest.mark.parametrize("name", sorted(REFUSALS))
 def test_an_integer_input_is_refused_with_grads_message(name):
-    named = "grad" if name == "value_and_grad" else name  # value_and_grad is grad's
+    named = name  # value_and_grad names itself (issue 26)
     with pytest.raises(TypeError, match=REFUSED.format(named, POSITIONS.get(name, 0))):
         REFUSALS[name]()
 

@@ -34,6 +34,9 @@ def nested_params():
 def assert_same(loaded, original):
     assert kenaz.tree.structure(loaded) == kenaz.tree.structure(original)
     for a, b in zip(kenaz.tree.leaves(loaded), kenaz.tree.leaves(original), strict=True):
+        if type(b) in (bool, int, float, complex):  # Python numbers load as themselves
+            assert type(a) is type(b) and a == b
+            continue
         assert isinstance(a, kenaz.Tensor)
         assert a.dtype == np.asarray(b).dtype
         np.testing.assert_array_equal(a.numpy(), np.asarray(b))
@@ -168,3 +171,16 @@ def test_resuming_an_optimizer_from_a_checkpoint_keeps_float32(tmp_path):
     )
     expected, _ = optimizer.update(grads, state, params)
     np.testing.assert_array_equal(updates["w"].numpy(), expected["w"].numpy())
+
+
+@pytest.mark.parametrize("suffix", FORMATS)
+def test_python_numbers_round_trip_as_themselves(tmp_path, suffix):
+    """A saved Python int, float, bool or complex loads as that number, not a Tensor."""
+    state = {"step": 7, "rate": 0.125, "done": True, "w": knp.ones(2)}
+    if suffix == ".npz":  # safetensors stores no complex128
+        state["phase"] = 1 + 2j
+    path = io.save(tmp_path / f"state{suffix}", state)
+    for loaded in (io.load(path), io.load(path, template=state)):
+        for key in state.keys() - {"w"}:
+            assert type(loaded[key]) is type(state[key]) and loaded[key] == state[key]
+        assert isinstance(loaded["w"], kenaz.Tensor)

@@ -273,7 +273,7 @@ def test_repr_of_a_batched_tensor_does_not_raise():
 
 
 def relu_or_square(x):
-    return x * 2 if float(x) > 0 else x**2  # data-dependent control flow
+    return x * 2 if x > 0 else x**2  # data-dependent control flow (bool of a comparison)
 
 
 def test_method_loop_runs_python_control_flow():

@@ -32,6 +32,7 @@ from .compiler.program import Program, make_program
 from .compiler.api import jit
 from . import backend, errors, tree
 from .backend import default_backend, materialize
+from .errors import TrackedConversionError
 
 __version__ = "0.1.0"
 
@@ -82,6 +83,7 @@ __all__ = [
     "numpy",
     "tree",
     "errors",
+    "TrackedConversionError",
     "backend",
     "default_backend",
     "materialize",

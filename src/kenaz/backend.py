@@ -38,6 +38,10 @@ __all__ = [
     "NUMPY_TYPES",
     "is_numpy",
     "is_backend_array",
+    "array_value",
+    "is_numpy_array_like",
+    "numpy_array_like",
+    "ArrayLikeArgument",
     "namespace",
     "standard_namespace",
     "numpy_dtype",
@@ -114,10 +118,70 @@ def _foreign_dtype_met() -> None:
 _namespaces: dict[type, Any] = {}
 
 
+def array_value(value: Any, dtype: Any = None) -> Any:
+    """The array a Tensor of ``value`` holds: another Array API library's array kept
+    (cast to ``dtype``), anything else as ``numpy.asarray`` converts it. Types NumPy
+    would store as objects (strings, ragged lists) are refused."""
+    if type(value) not in NUMPY_TYPES and is_backend_array(value):
+        kind = numpy_dtype(value.dtype)  # a CuPy, Dask or other Array API array: kept
+        if dtype is not None and np.dtype(dtype) != kind:
+            xp = namespace(value)
+            return xp.astype(value, backend_dtype(xp, dtype))
+        return value
+    array = np.asarray(value, dtype=dtype)
+    if array.dtype.kind not in "biufc":
+        raise TypeError(
+            f"kenaz: cannot make a Tensor of dtype {array.dtype} from {type(value).__name__}; "
+            "only bool, integer, float and complex data are supported"
+        )
+    return array
+
+
+class ArrayLikeArgument(TypeError):
+    """An op met a NumPy array-like that is no array library's array (a pandas Series,
+    DataFrame or Index, an xarray object, a memoryview): ``kenaz.effects.perform``
+    catches this, converts such arguments as ``numpy.asarray`` does
+    (:func:`numpy_array_likes`) and runs the op again. Only such calls pay for it."""
+
+
+def is_numpy_array_like(value: Any) -> bool:
+    """Whether ``value`` is an array-like NumPy converts (it has a shape, ``__array__`` or
+    ``__array_interface__``: pandas, xarray, memoryview) but neither a NumPy value, a
+    Tensor nor another array library's array."""
+    return (
+        type(value) not in NUMPY_TYPES
+        and (
+            hasattr(value, "shape")
+            or hasattr(value, "__array__")
+            or hasattr(value, "__array_interface__")
+            or hasattr(value, "__array_struct__")
+        )
+        and not isinstance(value, (np.ndarray, np.generic, _Tensor))
+        and not is_backend_array(value)
+    )
+
+
+def numpy_array_like(value: Any) -> Any:
+    """``value`` as NumPy converts it, if it is a NumPy array-like of another type
+    (:func:`is_numpy_array_like`); anything else unchanged."""
+    if not is_numpy_array_like(value):
+        return value
+    array = np.asarray(value)
+    if array.dtype.kind not in "biufc":
+        kind = type(value)
+        raise TypeError(
+            f"kenaz: a {kind.__module__}.{kind.__name__} converts to a NumPy array of dtype "
+            f"{array.dtype}; only bool, integer, float and complex data are supported"
+        )
+    return array
+
+
 def _namespace_of_type(value: Any) -> Any:
     kind = type(value)
     found = _namespaces.get(kind)
     if found is None:
+        if is_numpy_array_like(value):  # pandas, xarray, memoryview: NumPy's, converted
+            raise ArrayLikeArgument(f"kenaz: {kind.__name__} is converted by numpy.asarray")
         dtype = getattr(value, "dtype", None)
         if dtype is not None and type(dtype) not in NUMPY_DTYPE_TYPES:
             numpy_dtype(dtype)  # a library with dtypes of its own: maps them from now on
@@ -648,15 +712,15 @@ def materialize(tree: Any) -> Any:
     array([1., 1.])
     """
     from . import tree as trees
-    from .tensor import Tensor, _make  # a layer above (Tensor keeps backend values)
 
+    # Tensor, a layer above, registered itself (`register_tensor_class`): no import of it.
     leaves, treedef = trees.flatten(tree)
-    values = [leaf._value if isinstance(leaf, Tensor) else leaf for leaf in leaves]
+    values = [leaf._value if isinstance(leaf, _Tensor) else leaf for leaf in leaves]
     lazy = [i for i, v in enumerate(values) if hasattr(v, "dask") and hasattr(v, "compute")]
     if lazy:
         import dask
 
         computed = dask.compute(*[values[i] for i in lazy])
         for i, value in zip(lazy, computed):
-            leaves[i] = _make(value) if isinstance(leaves[i], Tensor) else value
+            leaves[i] = _Tensor(value) if isinstance(leaves[i], _Tensor) else value
     return trees.unflatten(treedef, leaves)

@@ -152,11 +152,17 @@ def check_inputs(args: Sequence[Any], allow_int: bool, where: str) -> None:
         for leaf in [arg] if isinstance(arg, Tensor) else tree.leaves(arg):
             dtype = leaf_dtype(leaf)
             if dtype.kind not in "fc":
+                # The fix for what the user passed: a Python number has no `.astype`.
+                fix = (
+                    f"pass a float ({float(leaf)!r} for {leaf!r})"
+                    if type(leaf) in (int, bool)
+                    else "convert it with `.astype(float)`"
+                )
                 raise TypeError(
                     f"kenaz.{where}: argument {position} has dtype {dtype}, but only float and "
-                    "complex inputs can be differentiated; convert it with `.astype(float)`, "
-                    "or pass allow_int=True to hold integer inputs constant (their derivatives "
-                    "are then kenaz.float0 arrays, which arithmetic refuses)"
+                    f"complex inputs can be differentiated; {fix}, or pass allow_int=True to "
+                    "hold integer inputs constant (their derivatives are then kenaz.float0 "
+                    "arrays, which arithmetic refuses)"
                 )
 
 
@@ -196,33 +202,33 @@ def check_complex_inputs(args: Sequence[Any], where: str) -> None:
                 )
 
 
-def grad_complex_error(out: Tensor, holomorphic: bool) -> str:
+def grad_complex_error(out: Tensor, holomorphic: bool, where: str = "grad") -> str:
     if holomorphic:
         return (
-            f"kenaz.grad: with holomorphic=True the function must return a complex scalar, "
+            f"kenaz.{where}: with holomorphic=True the function must return a complex scalar, "
             f"got dtype {out.dtype}"
         )
     return (
-        f"kenaz.grad: the function returned a complex scalar ({out.dtype}); pass "
+        f"kenaz.{where}: the function returned a complex scalar ({out.dtype}); pass "
         "holomorphic=True for the complex derivative of a holomorphic function, or return a "
         "real value (e.g. `abs(z) ** 2` or `z.real`)"
     )
 
 
-def grad_output_error(out: Any) -> str:
+def grad_output_error(out: Any, where: str = "grad") -> str:
     if isinstance(out, Tensor) and out.shape != ():
         return (
-            f"kenaz.grad: the function must return a scalar (shape ()), but it returned shape "
+            f"kenaz.{where}: the function must return a scalar (shape ()), but it returned shape "
             f"{out.shape}; reduce it (e.g. `.sum()`), or use `vjp` or `jacrev` for "
             "non-scalar outputs"
         )
     if isinstance(out, Tensor):
         return (
-            f"kenaz.grad: the function must return a real float scalar, got dtype {out.dtype}; "
+            f"kenaz.{where}: the function must return a real float scalar, got dtype {out.dtype}; "
             "cast it with `.astype(float)`"
         )
     return (
-        "kenaz.grad: the function must return a single scalar, got a pytree "
+        f"kenaz.{where}: the function must return a single scalar, got a pytree "
         f"({type(out).__name__}); use `vjp` for several outputs, or has_aux=True for extra values"
     )
 

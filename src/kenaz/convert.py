@@ -15,12 +15,15 @@ One rule each way, enforced here and nowhere else:
   batching transformation tracks into a plain NumPy array
   (``numpy.asarray(t)``, ``numpy.array([t, ...])``, ``t.__array__()``,
   ``t.numpy()``, ``Tensor(t)``) raises :class:`TrackedConversionError`: the
-  derivative through the array would silently be zero. Outside
+  derivative through the array would silently be zero. So does turning it
+  into a Python or NumPy number under a differentiating transformation
+  (``float(t)``, ``complex(t)``, ``t.item()``, ``t.tolist()``,
+  ``numpy.float64(t)``, ``math.exp(t)``: :func:`check_number`). Outside
   transformations, and for tensors no running transformation tracks, these
-  conversions work as they always did. ``float(t)``, ``int(t)``,
-  ``t.item()``, ``bool(t)`` and ``t.tolist()`` keep working under
-  ``grad``/``jvp`` (control flow, logging): they give Python values, which
-  nobody mistakes for a differentiable array.
+  conversions work as they always did. ``int(t)``, ``bool(t)``, comparisons,
+  ``repr``/``str`` and format specs stay allowed under ``grad``/``jvp``:
+  their derivative is zero wherever it exists, and control flow, integer
+  indexing and logging need them.
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from .effects import Op, current_handlers, handler, perform_args
-from .errors import ConcretizationError
+from .errors import TrackedConversionError
 from .tensor import Tensor, holds_tensor
 
 __all__ = [
@@ -46,6 +49,8 @@ __all__ = [
     "stack_nested",
     "perform_stacked",
     "check_convertible",
+    "check_number",
+    "tracked_by_running",
     "accepts_nested_lists",
     "accept_nested_lists_in",
     "stacks_own_lists",
@@ -55,14 +60,15 @@ __all__ = [
 Function = TypeVar("Function", bound=Callable[..., Any])
 
 
-class TrackedConversionError(ConcretizationError):
-    """A tensor being differentiated or batched was converted to a plain NumPy array.
+# `kenaz.ops.shape.stack`: ops.shape converts its own arguments with this module's
+# `as_tensor`, so it sits above; it registers its `stack` when it loads.
+_stack: Callable[[list[Tensor]], Tensor] | None = None
 
-    The array would be a constant, so every derivative through it would
-    silently be zero (under ``vmap``: one example would stand for the batch).
-    The message names the fix: a ``kenaz.numpy`` function instead of the
-    ``numpy`` one, or ``kenaz.stop_gradient(t)`` first when a constant is meant.
-    """
+
+def register_stack(stack: Callable[[list[Tensor]], Tensor]) -> None:
+    """Called once by ``kenaz.ops.shape``: the differentiable stack :func:`stack_nested` uses."""
+    global _stack
+    _stack = stack
 
 
 def stack_nested(obj: list | tuple) -> Tensor:
@@ -71,15 +77,13 @@ def stack_nested(obj: list | tuple) -> Tensor:
     Numbers and arrays in it become constants; NumPy's dtype promotion applies
     (``[x, 1]`` with ``x`` float32 is float32, as in NumPy 2).
     """
-    # Imported here: ops.shape converts its own arguments with `as_tensor` above.
-    from .ops import shape
-
     items = [
         stack_nested(i) if isinstance(i, (list, tuple)) and holds_tensor(i) else i for i in obj
     ]
     if not items:
         return Tensor(obj)
-    return shape.stack([i if isinstance(i, Tensor) else Tensor(i) for i in items])
+    assert _stack is not None, "kenaz.ops.shape registers stack when kenaz is imported"
+    return _stack([i if isinstance(i, Tensor) else Tensor(i) for i in items])
 
 
 def as_tensor(x: Any, dtype: Any = None) -> Tensor:
@@ -175,12 +179,51 @@ def check_convertible(t: Tensor, how: str) -> None:
     if running and not running.isdisjoint(trace):
         raise _refusal(
             t,
-            f"kenaz: {how} of a tensor (shape {t.shape}, dtype {t.dtype}) that a running "
-            "grad/jvp/vjp/linearize differentiates: the NumPy array would be a constant and "
-            "the derivative through it silently zero. Use kenaz.numpy functions instead of "
+            f"kenaz: {how} at {_user_location()}, of a tensor (shape {t.shape}, dtype "
+            f"{t.dtype}) that a running grad/jvp/vjp/linearize differentiates: the NumPy "
+            "array would be a constant and the derivative through it silently zero. Use "
+            "kenaz.numpy functions instead of "
             "numpy's (`import kenaz.numpy as np`), or apply kenaz.stop_gradient(t) first if a "
-            "constant is meant. float(t), t.item() and bool(t) still give Python values.",
+            "constant is meant. int(t), bool(t) and comparisons still give Python values.",
         )
+
+
+def tracked_by_running(t: Tensor) -> bool:
+    """Whether a running ``grad``/``vjp``/``jvp``/``linearize`` tracks ``t``."""
+    trace = t._trace
+    if not trace:
+        return False
+    running = _running_levels()
+    return bool(running) and not running.isdisjoint(trace)
+
+
+def check_number(t: Tensor, how: str) -> None:
+    """Raise :class:`TrackedConversionError` if turning ``t`` into a Python or NumPy number
+    loses a derivative: a running ``grad``/``vjp``/``jvp``/``linearize`` tracks it.
+
+    ``how`` names the conversion (``"float(t)"``). The tensor methods call this only
+    for a tensor with a record (``t._trace``), so an untracked one pays nothing. A
+    batched view of ``vmap`` is left to its own error (reading its value raises).
+    """
+    if type(t) is Tensor and tracked_by_running(t):
+        raise TrackedConversionError(
+            f"kenaz: {how} at {_user_location()}, of a tensor (shape {t.shape}, dtype "
+            f"{t.dtype}) that a running grad/jvp/vjp/linearize differentiates: the number "
+            "would be a constant, and the derivative through it silently zero. Compute with "
+            "kenaz.numpy functions instead (knp.exp(t), not math.exp(t) or numpy.float64(t)), "
+            "or apply kenaz.stop_gradient(t) first if a constant is meant. int(t), bool(t), "
+            "comparisons and formatting (f\"{t:.3f}\") stay allowed."
+        )
+
+
+def _user_location() -> str:
+    """``file:line`` of the innermost frame outside kenaz, NumPy and SciPy: the user's code."""
+    frame = sys._getframe(2)
+    while frame is not None and frame.f_globals.get("__name__", "").startswith(_LIBRARIES):
+        frame = frame.f_back
+    if frame is None:
+        return "an unknown place"
+    return f"{frame.f_code.co_filename}:{frame.f_lineno}"
 
 
 # The namespaces whose functions a refused conversion names (`kenaz.numpy.pad: ...`).

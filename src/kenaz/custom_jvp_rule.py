@@ -17,7 +17,7 @@ so outer transformations differentiate or batch the rule itself: that is how
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, Generic, ParamSpec, TypeVar
 
 from . import tree
 from .call import Call, CallFunction, CallInfo, metas, run_call, tangent_leaves, zeros_for
@@ -30,7 +30,11 @@ from .vectorize import batch_first, batched_function, vmap_flat
 __all__ = ["custom_jvp"]
 
 
-class custom_jvp(CallFunction):  # noqa: N801 - a decorator, named like JAX's
+P = ParamSpec("P")  # the decorated function's parameters, kept by the decorator
+R = TypeVar("R")
+
+
+class custom_jvp(CallFunction, Generic[P, R]):  # noqa: N801 - a decorator, named like JAX's
     """A function with a hand-written forward-mode (jvp) rule.
 
     Define the rule with :meth:`defjvp`. Every transformation uses it:
@@ -69,7 +73,11 @@ class custom_jvp(CallFunction):  # noqa: N801 - a decorator, named like JAX's
 
     kind = "custom_jvp"
 
-    def __init__(self, fun: Callable, nondiff_argnums: Sequence[int] = ()) -> None:
+    if TYPE_CHECKING:  # calling it is calling the function (CallFunction.__call__)
+
+        def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R: ...
+
+    def __init__(self, fun: Callable[P, R], nondiff_argnums: Sequence[int] = ()) -> None:
         super().__init__(fun, nondiff_argnums)
         self.jvp_rule: Callable | None = None
 

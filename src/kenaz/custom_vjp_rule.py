@@ -14,7 +14,7 @@ The op's rules (see :class:`kenaz.call.Call`):
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, Generic, ParamSpec, TypeVar
 
 from . import tree
 from .backend import namespace_of
@@ -29,7 +29,11 @@ from .vectorize import batch_first, batched_function, vmap_flat
 __all__ = ["custom_vjp"]
 
 
-class custom_vjp(CallFunction):  # noqa: N801 - a decorator, named like JAX's
+P = ParamSpec("P")  # the decorated function's parameters, kept by the decorator
+R = TypeVar("R")
+
+
+class custom_vjp(CallFunction, Generic[P, R]):  # noqa: N801 - a decorator, named like JAX's
     """A function with a hand-written reverse-mode (vjp) rule.
 
     Define the rule with :meth:`defvjp`. ``grad``/``vjp`` run ``fwd`` in the
@@ -68,7 +72,11 @@ class custom_vjp(CallFunction):  # noqa: N801 - a decorator, named like JAX's
 
     kind = "custom_vjp"
 
-    def __init__(self, fun: Callable, nondiff_argnums: Sequence[int] = ()) -> None:
+    if TYPE_CHECKING:  # calling it is calling the function (CallFunction.__call__)
+
+        def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R: ...
+
+    def __init__(self, fun: Callable[P, R], nondiff_argnums: Sequence[int] = ()) -> None:
         super().__init__(fun, nondiff_argnums)
         self.fwd: Callable | None = None
         self.bwd: Callable | None = None
@@ -76,7 +84,7 @@ class custom_vjp(CallFunction):  # noqa: N801 - a decorator, named like JAX's
     def make_op(self, name: str) -> Call:
         return Call(name, run_call, reverse=self._reverse, batch=_batch)
 
-    def defvjp(self, fwd: Callable, bwd: Callable) -> custom_vjp:
+    def defvjp(self, fwd: Callable, bwd: Callable) -> custom_vjp[P, R]:
         """Set the rule: ``fwd(*args) -> (out, residuals)`` and
         ``bwd(*nondiff_args, residuals, cotangent) -> tuple of cotangents``.
 

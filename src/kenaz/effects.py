@@ -21,7 +21,7 @@ from typing import Any
 
 from numpy import ndarray  # a global: `np.ndarray` is a slow read (module __getattr__)
 
-from .backend import NUMPY_TYPES
+from .backend import NUMPY_TYPES, ArrayLikeArgument, numpy_array_like
 from .errors import explain_backend_error
 from .tensor import Tensor, _make
 
@@ -257,6 +257,10 @@ def perform_args(op: Op, args: tuple, params: Mapping[str, Any]) -> Any:
             value = run(x, **params) if params else run(x)
         else:
             value = op.impl(*[a._value if isinstance(a, Tensor) else a for a in args], **params)
+    except ArrayLikeArgument:  # a pandas/xarray/memoryview argument: as NumPy converts it
+        args = tuple(numpy_array_like(a) for a in args)
+        params = {name: numpy_array_like(v) for name, v in params.items()}
+        return perform_args(op, args, params)
     except ValueError as error:
         raise explain_backend_error(op.name, args, error) from None
     if op.multiple_results:

@@ -10,7 +10,13 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["KenazError", "ConcretizationError", "EscapedTracerError", "ShapeError"]
+__all__ = [
+    "KenazError",
+    "ConcretizationError",
+    "TrackedConversionError",
+    "EscapedTracerError",
+    "ShapeError",
+]
 
 
 class KenazError(Exception):
@@ -23,6 +29,21 @@ class ConcretizationError(KenazError, TypeError):
     Inside ``vmap`` a tensor is a per-example view of a whole batch: it has no
     single value for ``bool``, ``float``, ``int``, ``.numpy()`` or an ``if``
     to use. The message names the fix, ``vmap(f, method="loop")``.
+    """
+
+
+class TrackedConversionError(ConcretizationError):
+    """A tensor being differentiated or batched was converted to a plain value.
+
+    Converting a tensor that a running ``grad``, ``vjp``, ``jvp`` or
+    ``linearize`` tracks into a NumPy array (``numpy.asarray(t)``,
+    ``t.numpy()``) or a Python or NumPy number (``float(t)``, ``t.item()``,
+    ``t.tolist()``, ``numpy.float64(t)``, ``math.exp(t)``) would make it a
+    constant, so every derivative through it would silently be zero (under
+    ``vmap``: one example would stand for the batch). The message names the
+    conversion, the line of user code and the fix: a ``kenaz.numpy`` function
+    instead, or ``kenaz.stop_gradient(t)`` first when a constant is meant.
+    ``int(t)``, ``bool(t)``, comparisons and formatting stay allowed.
     """
 
 

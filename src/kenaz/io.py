@@ -47,6 +47,12 @@ class CheckpointError(ValueError):
 
 
 # -- structure as JSON --------------------------------------------------------------------
+# Python numbers are stored as 0-d arrays and come back as themselves: a step count saved
+# as 3 loads as 3, not Tensor(3).
+_PYTHON_NUMBERS = (bool, int, float, complex)
+_PYTHON_NUMBERS_BY_NAME = {t.__name__: t for t in _PYTHON_NUMBERS}
+
+
 class _CustomContainer(Exception):
     """Raised while describing a pytree that holds a container JSON cannot name."""
 
@@ -65,6 +71,9 @@ def _describe(node: Any, leaves: list[np.ndarray]) -> Any:
         return {"dict": {k: _describe(node[k], leaves) for k in sorted(node)}}
     if type(node) in (list, tuple):
         return {type(node).__name__: [_describe(item, leaves) for item in node]}
+    if type(node) in _PYTHON_NUMBERS:  # loaded back as the same Python type, not a Tensor
+        leaves.append(np.asarray(node))
+        return {"number": [len(leaves) - 1, type(node).__name__]}
     if isinstance(node, (Tensor, np.ndarray, np.generic, int, float, complex)):
         leaves.append(np.asarray(node))
         return {"leaf": len(leaves) - 1}
@@ -79,6 +88,12 @@ def _rebuild(description: Any, arrays: dict[str, np.ndarray]) -> Any:
         return None
     if kind == "leaf":
         return Tensor(arrays[_leaf_name(body)])
+    if kind == "number":
+        index, name = body
+        number_type = _PYTHON_NUMBERS_BY_NAME.get(name)
+        if number_type is None:
+            raise CheckpointError(f"kenaz.io.load: unknown Python number type {name!r}")
+        return number_type(arrays[_leaf_name(index)].item())
     if kind == "dict":
         return {k: _rebuild(v, arrays) for k, v in body.items()}
     if kind == "list":
@@ -238,7 +253,8 @@ def _parse_structure(text: str, path: Path) -> dict[str, Any]:
 
 
 def load(path: str | Path, template: Any = None) -> Any:
-    """Load a pytree saved by :func:`save`; leaves come back as tensors.
+    """Load a pytree saved by :func:`save`; leaves come back as tensors, and Python
+    numbers (``int``, ``float``, ``bool``, ``complex``) as themselves.
 
     Parameters
     ----------
@@ -301,5 +317,6 @@ def _fill_template(template: Any, paths: list[str], stored: list[np.ndarray], pa
                 f"kenaz.io.load: parameter {name!r} has dtype {value.dtype} in {path} "
                 f"but {expected_dtype} in the template"
             )
-        loaded.append(Tensor(value))
+        kind = type(expected)
+        loaded.append(kind(value.item()) if kind in _PYTHON_NUMBERS else Tensor(value))
     return tree.unflatten(template_structure, loaded)

@@ -14,11 +14,15 @@ are differentiated like arguments.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import ParamSpec, TypeVar, overload
 
 from .call import Call, CallFunction, CallInfo, run_call
 from .lifted import pull_back
 from .ops.axes import batch_size
 from .vectorize import batched_function
+
+P = ParamSpec("P")  # the function's parameters: checkpoint keeps its signature
+R = TypeVar("R")
 
 __all__ = ["checkpoint"]
 
@@ -37,6 +41,12 @@ class Checkpointed(CallFunction):
         return Call(name, run_call, reverse=_reverse, batch=_batch)
 
 
+@overload
+def checkpoint(fun: Callable[P, R], *, static_argnums: Sequence[int] = ()) -> Callable[P, R]: ...
+@overload
+def checkpoint(
+    fun: None = None, *, static_argnums: Sequence[int] = ()
+) -> Callable[[Callable[P, R]], Callable[P, R]]: ...
 def checkpoint(fun: Callable | None = None, *, static_argnums: Sequence[int] = ()) -> Callable:
     """Rematerialize ``fun``: its intermediates are recomputed in the backward pass.
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import functools
 from collections.abc import Callable, Sequence
-from typing import Any, Literal, ParamSpec, TypeVar, overload
+from typing import Any, Concatenate, Literal, ParamSpec, TypeVar, overload
 
 import numpy as np
 
@@ -43,6 +43,7 @@ __all__ = ["vjp", "grad", "value_and_grad"]
 P = ParamSpec("P")  # the user function's parameters, kept by grad and value_and_grad
 Out = TypeVar("Out")
 Aux = TypeVar("Aux")
+First = TypeVar("First")  # the type of the first argument: the gradient's, for argnums=0
 Pullback = Callable[[Any], tuple[Any, ...]]
 
 
@@ -490,6 +491,26 @@ def _pause_unless(reusable: bool) -> Any:
     return gc_paused() if reusable else contextlib.nullcontext()
 
 
+# Types: with the default argnums=0 the gradient has the first argument's type (a
+# Tensor, a dict of them...) and the value the output's; other argnums keep the
+# parameters and give the gradients as Any (a tuple for a sequence of argnums).
+@overload
+def value_and_grad(
+    f: Callable[Concatenate[First, P], Out],
+    argnums: Literal[0] = 0,
+    has_aux: Literal[False] = False,
+    allow_int: bool = False,
+    holomorphic: bool = False,
+) -> Callable[Concatenate[First, P], tuple[Out, First]]: ...
+@overload
+def value_and_grad(
+    f: Callable[Concatenate[First, P], tuple[Out, Aux]],
+    argnums: Literal[0] = 0,
+    *,
+    has_aux: Literal[True],
+    allow_int: bool = False,
+    holomorphic: bool = False,
+) -> Callable[Concatenate[First, P], tuple[tuple[Out, Aux], First]]: ...
 @overload
 def value_and_grad(
     f: Callable[P, Any],
@@ -558,16 +579,28 @@ def value_and_grad(
     (Tensor(42.), Tensor(13.))
     """
 
+    return _value_and_grad(f, argnums, has_aux, allow_int, holomorphic, "value_and_grad")
+
+
+def _value_and_grad(
+    f: Callable[P, Any],
+    argnums: int | Sequence[int],
+    has_aux: bool,
+    allow_int: bool,
+    holomorphic: bool,
+    where: str,
+) -> Callable[P, tuple[Any, Any]]:
+    """:func:`value_and_grad`, its errors naming ``where`` (``grad`` or ``value_and_grad``)."""
     normalized: dict[int, tuple[int, ...]] = {}  # argnums for each number of arguments seen
 
     @functools.wraps(f)
     def value_and_grad_f(*args: Any, **kwargs: Any):
         nums = normalized.get(len(args))
         if nums is None:
-            nums = normalized[len(args)] = normalize_argnums(argnums, len(args), "grad")
-        check_inputs([(n, args[n]) for n in nums], allow_int, "grad")
+            nums = normalized[len(args)] = normalize_argnums(argnums, len(args), where)
+        check_inputs([(n, args[n]) for n in nums], allow_int, where)
         if holomorphic:
-            check_complex_inputs([(n, args[n]) for n in nums], "grad")
+            check_complex_inputs([(n, args[n]) for n in nums], where)
 
         f_of_selected = with_selected(f, args, kwargs, nums)
         if not has_aux:  # one call path below: always (output, aux)
@@ -579,9 +612,9 @@ def value_and_grad(
                 f_of_selected, selected, has_aux=True, reusable=False, allow_int=allow_int
             )
             if not isinstance(out, Tensor) or out.shape != () or out.dtype.kind not in "fc":
-                raise TypeError(grad_output_error(out))
+                raise TypeError(grad_output_error(out, where))
             if (out.dtype.kind == "c") != holomorphic:
-                raise TypeError(grad_complex_error(out, holomorphic))
+                raise TypeError(grad_complex_error(out, holomorphic, where))
             grads = pullback(_make(full_like(out, (), 1, out.dtype)))  # on out's backend
             # Free the tape while the collector is still paused: its objects then
             # leave no debt that would make the collector traverse them on resuming.
@@ -596,6 +629,31 @@ def _with_no_aux(f: Callable) -> Callable:
     return lambda *args: (f(*args), None)
 
 
+@overload
+def grad(
+    f: Callable[Concatenate[First, P], Any],
+    argnums: Literal[0] = 0,
+    has_aux: Literal[False] = False,
+    allow_int: bool = False,
+    holomorphic: bool = False,
+) -> Callable[Concatenate[First, P], First]: ...
+@overload
+def grad(
+    f: Callable[Concatenate[First, P], tuple[Any, Aux]],
+    argnums: Literal[0] = 0,
+    *,
+    has_aux: Literal[True],
+    allow_int: bool = False,
+    holomorphic: bool = False,
+) -> Callable[Concatenate[First, P], tuple[First, Aux]]: ...
+@overload
+def grad(
+    f: Callable[P, Any],
+    argnums: int | Sequence[int] = 0,
+    has_aux: bool = False,
+    allow_int: bool = False,
+    holomorphic: bool = False,
+) -> Callable[P, Any]: ...
 def grad(
     f: Callable[P, Any],
     argnums: int | Sequence[int] = 0,
@@ -617,7 +675,7 @@ def grad(
     >>> grad(grad(grad(grad(knp.sin))))(0.5) == knp.sin(0.5)
     Tensor(True)
     """
-    value_and_grad_f = value_and_grad(f, argnums, has_aux, allow_int, holomorphic)
+    value_and_grad_f = _value_and_grad(f, argnums, has_aux, allow_int, holomorphic, "grad")
 
     @functools.wraps(f)
     def grad_f(*args: Any, **kwargs: Any):

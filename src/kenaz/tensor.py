@@ -9,6 +9,7 @@ as soon as the user's code drops it.
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Iterator
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any
@@ -19,14 +20,15 @@ from . import tree
 from .backend import (
     NUMPY_DTYPE_TYPES,
     NUMPY_TYPES,
-    is_backend_array,
+    array_value,
     numpy_dtype,
     on_foreign_dtypes,
     register_tensor_class,
     to_numpy,
 )
+from .ndarray_methods import NdarrayMethods
 
-__all__ = ["Tensor", "asarray_value", "tracked_records", "NestedTensorsArgument"]
+__all__ = ["Tensor", "tracked_records", "NestedTensorsArgument"]
 
 
 def _numpy_dtype_of(tensor: Tensor) -> np.dtype:
@@ -39,15 +41,18 @@ def _numpy_dtype_of(tensor: Tensor) -> np.dtype:
 _DTYPE_DOC = "The NumPy dtype (a backend's own maps to it by name)."
 
 
-class Tensor:
+class Tensor(NdarrayMethods):
     """An n-dimensional array that transformations can see through.
 
     Create tensors with ``kenaz.numpy`` functions (``array``, ``zeros``, ...)
-    or ``Tensor(value)``. Every operation accepts tensors, NumPy arrays and
-    Python scalars alike and returns a ``Tensor``; ``numpy.asarray(t)``,
-    ``t.numpy()`` and ``float(t)`` give plain values back (inside ``grad``,
-    ``jvp`` or ``vmap``, the array conversions of a tensor they track raise
-    instead of silently dropping its derivative: see ``kenaz.convert``). A
+    or ``Tensor(value)``. Every operation accepts tensors, NumPy arrays, their
+    array-likes (pandas, xarray) and Python scalars alike and returns a
+    ``Tensor``; ``numpy.asarray(t)``, ``t.numpy()`` and ``float(t)`` give plain
+    values back (inside ``grad`` or ``jvp`` those of a tensor they track raise
+    :class:`~kenaz.errors.TrackedConversionError` instead of silently dropping
+    its derivative: see ``kenaz.convert``; ``int`` and ``bool`` stay allowed).
+    Outside transformations a 0-d tensor is a number to ``numbers`` and
+    ``numpy.isscalar``, as NumPy's scalars are. A
     tensor that no running transformation tracks changes in place as a NumPy
     array does (``x[idx] = v``, ``x += v``); a tracked one is updated
     functionally with ``x.at[idx].set(v)`` (see ``kenaz.mutation``).
@@ -63,13 +68,19 @@ class Tensor:
     """
 
     __slots__ = ("_value", "_trace", "__weakref__")
-    # Make `ndarray + tensor` call Tensor.__radd__ instead of converting.
+    # Make `ndarray + tensor` call Tensor.__radd__ instead of converting, and
+    # `pandas.Series + tensor` too (pandas defers to a higher `__pandas_priority__`).
     __array_priority__ = 1000
+    __pandas_priority__ = 5000
 
     def __init__(self, value: Any, dtype: Any = None) -> None:
-        if isinstance(value, Tensor) and (value._trace or type(value) is not Tensor):
-            check_convertible(value, "Tensor(t)")
-        self._value = asarray_value(value, dtype)
+        # A constant of `value`'s data: the array comes from the layer below
+        # (`backend.array_value`); lists holding tensors are kenaz.convert.as_tensor's.
+        if isinstance(value, Tensor):
+            if value._trace or type(value) is not Tensor:
+                check_convertible(value, "Tensor(t)")
+            value = value._value
+        self._value = array_value(value, dtype)
         self._trace: dict[int, Any] | None = None
 
     # -- plain values ---------------------------------------------------------
@@ -112,36 +123,42 @@ class Tensor:
             check_convertible(self, "t.numpy()")
         return to_numpy(self._value)
 
-    def item(self) -> Any:
-        """Return the single element as a Python scalar."""
-        return self._value.item()
+    # Python and NumPy numbers: refused for a tensor a running grad/jvp differentiates
+    # (the number would be a constant: kenaz.convert.check_number). `_trace` is None for
+    # every tensor no transformation tracks, so eager code pays one attribute test.
+    def item(self, *args: Any) -> Any:
+        """Return the element (at ``args``, as ``ndarray.item``) as a Python scalar."""
+        if self._trace:
+            check_number(self, "t.item()")
+        return self._value.item(*args)
 
     def tolist(self) -> Any:
+        """Return the value as nested Python lists of Python scalars (``ndarray.tolist``)."""
+        if self._trace:
+            check_number(self, "t.tolist()")
         return to_numpy(self._value).tolist()
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         # numpy.asarray(t), numpy.array([t, ...]): refused for a tensor a running
         # transformation tracks (kenaz.convert); `_trace` is None for most tensors.
         if self._trace or type(self) is not Tensor:
-            check_convertible(self, "numpy.asarray(t) (Tensor.__array__)")
+            check_convertible(self, "numpy.asarray(t) or numpy.float64(t) (Tensor.__array__)")
         value = np.asarray(to_numpy(self._value), dtype=dtype)
         return value.copy() if copy else value
 
     # NumPy's own functions and ufuncs run the kenaz counterpart (differentiable),
     # or raise naming the function: see kenaz.numpy._dispatch.
+    # kenaz.numpy is layers above Tensor: `array_ufunc` and `array_function` are bound
+    # by kenaz.numpy._tensor_methods, as the operators' primitives are.
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        # kenaz.numpy is layers above Tensor: imported at the call, not by this module.
-        from .numpy._dispatch import array_ufunc
-
         return array_ufunc(ufunc, method, inputs, kwargs)
 
     def __array_function__(self, func, types, args, kwargs):
-        # kenaz.numpy is layers above Tensor: imported at the call, not by this module.
-        from .numpy._dispatch import array_function
-
         return array_function(func, types, args, kwargs)
 
-    def __float__(self) -> float:
+    def __float__(self) -> float:  # also math.*(t) and numpy.float64(t)
+        if self._trace:
+            check_number(self, "float(t)")
         return float(self._value)
 
     def __int__(self) -> int:
@@ -151,6 +168,8 @@ class Tensor:
         return self._value.__index__()
 
     def __complex__(self) -> complex:
+        if self._trace:
+            check_number(self, "complex(t)")
         return complex(self._value)
 
     def __bool__(self) -> bool:
@@ -171,6 +190,45 @@ class Tensor:
         dtype = self.dtype
         default = dtype in (np.float64, np.int64, np.bool_)
         return f"Tensor({body})" if default else f"Tensor({body}, dtype={dtype})"
+
+    # -- a 0-d result is a number to other libraries, as NumPy's scalars are ------------
+    # `isinstance(t, numbers.Real)`, `numpy.isscalar(t)` and the checks built on them
+    # (matplotlib's `alpha=`, SciPy's scalar arguments) read `t.__class__` when `type(t)`
+    # does not answer: for a 0-d NumPy value that no running transformation tracks it
+    # names a subclass registered with `numbers` (below). `type(t)` stays Tensor, so
+    # kenaz's own type tests are untouched; only an isinstance that fails on a Tensor
+    # comes here (not `isinstance(t, Tensor)`, the test of the hot paths).
+    if not TYPE_CHECKING:
+
+        @property
+        def __class__(self) -> type:
+            cls = type(self)
+            if cls is not Tensor:  # a batched view of vmap: never a number
+                return cls
+            value = self._value
+            if value.shape or type(value) not in NUMPY_TYPES:  # an array, or a lazy value
+                return Tensor
+            if self._trace and tracked_by_running(self):  # inside grad: issue 22's rules
+                return Tensor
+            return _SCALAR_CLASSES.get(value.dtype.kind, Tensor)
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, Any]]:
+        # Explicit, because `__class__` above may name a subclass that pickle's default
+        # (`copyreg.__newobj__`) would refuse; a copy keeps the records, as before.
+        return _rebuild, (self._value, self._trace)
+
+    def __round__(self, ndigits: int | None = None) -> Any:
+        """``round(t)``: a Python int for a 0-d tensor (as for NumPy's scalars), else the
+        tensor rounded to ``ndigits`` decimals (``numpy.round``)."""
+        if ndigits is None and not self.shape:
+            return round(self._value.item())
+        return _numpy_api.round(self, ndigits or 0)
+
+    def __str__(self) -> str:
+        """The value as NumPy prints it (``1.5``, ``[1. 2.]``); ``repr`` says Tensor."""
+        if type(self) is not Tensor:  # a batched view has no single value to print
+            return repr(self)
+        return str(to_numpy(self._value))
 
     __hash__ = object.__hash__
 
@@ -327,177 +385,6 @@ class Tensor:
         value = self._value
         return format(value[()] if isinstance(value, np.ndarray) else value, spec)
 
-    def copy(self) -> Tensor:
-        """A copy with its own memory (differentiable), as ``ndarray.copy``."""
-        return _copy(self)
-
-    @property
-    def at(self) -> _IndexUpdateHelper:
-        """Functional updates: ``x.at[idx].set(v)``, ``.add``, ``.multiply``, ``.min``, ``.max``."""
-        return _IndexUpdateHelper(self)
-
-    # -- methods: NumPy's ndarray signatures (kenaz.numpy's functions, self first) ----
-    def sum(self, *args: Any, **kwargs: Any) -> Tensor:
-        return _numpy_api.sum(self, *args, **kwargs)
-
-    def mean(self, *args: Any, **kwargs: Any) -> Tensor:
-        return _numpy_api.mean(self, *args, **kwargs)
-
-    def prod(self, *args: Any, **kwargs: Any) -> Tensor:
-        return _numpy_api.prod(self, *args, **kwargs)
-
-    def max(self, *args: Any, **kwargs: Any) -> Tensor:
-        return _numpy_api.max(self, *args, **kwargs)
-
-    def min(self, *args: Any, **kwargs: Any) -> Tensor:
-        return _numpy_api.min(self, *args, **kwargs)
-
-    def argmax(self, *args: Any, **kwargs: Any) -> Tensor:
-        return _numpy_api.argmax(self, *args, **kwargs)
-
-    def argmin(self, *args: Any, **kwargs: Any) -> Tensor:
-        return _numpy_api.argmin(self, *args, **kwargs)
-
-    def var(self, *args: Any, **kwargs: Any) -> Tensor:
-        return _numpy_api.var(self, *args, **kwargs)
-
-    def std(self, *args: Any, **kwargs: Any) -> Tensor:
-        return _numpy_api.std(self, *args, **kwargs)
-
-    def cumsum(self, *args: Any, **kwargs: Any) -> Tensor:
-        return _numpy_api.cumsum(self, *args, **kwargs)
-
-    def cumprod(self, *args: Any, **kwargs: Any) -> Tensor:
-        return _numpy_api.cumprod(self, *args, **kwargs)
-
-    def reshape(self, *shape: Any, order: str = "C") -> Tensor:
-        if len(shape) == 1 and not isinstance(shape[0], int):
-            shape = shape[0]
-        return reshape(self, shape, order=order)
-
-    def transpose(self, *axes: Any) -> Tensor:
-        if len(axes) == 1 and not isinstance(axes[0], int):
-            axes = axes[0]
-        return transpose(self, axes or None)
-
-    @property
-    def T(self) -> Tensor:
-        return transpose(self)
-
-    @property
-    def mT(self) -> Tensor:
-        return swapaxes(self, -1, -2)
-
-    def swapaxes(self, axis1: int, axis2: int) -> Tensor:
-        return swapaxes(self, axis1, axis2)
-
-    def astype(self, dtype: Any, copy: bool = True) -> Tensor:
-        """Cast to ``dtype``: a copy even for the same dtype unless ``copy=False`` (NumPy's)."""
-        if copy and np.dtype(dtype) == self.dtype:
-            return _copy(self)
-        return astype(self, dtype)
-
-    def ravel(self) -> Tensor:
-        return ravel(self)
-
-    def flatten(self) -> Tensor:
-        return _copy(ravel(self))
-
-    def squeeze(self, axis: int | tuple[int, ...] | None = None) -> Tensor:
-        return squeeze(self, axis)
-
-    def clip(self, *args: Any, **kwargs: Any) -> Tensor:
-        return _numpy_api.clip(self, *args, **kwargs)
-
-    def dot(self, other: Any) -> Tensor:
-        return dot(self, other)
-
-    def conj(self) -> Tensor:
-        return conjugate(self)
-
-    def round(self, *args: Any, **kwargs: Any) -> Tensor:
-        return _numpy_api.round(self, *args, **kwargs)
-
-    @property
-    def real(self) -> Tensor:
-        return real(self)
-
-    @property
-    def imag(self) -> Tensor:
-        return imag(self)
-
-    # More of ndarray's methods: kenaz.numpy's functions with ``self`` first.
-    def all(self, *args: Any, **kwargs: Any) -> Tensor:
-        return _numpy_api.all(self, *args, **kwargs)
-
-    def any(self, *args: Any, **kwargs: Any) -> Tensor:
-        return _numpy_api.any(self, *args, **kwargs)
-
-    def argsort(self, *args: Any, **kwargs: Any) -> Tensor:
-        return _knp.argsort(self, *args, **kwargs)
-
-    def argpartition(self, *args: Any, **kwargs: Any) -> Tensor:
-        return _knp.argpartition(self, *args, **kwargs)
-
-    def nonzero(self) -> tuple[Tensor, ...]:
-        return _knp.nonzero(self)
-
-    def diagonal(self, *args: Any, **kwargs: Any) -> Tensor:
-        return _knp.diagonal(self, *args, **kwargs)
-
-    def trace(self, *args: Any, **kwargs: Any) -> Tensor:
-        return _knp.trace(self, *args, **kwargs)
-
-    def repeat(self, *args: Any, **kwargs: Any) -> Tensor:
-        return _knp.repeat(self, *args, **kwargs)
-
-    def take(self, *args: Any, **kwargs: Any) -> Tensor:
-        return _knp.take(self, *args, **kwargs)
-
-    def compress(self, condition: Any, axis: int | None = None) -> Tensor:
-        return _knp.compress(condition, self, axis)
-
-    def choose(self, choices: Any, mode: str = "raise") -> Tensor:
-        return _knp.choose(self, choices, mode)
-
-    def searchsorted(self, *args: Any, **kwargs: Any) -> Tensor:
-        return _knp.searchsorted(self, *args, **kwargs)
-
-    def conjugate(self) -> Tensor:
-        return conjugate(self)
-
-    def tobytes(self, order: str = "C") -> bytes:
-        return np.asarray(self._value).tobytes(order)
-
-    @property
-    def itemsize(self) -> int:
-        return self.dtype.itemsize
-
-    @property
-    def nbytes(self) -> int:
-        return self.size * self.dtype.itemsize
-
-    # ndarray's in-place methods, with the rules of `x[...] = v` (kenaz.mutation).
-    def fill(self, value: Any) -> None:
-        """Set every element to ``value``, in place."""
-        _mutation.assign(self, Ellipsis, value)
-
-    def sort(self, axis: int = -1, kind: Any = None, order: Any = None) -> None:
-        """Sort in place along ``axis`` (``kenaz.numpy.sort`` returns a sorted copy)."""
-        _mutation.assign(self, Ellipsis, _knp.sort(self, axis=axis))
-
-    def partition(
-        self, kth: Any, axis: int = -1, kind: str = "introselect", order: Any = None
-    ) -> None:
-        """Partition in place around ``kth``, as ``ndarray.partition``."""
-        _mutation.assign(self, Ellipsis, _knp.partition(self, kth, axis=axis))
-
-    def put(self, indices: Any, values: Any, mode: str = "raise") -> None:
-        """``numpy.put``: set the flattened elements at ``indices``, in place."""
-        _mutation.in_place_target(self, "put").put(
-            _mutation.plain(indices), _mutation.plain(values), mode
-        )
-
     # -- exchange with other array libraries, and notebooks ----------------------
     def __dlpack__(
         self,
@@ -543,48 +430,36 @@ class Tensor:
         )
 
 
-class _IndexUpdateHelper:
-    """``x.at``: indexing it returns the functional update methods for that index."""
+class RealScalar(Tensor):
+    """What ``t.__class__`` says of a 0-d real tensor outside transformations: registered
+    as ``numbers.Real``, so that ``numpy.isscalar(t)`` and library checks accept it as they
+    accept ``numpy.float64``. No tensor is made of this class (``type(t)`` is Tensor)."""
 
-    __slots__ = ("tensor",)
-
-    def __init__(self, tensor: Tensor) -> None:
-        self.tensor = tensor
-
-    def __getitem__(self, index: Any) -> _IndexUpdate:
-        return _IndexUpdate(self.tensor, index)
+    __slots__ = ()
 
 
-class _IndexUpdate:
-    __slots__ = ("tensor", "index")
+class IntegralScalar(RealScalar):
+    """:class:`RealScalar` for integer dtypes: registered as ``numbers.Integral``."""
 
-    def __init__(self, tensor: Tensor, index: Any) -> None:
-        self.tensor = tensor
-        self.index = index
+    __slots__ = ()
 
-    def get(self) -> Tensor:
-        """``x[index]``."""
-        return getitem(self.tensor, self.index)
 
-    def set(self, values: Any) -> Tensor:
-        """A copy of ``x`` with ``x[index] = values``."""
-        return scatter(self.tensor, self.index, values, "set")
+class ComplexScalar(Tensor):
+    """:class:`RealScalar` for complex dtypes: registered as ``numbers.Complex``."""
 
-    def add(self, values: Any) -> Tensor:
-        """A copy of ``x`` with ``values`` added at ``index`` (repeated indices accumulate)."""
-        return scatter(self.tensor, self.index, values, "add")
+    __slots__ = ()
 
-    def multiply(self, values: Any) -> Tensor:
-        """A copy of ``x`` with ``x[index]`` multiplied by ``values``."""
-        return scatter(self.tensor, self.index, values, "multiply")
 
-    def min(self, values: Any) -> Tensor:
-        """A copy of ``x`` with ``x[index] = minimum(x[index], values)``."""
-        return scatter(self.tensor, self.index, values, "min")
-
-    def max(self, values: Any) -> Tensor:
-        """A copy of ``x`` with ``x[index] = maximum(x[index], values)``."""
-        return scatter(self.tensor, self.index, values, "max")
+numbers.Real.register(RealScalar)
+numbers.Integral.register(IntegralScalar)
+numbers.Complex.register(ComplexScalar)
+# By dtype kind; booleans are no number to `numbers` (nor is `numpy.bool_`).
+_SCALAR_CLASSES = {
+    "f": RealScalar,
+    "i": IntegralScalar,
+    "u": IntegralScalar,
+    "c": ComplexScalar,
+}
 
 
 def _map_backend_dtypes() -> None:
@@ -606,6 +481,13 @@ def _make(value: Any) -> Tensor:
     tensor = _new(Tensor)
     tensor._value = value
     tensor._trace = None
+    return tensor
+
+
+def _rebuild(value: Any, trace: dict[int, Any] | None) -> Tensor:
+    """A tensor of ``value`` with the records ``trace`` (unpickling and ``copy``)."""
+    tensor = _make(value)
+    tensor._trace = trace
     return tensor
 
 
@@ -648,32 +530,6 @@ def holds_tensor(items: Any) -> bool:
     )
 
 
-def asarray_value(value: Any, dtype: Any = None) -> np.ndarray:
-    """Convert ``value`` to a NumPy array, refusing types NumPy would store as objects."""
-    if isinstance(value, Tensor):
-        value = value._value
-    if type(value) not in NUMPY_TYPES and is_backend_array(value):
-        return _backend_value(value, dtype)  # a CuPy, Dask or other Array API array: kept
-    array = np.asarray(value, dtype=dtype)
-    if array.dtype.kind not in "biufc":
-        raise TypeError(
-            f"kenaz: cannot make a Tensor of dtype {array.dtype} from {type(value).__name__}; "
-            "only bool, integer, float and complex data are supported"
-        )
-    return array
-
-
-def _backend_value(value: Any, dtype: Any) -> Any:
-    """An Array API array of another library, checked and cast like a NumPy one."""
-    kind = numpy_dtype(value.dtype)
-    if dtype is not None and np.dtype(dtype) != kind:
-        from .backend import backend_dtype, namespace
-
-        xp = namespace(value)
-        return xp.astype(value, backend_dtype(xp, dtype))
-    return value
-
-
 # -- the primitives the operators and methods above perform ----------------------------
 # Tensor sits below the effects and the primitives (they import it; see
 # docs/architecture.md), so it cannot import them. `kenaz.numpy._tensor_methods`,
@@ -681,24 +537,21 @@ def _backend_value(value: Any, dtype: Any) -> Any:
 # is imported: the operators read them as globals, exactly as if imported here.
 if TYPE_CHECKING:
     from . import mutation as _mutation
-    from . import numpy as _knp
-    from .convert import check_convertible
+    from .convert import check_convertible, check_number, tracked_by_running
     from .effects import perform_args
     from .numpy import _signatures as _numpy_api
+    from .numpy._dispatch import array_function, array_ufunc
     from .ops.elementwise import (
         absolute,
         add,
-        astype,
         bitwise_and,
         bitwise_or,
         bitwise_xor,
-        conjugate,
         divide,
         equal,
         floor_divide,
         greater,
         greater_equal,
-        imag,
         invert,
         less,
         less_equal,
@@ -706,12 +559,9 @@ if TYPE_CHECKING:
         negative,
         not_equal,
         power,
-        real,
         remainder,
         square,
         subtract,
     )
     from .ops.elementwise import copy as _copy
-    from .ops.indexing import getitem, scatter
-    from .ops.linalg import dot, matmul
-    from .ops.shape import ravel, reshape, squeeze, swapaxes, transpose
+    from .ops.linalg import matmul

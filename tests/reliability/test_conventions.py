@@ -312,10 +312,17 @@ def test_scatter_set_with_duplicate_indices_credits_only_the_update_that_landed(
 @pytest.mark.parametrize(
     "name, convert", [("float", float), ("item", lambda x: x.item())]
 )
-def test_converting_to_a_python_value_makes_a_constant(name: str, convert: Callable) -> None:
-    """float(x) and x.item() under grad/jvp are constants (control flow, logging): the
-    derivative of x * float(x) at 3 is 3. See docs/conventions.md, "Conversions"."""
-    assert derivative(lambda x: x * convert(x), 3.0) == (3.0, 3.0), name
+def test_converting_to_a_python_number_raises(name: str, convert: Callable) -> None:
+    """float(x) and x.item() under grad/jvp would be silent constants (issue 22): they
+    raise, naming stop_gradient; after stop_gradient the constant is what was asked, so the
+    derivative of x * float(stop_gradient(x)) at 3 is 3. int(x) stays allowed (control
+    flow). See docs/conventions.md, "Conversions"."""
+    from kenaz.errors import TrackedConversionError
+
+    with pytest.raises(TrackedConversionError, match="stop_gradient"):
+        derivative(lambda x: x * convert(x), 3.0)
+    assert derivative(lambda x: x * convert(kenaz.stop_gradient(x)), 3.0) == (3.0, 3.0), name
+    assert derivative(lambda x: x * int(x), 3.0) == (3.0, 3.0)
 
 
 @pytest.mark.parametrize(

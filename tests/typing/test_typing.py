@@ -85,3 +85,66 @@ def test_kenaz_numpy_exports_every_public_name():
     assert set(knp.__all__) == public - internal
     assert len(knp.__all__) == len(set(knp.__all__))
     assert set(_composed.__all__) | set(_signatures.__all__) <= set(knp.__all__)
+
+
+REVEALED = """
+    import kenaz
+    import kenaz.numpy as knp
+    from kenaz import Tensor, nn
+
+    Params = dict[str, Tensor]
+
+    def loss(params: Params, x: Tensor) -> Tensor:
+        return knp.sum((x @ params["w"]) ** 2)
+
+    def loss_with_aux(params: Params, x: Tensor) -> tuple[Tensor, Tensor]:
+        return loss(params, x), knp.mean(x)
+
+    def step(x: Tensor, scale: float) -> Tensor:
+        return knp.sin(x) * scale
+
+    reveal_type(kenaz.grad(loss))
+    reveal_type(kenaz.grad(loss_with_aux, has_aux=True))
+    reveal_type(kenaz.value_and_grad(loss))
+    reveal_type(kenaz.value_and_grad(loss_with_aux, has_aux=True))
+    reveal_type(kenaz.jit(step))
+    reveal_type(kenaz.jit(static_argnums=1)(step))
+    reveal_type(kenaz.checkpoint(step))
+    reveal_type(kenaz.custom_jvp(step))
+    reveal_type(kenaz.custom_vjp(step)(knp.ones(2), 2.0))
+    reveal_type(nn.Sequential([nn.Linear(2, 32), nn.tanh, nn.Linear(32, 1)]))
+"""
+P, T = "dict[str, kenaz.tensor.Tensor]", "kenaz.tensor.Tensor"
+EXPECTED_REVEALED = [
+    f"def ({P}, x: {T}) -> {P}",
+    f"def ({P}, x: {T}) -> tuple[{P}, {T}]",
+    f"def ({P}, x: {T}) -> tuple[{T}, {P}]",
+    f"def ({P}, x: {T}) -> tuple[tuple[{T}, {T}], {P}]",
+    f"Jitted[[x: {T}, scale: float], {T}]",  # kenaz's Jitted, typed as the function
+    f"Jitted[[x: {T}, scale: float], {T}]",
+    f"def (x: {T}, scale: float) -> {T}",
+    f"custom_jvp[[x: {T}, scale: float], {T}]",
+    T,
+    ".Sequential",
+]
+
+
+def test_transformations_reveal_the_functions_types_and_no_any(tmp_path):
+    """grad/value_and_grad give the first argument's type as the gradient's; jit,
+    checkpoint, custom_jvp and custom_vjp keep the signature; Sequential takes layers and
+    plain functions. mypy --strict: no error, and no Any in what it reveals."""
+    script = tmp_path / "revealed.py"
+    script.write_text(textwrap.dedent(REVEALED).lstrip("\n"))
+    result = run_mypy(script)
+    errors = [line for line in result.stdout.splitlines() if ": error:" in line]
+    assert not errors, result.stdout
+    revealed = [
+        line.split('Revealed type is "', 1)[1].rstrip('"')
+        for line in result.stdout.splitlines()
+        if "Revealed type is" in line
+    ]
+    # Each as expected (class names without the module, which may move).
+    assert len(revealed) == len(EXPECTED_REVEALED), "\n".join(revealed)
+    for got, expected in zip(revealed, EXPECTED_REVEALED, strict=True):
+        assert got == expected or got.endswith("." + expected.lstrip(".")), (got, expected)
+    assert not any("Any" in r for r in revealed)

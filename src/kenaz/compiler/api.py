@@ -25,7 +25,7 @@ import itertools
 import threading
 import warnings
 from collections.abc import Callable, Sequence
-from typing import Any, NamedTuple
+from typing import Any, Generic, NamedTuple, ParamSpec, TypeVar, overload
 
 import numpy as np
 
@@ -44,6 +44,9 @@ from .program import (
 )
 from .staged import Staged
 
+P = ParamSpec("P")  # the function's parameters: jit keeps its signature
+R = TypeVar("R")
+
 __all__ = ["jit", "Jitted", "CacheInfo"]
 
 
@@ -55,8 +58,9 @@ class CacheInfo(NamedTuple):
     size: int
 
 
-class Jitted:
-    """A function compiled per signature; see :func:`jit`."""
+class Jitted(Generic[P, R]):
+    """A function compiled per signature; see :func:`jit`. Typed as the function it
+    compiles: its parameters, its result."""
 
     def __init__(
         self,
@@ -78,7 +82,7 @@ class Jitted:
         self._warned_eager = False
 
     # -- the call ---------------------------------------------------------------------------
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
         if self.static_argnums or self.static_argnames:
             static = static_arguments(args, kwargs, self.static_argnums, self.static_argnames)
             dynamic: Any = dynamic_arguments(args, kwargs, static)
@@ -219,6 +223,22 @@ def _static_key(static: dict | None) -> Any:
     return items
 
 
+@overload
+def jit(
+    fun: Callable[P, R],
+    *,
+    static_argnums: int | Sequence[int] = (),
+    static_argnames: str | Sequence[str] = (),
+    optimize: bool = True,
+) -> Jitted[P, R]: ...
+@overload
+def jit(
+    fun: None = None,
+    *,
+    static_argnums: int | Sequence[int] = (),
+    static_argnames: str | Sequence[str] = (),
+    optimize: bool = True,
+) -> Callable[[Callable[P, R]], Jitted[P, R]]: ...
 def jit(
     fun: Callable | None = None,
     *,
@@ -259,9 +279,11 @@ def jit(
     raise :class:`~kenaz.errors.ConcretizationError`. Python side effects
     (``print``, appending to a list, NumPy's global random generator) happen
     only while tracing, and arrays the function closes over are baked in with
-    the value they had then, as in JAX. Under a transformation the jitted
-    function performs its program's ops one by one, so it is differentiated,
-    batched or debugged like the original.
+    the value they had then, as in JAX. Under a transformation a call is one
+    call op, ``jit[name]`` (``debug`` shows one op), whose forward, reverse and
+    batching rules are derived from its program and compiled in turn (see
+    docs/jit.md), so it is differentiated, batched or debugged like the
+    original.
 
     Examples
     --------

@@ -152,7 +152,10 @@ class Sequential(Module):
     (3, 2)
     """
 
-    def __init__(self, layers: Sequence[Module | Callable[[Any], Any]]) -> None:
+    # `Callable[..., Any]`: a Module is itself callable with one argument (`params`,
+    # `*args`), so `Module | Callable[[Any], Any]` would collapse to the latter and refuse
+    # a Linear (two arguments) in a list beside a plain function.
+    def __init__(self, layers: Sequence[Module | Callable[..., Any]]) -> None:
         self.layers = list(layers)
 
     def init(self, key: Key) -> list[Any]:

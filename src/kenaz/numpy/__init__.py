@@ -316,7 +316,7 @@ def full(shape: Any, fill_value: Any, dtype: Any = None, order: str = "C", **kwa
         return Tensor(_creation.create("full", _np.full, (shape, fill_value), keywords))
     fill = _as_tensor(fill_value, dtype)
     shape = (shape,) if isinstance(shape, (int, _np.integer)) else tuple(shape)
-    return _shape.broadcast_to(fill, shape)
+    return _ew.broadcast_copy(fill, shape)  # fresh and writable, as numpy.full's
 
 
 def _like(maker: Callable[..., Any]) -> Callable[..., Tensor]:
@@ -612,7 +612,8 @@ def diagonal(a, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Tensor:
     a = moveaxis(asarray(a), (axis1, axis2), (-2, -1))
     n, m = a.shape[-2], a.shape[-1]
     rows = _np.arange(_builtins.max(0, -offset), _builtins.min(n, m - offset))
-    return getitem(a, (Ellipsis, rows, rows + offset))
+    # Read-only, as NumPy's diagonal (a view): a write would not reach `a`.
+    return _ew.read_only_view(getitem(a, (Ellipsis, rows, rows + offset)))
 
 
 def diag(v, k: int = 0) -> Tensor:

@@ -249,4 +249,4 @@ def full_like(
     target_shape = _t(a).shape if shape is None else shape
     fill = _t(fill_value)
     target_dtype = _t(a).dtype if dtype is None else dtype
-    return _shape.broadcast_to(_ew.astype(fill, target_dtype), target_shape)
+    return _ew.broadcast_copy(_ew.astype(fill, target_dtype), target_shape)  # writable

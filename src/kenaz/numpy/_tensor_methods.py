@@ -12,21 +12,22 @@ from __future__ import annotations
 from types import ModuleType
 
 from .. import mutation as _mutation
+from .. import ndarray_methods as _ndarray_methods
 from .. import tensor as _tensor
-from ..convert import check_convertible
+from ..convert import check_convertible, check_number, tracked_by_running
 from ..effects import perform_args
 from ..ops import elementwise as _ew
 from ..ops import indexing as _indexing
 from ..ops import linalg as _linalg
 from ..ops import shape as _shape
-from . import _signatures
+from . import _dispatch, _signatures
 
 _OPERATOR_PRIMITIVES = {
     _ew: (
-        "absolute", "add", "astype", "bitwise_and", "bitwise_or", "bitwise_xor", "conjugate",
-        "divide", "equal", "floor_divide", "greater", "greater_equal", "imag", "invert", "less",
-        "less_equal", "multiply", "negative", "not_equal", "power", "real", "remainder",
-        "square", "subtract",
+        "absolute", "add", "alias", "astype", "bitwise_and", "bitwise_or", "bitwise_xor",
+        "conjugate", "divide", "equal", "floor_divide", "greater", "greater_equal", "imag",
+        "invert", "less", "less_equal", "multiply", "negative", "not_equal", "power", "real",
+        "remainder", "square", "subtract",
     ),
     _indexing: ("getitem", "scatter"),
     _linalg: ("dot", "matmul"),
@@ -40,16 +41,21 @@ def bind(knp: ModuleType) -> None:
     ``knp`` is ``kenaz.numpy`` itself (it calls this while loading: the methods
     it backs, ``x.argsort()`` and the like, read it only when called).
     """
-    names = vars(_tensor)
-    names["perform_args"] = perform_args
-    names["_numpy_api"] = _signatures
-    names["_knp"] = knp
-    names["_mutation"] = _mutation
-    names["_copy"] = _ew.copy
-    names["check_convertible"] = check_convertible
-    for module, primitives in _OPERATOR_PRIMITIVES.items():
-        for name in primitives:
-            names[name] = getattr(module, name)
+    for names in (vars(_tensor), vars(_ndarray_methods)):
+        names["perform_args"] = perform_args
+        names["_numpy_api"] = _signatures
+        names["_knp"] = knp
+        names["_mutation"] = _mutation
+        names["_copy"] = _ew.copy
+        names["_wrap"] = _tensor._make
+        names["check_convertible"] = check_convertible
+        names["check_number"] = check_number
+        names["tracked_by_running"] = tracked_by_running
+        names["array_ufunc"] = _dispatch.array_ufunc
+        names["array_function"] = _dispatch.array_function
+        for module, primitives in _OPERATOR_PRIMITIVES.items():
+            for name in primitives:
+                names[name] = getattr(module, name)
     # `x[index]` is `getitem(x, index)` itself: no wrapper frame (a third of a basic
     # index's time).
     _tensor.Tensor.__getitem__ = _indexing.getitem  # type: ignore[method-assign]

@@ -505,7 +505,7 @@ def diagonal(x: Any, /, *, offset: int = 0) -> Tensor:
     x = _tensor(x)
     n, m = x.shape[-2], x.shape[-1]
     rows = _np.arange(max(0, -offset), max(max(0, -offset), min(n, m - offset)))
-    return _getitem(x, (Ellipsis, rows, rows + offset))
+    return _ew.read_only_view(_getitem(x, (Ellipsis, rows, rows + offset)))  # as NumPy's view
 
 
 def vecdot(x1: Any, x2: Any, /, *, axis: int = -1) -> Tensor:

@@ -21,6 +21,7 @@ from ..backend import (
     backend_dtype,
     common,
     namespace,
+    numpy_array_like,
     numpy_dtype,
     promoted,
     special_function,
@@ -718,10 +719,16 @@ def astype(x, dtype) -> Tensor:
 shape.provide(astype=astype, real=real)
 
 
+def _same_value(x):
+    """``x`` itself, a NumPy array-like of another type (pandas, xarray) as NumPy converts it:
+    the value a transformation's input (``vmap(f)(dataframe)``) gets."""
+    return x if type(x) is _ndarray else numpy_array_like(x)
+
+
 # Identity with a fresh tensor: transformations use it to give their inputs new identities.
 alias = Op(
     "alias",
-    lambda x: x,
+    _same_value,
     jvp=[lambda t, ans, x: t],
     vjp=[lambda ans, x: identity],
     batch=batching.elementwise,
@@ -738,7 +745,24 @@ copy = Op(
     batch=batching.elementwise,
 )
 
-stop_gradient = Op("stop_gradient", lambda x: x, batch=batching.elementwise, differentiable=False)
+def broadcast_copy(x, target_shape) -> Tensor:
+    """``x`` broadcast to ``target_shape`` in fresh, writable memory: what ``numpy.full``
+    and ``numpy.full_like`` return (``broadcast_to`` alone is a read-only view, as
+    NumPy's), differentiable in ``x``."""
+    return copy(shape.broadcast_to(x, target_shape))
+
+
+def read_only_view(x: Tensor) -> Tensor:
+    """``x`` marked read-only, as NumPy marks the views it returns read-only
+    (``numpy.diagonal``): writing into it would not reach the input, so it raises as in
+    NumPy. Only outside transformations (an untracked NumPy value); returns ``x``."""
+    value = getattr(x, "_value", None) if type(x) is Tensor and not x._trace else None
+    if type(value) is _ndarray:
+        value.flags.writeable = False
+    return x
+
+
+stop_gradient = Op("stop_gradient", _same_value, batch=batching.elementwise, differentiable=False)
 
 
 def clip(x, a_min=None, a_max=None) -> Tensor:

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..backend import NUMPY_TYPES, common, full_like, namespace
-from ..convert import array_argument, as_tensor
+from ..convert import array_argument, as_tensor, register_stack
 from ..effects import Op, each_argument
 from ..tensor import Tensor, holds_tensor
 from .axes import along_axes, batch_size, normalize_axes, scan, shape_of, shift_axes
@@ -672,3 +672,5 @@ _sum = Op(
     vjp=[_sum_vjp],
     batch=reduction_batch,
 )
+
+register_stack(stack)  # kenaz.convert stacks lists of tensors with it

@@ -48,10 +48,12 @@ def meshgrid(
         for s in shapes:
             s[0], s[1] = s[1], s[0]
     grids = [_shape.reshape(x, tuple(s)) for x, s in zip(xs, shapes, strict=True)]
-    if sparse:
-        return tuple(grids)
-    full = _np.broadcast_shapes(*[g.shape for g in grids])
-    return tuple(_shape.broadcast_to(g, full) for g in grids)
+    if not sparse:
+        full = _np.broadcast_shapes(*[g.shape for g in grids])
+        grids = [_shape.broadcast_to(g, full) for g in grids]
+    # copy=True (NumPy's default): each grid in fresh, writable memory, as NumPy's;
+    # copy=False: views (the broadcast ones read-only, as NumPy intends them).
+    return tuple(_ew.copy(g) for g in grids) if copy else tuple(grids)
 
 
 def indices(dimensions: Sequence[int], dtype: Any = int, sparse: bool = False) -> Any:
