@@ -181,23 +181,11 @@ TRANSFORMS = {
     "jit(grad)": lambda loss: (float(kenaz.jit(kenaz.grad(loss))(K0)), _slope(loss, K0)),
 }
 
-# odeint lives on its own branch (odes), which adopts closure conversion (the contract in
-# kenaz.call's module doc); until then every odeint row gives a wrong number or raises.
-_ODEINT_PENDING = {("odeint", "*"), ("odeint tfirst=True", "*")}
-
-
 def _cases():
     for container in CONTAINERS:
         for route in ROUTES:
             for transform in TRANSFORMS:
-                marks = []
-                if (container, route) in _ODEINT_PENDING or (container, "*") in _ODEINT_PENDING:
-                    marks.append(
-                        pytest.mark.xfail(
-                            strict=True, reason="odeint adopts closure conversion on branch odes"
-                        )
-                    )
-                yield pytest.param(container, route, transform, marks=marks)
+                yield pytest.param(container, route, transform)
 
 
 @pytest.mark.parametrize(("container", "route", "transform"), list(_cases()))

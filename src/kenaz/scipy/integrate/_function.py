@@ -25,7 +25,7 @@ from ... import numpy as _knp
 from ... import tree
 from ...compiler import program as program_module
 from ...convert import as_tensor
-from ...effects import Handler, _handlers, handler, perform_args
+from ...effects import Handler, handler, no_handlers, perform_args
 from ...errors import ConcretizationError
 from ...tensor import Tensor
 from ._system import System
@@ -148,9 +148,5 @@ def _refuse_tracked_reads(fn: Callable, y: Tensor, t0: Any, params: list, who: s
     """Run ``fn`` once on plain values, watching for tracked tensors it was not given."""
     inputs = [_plain(y), _plain(t0), *[_plain(p) for p in params]]
     watch = _Watch(inputs, who)
-    token = _handlers.set(())
-    try:
-        with handler(watch):
-            fn(*inputs)
-    finally:
-        _handlers.reset(token)
+    with no_handlers(), handler(watch):
+        fn(*inputs)

@@ -24,7 +24,7 @@ import numpy as np
 from ... import numpy as _knp
 from ...compiler import program as program_module
 from ...compiler import staged as _staged
-from ...effects import _handlers
+from ...effects import handlers_installed, no_handlers
 from ...errors import ConcretizationError
 from ...forward import jvp
 from ...jacobians import jacfwd
@@ -113,11 +113,8 @@ class System:
             fn = self.fn
 
             def eager(y: np.ndarray, s: float) -> np.ndarray:
-                token = _handlers.set(())
-                try:
+                with no_handlers():
                     out = fn(Tensor(y), Tensor(np.float64(s)), *[Tensor(p) for p in params])
-                finally:
-                    _handlers.reset(token)
                 return out._value
 
             return eager
@@ -194,7 +191,7 @@ class System:
     # -- the right-hand side on tensors ---------------------------------------------------------
     def evaluate(self, y: Any, s: Any, params: Sequence[Any]) -> Tensor:
         """``fn(y, s, *params)``: compiled on plain values, else performed (differentiated)."""
-        if not _handlers.get():
+        if not handlers_installed():
             values = values_of(params)
             out = self.rhs(values)(np.asarray(values_of([y])[0]), values_of([s])[0])
             return Tensor(np.asarray(out))
@@ -332,11 +329,8 @@ def _eager(fn: Callable) -> Callable:
     """``fn`` on NumPy values with no handlers installed: a tuple of one NumPy result."""
 
     def run(*values: Any) -> tuple:
-        token = _handlers.set(())
-        try:
+        with no_handlers():
             out = fn(*[Tensor(v) for v in values])
-        finally:
-            _handlers.reset(token)
         return (out._value,)
 
     return run

@@ -20,7 +20,7 @@ from scipy.optimize import OptimizeResult
 
 from ... import numpy as _knp
 from ...compiler import program as program_module
-from ...effects import _handlers
+from ...effects import handlers_installed
 from ...tensor import Tensor
 from ._function import Function
 from ._integrators import Ivp
@@ -55,7 +55,7 @@ class DenseSolution:
         self.solve_to = solve_to
 
     def __call__(self, t: Any) -> Tensor:
-        if self.interpolant is not None and not _handlers.get() and _untracked(t):
+        if self.interpolant is not None and not handlers_installed() and _untracked(t):
             return Tensor(np.asarray(self.interpolant(values_of([t])[0])))
         return self.solve_to(t)
 

@@ -23,7 +23,7 @@ from ... import numpy as _knp
 from ... import tree
 from ...compiler import program as program_module
 from ...compiler import staged as _staged
-from ...effects import Op, _handlers
+from ...effects import Op, handlers_installed
 from ...forward import jvp
 from ...ops import batching
 from ...reverse import vjp
@@ -53,7 +53,7 @@ class Integrand:
         return lambda x: compiled(x, *params)[0]
 
     def evaluate(self, x: Any, params: list[Any]) -> Tensor:
-        if not _handlers.get():
+        if not handlers_installed():
             return Tensor(np.asarray(self.numpy(values_of(params))(values_of([x])[0])))
         return self.fn(x, *params)
 
