@@ -49,10 +49,10 @@ def from_triangle(a: Tensor, lower: bool, hermitian: bool) -> Tensor:
     A Hermitian matrix's diagonal is real: its imaginary part is dropped, as LAPACK does.
     """
     n = a.shape[-1]
-    if not lower:
-        a = dec.matrix_transpose(a)  # the upper triangle, read as a lower one
-    strictly_lower = ew.where(np.tri(n, k=-1, dtype=bool), a, 0)
     transpose = dec.conj_transpose if hermitian else dec.matrix_transpose
+    if not lower:
+        a = transpose(a)  # the upper triangle, as the lower one it stands for
+    strictly_lower = ew.where(np.tri(n, k=-1, dtype=bool), a, 0)
     other = transpose(strictly_lower)
     diagonal = dec._real(a) if hermitian else a
     return strictly_lower + other + ew.where(np.eye(n, dtype=bool), diagonal, 0)
