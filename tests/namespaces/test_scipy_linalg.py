@@ -29,7 +29,7 @@ def _spd(x):
     return x @ x.T + 3 * np.eye(x.shape[-1])
 
 
-# -- solve ---------------------------------------------------------------------------------------
+# -- solve ----------
 ASSUME_A = [None, "gen", "sym", "her", "pos", "diagonal", "tridiagonal", "banded",
             "upper triangular", "lower triangular"]  # fmt: skip
 
@@ -57,7 +57,7 @@ def test_solve_transposed_complex_and_errors():
     close(ksl.inv(spd, assume_a="pos"), scipy.linalg.inv(spd, assume_a="pos"))
 
 
-# -- eigh: the generalized problem, subsets ----------------------------------------------------------
+# -- eigh: the generalized problem, subsets ----------
 @pytest.mark.parametrize("kind", [1, 2, 3])
 def test_eigh_generalized(kind):
     w, x = ksl.eigh(spd, spd2, type=kind)
@@ -97,7 +97,7 @@ def test_eigh_subsets_and_lower():
           lambda p, q: ksl.eigh_tridiagonal(p, q, eigvals_only=True), d, e)  # fmt: skip
 
 
-# -- Cholesky and LU --------------------------------------------------------------------------------
+# -- Cholesky and LU ----------
 def test_lu_family():
     for shape in [(3, 3), (4, 3), (3, 4)]:
         x = rng.standard_normal(shape)
@@ -126,7 +126,7 @@ def test_cholesky_keywords():
     close(ksl.cho_solve((c, lower), b, check_finite=False), scipy.linalg.solve(spd, b))
 
 
-# -- banded solves ------------------------------------------------------------------------------------
+# -- banded solves ----------
 def test_banded_solves():
     ab = rng.standard_normal((4, 5)) + np.array([[0], [0], [4], [0]])  # l = 1, u = 2
     rhs = rng.standard_normal(5)
@@ -140,7 +140,7 @@ def test_banded_solves():
     check("scipy.linalg.solveh_banded", lambda p, q: ksl.solveh_banded(p, q), upper, rhs[:4])
 
 
-# -- matrix equations ------------------------------------------------------------------------------
+# -- matrix equations ----------
 def test_sylvester_and_lyapunov():
     small = rng.standard_normal((2, 2)) + 2 * np.eye(2)
     q = rng.standard_normal((3, 2))
@@ -160,7 +160,7 @@ def test_sylvester_and_lyapunov():
                np.stack([a_shift, a_shift.T]), small, q, in_axes=(0, None, None))  # fmt: skip
 
 
-# -- matrix functions ----------------------------------------------------------------------------------
+# -- matrix functions ----------
 def test_expm_frechet_logm_funm():
     e = rng.standard_normal((3, 3))
     for ours, theirs in zip(ksl.expm_frechet(a, e), scipy.linalg.expm_frechet(a, e), strict=True):
@@ -182,7 +182,7 @@ def test_expm_frechet_logm_funm():
     assert error < 1e-12
 
 
-# -- decompositions ---------------------------------------------------------------------------------
+# -- decompositions ----------
 @pytest.mark.parametrize("mode", ["full", "economic", "r"])
 @pytest.mark.parametrize("pivoting", [False, True])
 def test_qr_modes(mode, pivoting):
@@ -192,7 +192,11 @@ def test_qr_modes(mode, pivoting):
     assert len(ours) == len(theirs)
     for o, t in zip(ours, theirs, strict=True):
         close(np.abs(np.asarray(o)), np.abs(t))  # Q and R up to the signs of their columns
-    check(f"scipy.linalg.qr[{mode}]", lambda y: ksl.qr(y, mode=mode, pivoting=pivoting)[-1 - pivoting], x)  # noqa: E501
+    check(
+        f"scipy.linalg.qr[{mode}]",
+        lambda y: ksl.qr(y, mode=mode, pivoting=pivoting)[-1 - pivoting],
+        x,
+    )  # noqa: E501
 
 
 def test_polar_and_svd():
@@ -223,7 +227,7 @@ def test_schur_hessenberg_values_and_refusal():
         kenaz.grad(lambda x: ksl.hessenberg(x).sum())(a)
 
 
-# -- special matrices --------------------------------------------------------------------------------
+# -- special matrices ----------
 def test_special_matrices():
     c, r = np.array([1.0, 2.0, 3.0]), np.array([9.0, 8.0, 7.0, 6.0])
     close(ksl.block_diag([[1.0, 2.0]], [[3.0]], 4.0), scipy.linalg.block_diag([[1, 2]], [[3]], 4))

@@ -39,8 +39,13 @@ CASES = [
     ),
     # 2 x 2: the second order takes logarithms of 8 x 8 blocks of blocks, SciPy's slow path
     OpCase("logm", _logm, (_matrix(2, 2),)),
-    OpCase("logm-nonsymmetric", me.matrix_function_op, (_matrix(2, 2) + 2 * np.eye(2),),
-           {"function": "logm"}, order=1),  # fmt: skip
+    OpCase(
+        "logm-nonsymmetric",
+        me.matrix_function_op,
+        (_matrix(2, 2) + 2 * np.eye(2),),
+        {"function": "logm"},
+        order=1,
+    ),  # fmt: skip
 ]
 
 test_check_op = make_check_op_test(CASES)
