@@ -230,6 +230,32 @@ def _region(array: np.ndarray, index: Any) -> np.ndarray:
     return view if isinstance(view, np.ndarray) else array
 
 
+# -- out= ----------------------------------------------------------------------------------
+def write_out(out: Any, result: Tensor, name: str, casting: str = "same_kind") -> Any:
+    """NumPy's ``out=``: ``result`` written into ``out`` (a Tensor, an ndarray, or a tuple
+    holding one), which is returned. A Tensor follows ``x[...] = v``'s rules (refused if a
+    transformation tracks either); a NumPy array cannot receive a tracked result."""
+    if isinstance(out, tuple):
+        if len(out) != 1:
+            raise ValueError(f"{name}: out must hold one array, got {len(out)}")
+        out = out[0]
+    if not np.can_cast(result.dtype, out.dtype, casting=casting):
+        raise TypeError(
+            f"{name}: cannot cast the output from {result.dtype} to {out.dtype} with casting "
+            f"rule {casting!r}"
+        )
+    if isinstance(out, Tensor):
+        assign(out, Ellipsis, result)
+        return out
+    if is_tracked(result):
+        raise TypeError(
+            f"{name}: out= a NumPy array would drop the derivative of a tensor a "
+            "transformation tracks; use the returned value"
+        )
+    np.copyto(out, np.asarray(result._value), casting=casting)
+    return out
+
+
 # -- numpy.put and friends: in place, and followed by the derivatives ---------------------
 def write_functional(tensor: Tensor, result: Tensor, name: str) -> None:
     """``numpy.<name>`` on ``tensor`` under a transformation: ``result`` (the functional

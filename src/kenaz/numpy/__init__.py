@@ -48,6 +48,7 @@ from ..convert import array_argument as _array_argument
 from ..convert import as_tensor as _as_tensor
 from ..convert import read_value as _read_value
 from ..convert import stacks_own_lists as _stacks_own_lists
+from ..mutation import write_out as _write_out
 from ..ops import elementwise as _ew
 from ..ops import indexing as _indexing
 from ..ops import reduction as _reduction
@@ -142,8 +143,6 @@ from ..ops.shape import (  # noqa: E402,F401
     expand_dims,
     flip,
     moveaxis,
-    pad,
-    ravel,
     repeat,
     reshape,
     split,
@@ -153,6 +152,23 @@ from ..ops.shape import (  # noqa: E402,F401
     tile,
     transpose,
 )
+from ._padding import pad  # noqa: E402,F401  (every one of NumPy's modes)
+
+
+def ravel(a: Any, order: str = "C") -> Tensor:
+    """``a`` flattened in ``order``: ``"C"`` (rows), ``"F"`` (columns), ``"A"`` and ``"K"``
+    (columns if the memory is column-major only, else rows), as :func:`numpy.ravel`."""
+    if order == "C":
+        return _shape.ravel(a)
+    if order not in ("F", "A", "K"):
+        raise ValueError(f"kenaz.numpy.ravel: order must be 'C', 'F', 'A' or 'K', got {order!r}")
+    if order in ("A", "K"):
+        value = a._value if type(a) is Tensor else a if isinstance(a, _np.ndarray) else None
+        flags = getattr(value, "flags", None)
+        fortran = flags is not None and flags.f_contiguous and not flags.c_contiguous
+        order = "F" if fortran else "C"
+    return _shape.reshape(a, (-1,), order=order) if order == "F" else _shape.ravel(a)
+
 
 abs = absolute  # noqa: A001
 true_divide = divide
@@ -332,9 +348,21 @@ def full_like(a: Any, fill_value: Any, dtype: Any = None, shape: Any = None) -> 
 
 
 def linspace(
-    start: Any, stop: Any, num: int = 50, endpoint: bool = True, dtype: Any = None, axis: int = 0
-) -> Tensor:
-    """Evenly spaced numbers over an interval; differentiable in ``start`` and ``stop``."""
+    start: Any, stop: Any, num: int = 50, endpoint: bool = True, retstep: bool = False,
+    dtype: Any = None, axis: int = 0, *, device: Any = None,
+) -> Any:  # fmt: skip
+    """Evenly spaced numbers over an interval; differentiable in ``start`` and ``stop``.
+
+    ``retstep=True`` also returns the step (NaN for fewer than two samples, as NumPy's).
+    """
+    if device not in (None, "cpu"):
+        raise ValueError(f"kenaz.numpy.linspace: device must be 'cpu' or None, got {device!r}")
+    if retstep:
+        samples = linspace(start, stop, num, endpoint, dtype=dtype, axis=axis)
+        div = (num - 1) if endpoint else num
+        difference = asarray(stop) - asarray(start)
+        step = difference / div if div > 0 else difference * _np.nan
+        return samples, step
     if not isinstance(start, Tensor) and not isinstance(stop, Tensor):
         if _backend.current_default() is _np:
             return Tensor(
@@ -491,8 +519,24 @@ def average(
     return (avg, total) if returned else avg
 
 
-def diff(a, n: int = 1, axis: int = -1) -> Tensor:
-    """n-th discrete difference along ``axis``."""
+def diff(a, n: int = 1, axis: int = -1, prepend: Any = _np._NoValue,
+         append: Any = _np._NoValue) -> Tensor:  # fmt: skip
+    """n-th discrete difference along ``axis``; ``prepend``/``append`` values (broadcast to
+    one row along ``axis``) are joined before differencing, as in :func:`numpy.diff`."""
+    if n < 0:
+        raise ValueError(f"kenaz.numpy.diff: order must be non-negative but got {n}")
+    if prepend is not _np._NoValue or append is not _np._NoValue:
+        a = asarray(a)
+        ax = axis % a.ndim
+        parts = [a]
+        for value, at_end in ((prepend, False), (append, True)):
+            if value is _np._NoValue:
+                continue
+            value = asarray(value)
+            if value.ndim == 0:
+                value = broadcast_to(value, a.shape[:ax] + (1,) + a.shape[ax + 1 :])
+            parts = [*parts, value] if at_end else [value, *parts]
+        a = concatenate(parts, axis=ax)
     for _ in range(n):
         length = shape(a)[axis]
         ax = axis % ndim(a)
@@ -521,27 +565,37 @@ def dstack(xs: Sequence[Any]) -> Tensor:
 
 
 @_stacks_own_lists
-def atleast_1d(x) -> Tensor:
+def atleast_1d(*arys) -> Any:
+    """Each argument with at least one axis; one argument gives one tensor, several a tuple."""
+    results = tuple(_at_least(x, 1) for x in arys)
+    return results[0] if len(results) == 1 else results
+
+
+def _at_least(x, rank: int) -> Tensor:
     x = asarray(x)
-    return reshape(x, (1,)) if x.ndim == 0 else x
-
-
-@_stacks_own_lists
-def atleast_2d(x) -> Tensor:
-    x = asarray(x)
-    return reshape(x, (1,) * (2 - x.ndim) + x.shape) if x.ndim < 2 else x
-
-
-@_stacks_own_lists
-def atleast_3d(x) -> Tensor:
-    x = asarray(x)
+    if x.ndim >= rank:
+        return x
+    if rank == 1:
+        return reshape(x, (1,))
+    if rank == 2:
+        return reshape(x, (1,) * (2 - x.ndim) + x.shape)
     if x.ndim == 0:
         return reshape(x, (1, 1, 1))
-    if x.ndim == 1:
-        return reshape(x, (1, -1, 1))
-    if x.ndim == 2:
-        return expand_dims(x, 2)
-    return x
+    return reshape(x, (1, -1, 1)) if x.ndim == 1 else expand_dims(x, 2)
+
+
+@_stacks_own_lists
+def atleast_2d(*arys) -> Any:
+    """Each argument with at least two axes (a tuple for several arguments)."""
+    results = tuple(_at_least(x, 2) for x in arys)
+    return results[0] if len(results) == 1 else results
+
+
+@_stacks_own_lists
+def atleast_3d(*arys) -> Any:
+    """Each argument with at least three axes (a tuple for several arguments)."""
+    results = tuple(_at_least(x, 3) for x in arys)
+    return results[0] if len(results) == 1 else results
 
 
 def fliplr(x) -> Tensor:
@@ -552,10 +606,22 @@ def flipud(x) -> Tensor:
     return flip(x, 0)
 
 
-def roll(x, shift, axis=None) -> Tensor:
-    """Roll elements along ``axis`` (of the flattened array when None)."""
+def roll(a, shift, axis=None) -> Tensor:
+    """Roll elements along ``axis`` (of the flattened array when None); ``shift`` and ``axis``
+    may be tuples, broadcast against each other, as in :func:`numpy.roll`."""
     if axis is None:
-        return reshape(roll(ravel(x), shift, 0), shape(x))
+        total = int(_np.sum(_np.asarray(_read_value(shift))))
+        return reshape(roll(ravel(a), total, 0), shape(a))
+    if _np.ndim(axis) or _np.ndim(_read_value(shift)):
+        shifts, axes = _np.broadcast_arrays(_np.asarray(_read_value(shift)), _np.asarray(axis))
+        per_axis: dict[int, int] = {}
+        for s_, ax_ in zip(shifts.ravel(), axes.ravel(), strict=True):
+            key = int(ax_) % ndim(a)
+            per_axis[key] = per_axis.get(key, 0) + int(s_)
+        for ax_, s_ in per_axis.items():
+            a = roll(a, s_, ax_)
+        return asarray(a)
+    x = a
     n = shape(x)[axis]
     if n == 0:
         return asarray(x)
@@ -568,12 +634,19 @@ def roll(x, shift, axis=None) -> Tensor:
     )
 
 
-def take(a, indices, axis=None) -> Tensor:
-    """Elements of ``a`` at ``indices`` along ``axis`` (flattened when None)."""
-    if axis is None:
-        return getitem(ravel(a), indices)
-    ax = axis % ndim(a)
-    return getitem(a, (slice(None),) * ax + (indices,))
+def take(a, indices, axis=None, out=None, mode="raise") -> Tensor:
+    """Elements of ``a`` at ``indices`` along ``axis`` (flattened when None); ``mode``
+    ``"raise"``, ``"wrap"`` or ``"clip"`` treats indices out of range as NumPy does."""
+    if mode not in ("raise", "wrap", "clip"):
+        raise ValueError(f"kenaz.numpy.take: mode must be 'raise', 'wrap' or 'clip', got {mode!r}")
+    source = ravel(a) if axis is None else a
+    ax = 0 if axis is None else axis % ndim(a)
+    if mode != "raise":
+        n = shape(source)[ax]
+        index_value = _np.asarray(_read_value(indices), dtype=_np.intp)
+        indices = index_value % n if mode == "wrap" else _np.clip(index_value, 0, n - 1)
+    result = getitem(source, (slice(None),) * ax + (indices,))
+    return result if out is None else _write_out(out, result, "kenaz.numpy.take")
 
 
 def take_along_axis(a, indices, axis: int) -> Tensor:
@@ -681,9 +754,9 @@ def any(a, axis=None, keepdims: bool = False) -> Tensor:  # noqa: A001
 
 
 @_stacks_own_lists
-def count_nonzero(a, axis=None) -> Tensor:
+def count_nonzero(a, axis=None, *, keepdims=False) -> Tensor:
     """The number of nonzero elements along ``axis``."""
-    return sum(not_equal(a, 0), axis=axis)
+    return sum(not_equal(a, 0), axis=axis, keepdims=keepdims)
 
 
 def nonzero(a) -> tuple[Tensor, ...]:

@@ -20,7 +20,7 @@ import numpy as np
 
 from ..convert import as_tensor
 from ..effects import Op
-from ..mutation import is_tracked
+from ..mutation import write_out
 from ..ops import elementwise as ew
 from ..tensor import Tensor
 
@@ -42,29 +42,6 @@ def _output_dtype(signature: Any) -> np.dtype:
     if isinstance(signature, tuple):
         return np.dtype(signature[-1])
     return np.dtype(signature)
-
-
-def _write(out: Any, result: Tensor, casting: str, name: str) -> Any:
-    """``out[...] = result``, NumPy's ``out=``; returns ``out``."""
-    if isinstance(out, tuple):
-        if len(out) != 1:
-            raise ValueError(f"kenaz.scipy.special.{name}: out must hold one array")
-        out = out[0]
-    if not np.can_cast(result.dtype, out.dtype, casting=casting):
-        raise TypeError(
-            f"kenaz.scipy.special.{name}: cannot cast the output from {result.dtype} to "
-            f"{out.dtype} with casting rule {casting!r}"
-        )
-    if isinstance(out, Tensor):
-        out[...] = result  # raises, naming .at[], if a transformation tracks either
-        return out
-    if is_tracked(result):
-        raise TypeError(
-            f"kenaz.scipy.special.{name}: out= a NumPy array would drop the derivative of a "
-            "tensor a transformation tracks; use the returned value"
-        )
-    np.copyto(out, np.asarray(result._value), casting=casting)
-    return out
 
 
 def with_ufunc_keywords(function: Callable[..., Tensor], name: str, nin: int) -> Callable:
@@ -99,7 +76,9 @@ def with_ufunc_keywords(function: Callable[..., Tensor], name: str, nin: int) ->
                 else as_tensor(target)
             )
             result = ew.where(where, result, kept)
-        return result if out is None else _write(out, result, casting, name)
+        if out is None:
+            return result
+        return write_out(out, result, f"kenaz.scipy.special.{name}", casting)
 
     kinds = inspect.Parameter
     arrays = [inspect.Parameter(f"x{i + 1}" if nin > 1 else "x", kinds.POSITIONAL_ONLY)
