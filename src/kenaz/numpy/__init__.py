@@ -12,6 +12,8 @@ import builtins as _builtins  # `max`, `min`, `abs`, `any`, `sum` are NumPy's be
 import sys as _sys
 from collections.abc import Callable, Sequence
 from typing import Any
+from typing import Literal as _Literal
+from typing import overload as _overload
 
 import numpy as _np
 
@@ -152,7 +154,11 @@ from ..ops.shape import (  # noqa: E402,F401
     tile,
     transpose,
 )
+from ._counting import bincount, histogram  # noqa: E402,F401  (differentiable in weights)
+from ._functional import apply_along_axis, apply_over_axes, piecewise  # noqa: E402,F401
 from ._padding import pad  # noqa: E402,F401  (every one of NumPy's modes)
+from ._roots import polydiv, roots, sort_complex  # noqa: E402,F401
+from ._writes import fill_diagonal, place, put, put_along_axis  # noqa: E402,F401
 
 
 def ravel(a: Any, order: str = "C") -> Tensor:
@@ -347,6 +353,16 @@ def full_like(a: Any, fill_value: Any, dtype: Any = None, shape: Any = None) -> 
     return _placed(value, like=a)
 
 
+@_overload
+def linspace(
+    start: Any, stop: Any, num: int = ..., endpoint: bool = ...,
+    retstep: _Literal[False] = ..., dtype: Any = ..., axis: int = ..., *, device: Any = ...,
+) -> Tensor: ...  # fmt: skip
+@_overload
+def linspace(
+    start: Any, stop: Any, num: int = ..., endpoint: bool = ..., *,
+    retstep: _Literal[True], dtype: Any = ..., axis: int = ..., device: Any = ...,
+) -> tuple[Tensor, Tensor]: ...  # fmt: skip
 def linspace(
     start: Any, stop: Any, num: int = 50, endpoint: bool = True, retstep: bool = False,
     dtype: Any = None, axis: int = 0, *, device: Any = None,
@@ -863,6 +879,11 @@ for _name in sorted(_utilities.OWN_MODULES):
     globals()[_name] = _utilities.NumpySubmodule(_name)
 __all__ += [name for name in _added if not name.startswith("_")]
 __all__ += ["vectorize", "r_", "c_", "longdouble", *sorted(_utilities.OWN_MODULES)]
+# Differentiable in place of NumPy's (issue 24): writes, counts, functional helpers, roots.
+__all__ += [
+    "bincount", "histogram", "apply_along_axis", "apply_over_axes", "piecewise", "polydiv",
+    "roots", "sort_complex", "fill_diagonal", "place", "put", "put_along_axis",
+]  # fmt: skip
 del _name, _added
 
 from ..convert import accept_nested_lists_in as _accept_nested_lists_in  # noqa: E402
