@@ -202,3 +202,74 @@ def test_roots_polydiv_sort_complex():
     same(knp.sort_complex(c), np.sort_complex(c))
     assert np.asarray(knp.sort_complex(v)).dtype == np.sort_complex(v).dtype
     check_grads(knp.sort_complex, (np.array([1 + 2j, 2 - 1j, -3, 0.5j]),))  # distinct real parts
+
+
+# -- quantile methods, cov weights, unique(axis=), nanargmax(keepdims=), real_if_close ----------
+QUANTILE_METHODS = [
+    "inverted_cdf", "averaged_inverted_cdf", "closest_observation", "interpolated_inverted_cdf",
+    "hazen", "weibull", "linear", "median_unbiased", "normal_unbiased", "lower", "higher",
+    "midpoint", "nearest",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("method", QUANTILE_METHODS)
+def test_quantile_methods(method):
+    data = rng.standard_normal((4, 7))
+    q = np.array([0.0, 0.1, 0.5, 0.77, 1.0])
+    for axis in (None, 0, (0, 1)):
+        same(knp.quantile(data, q, axis=axis, method=method),
+             np.quantile(data, q, axis=axis, method=method))  # fmt: skip
+    same(knp.percentile(data, [10, 90], axis=1, method=method, keepdims=True),
+         np.percentile(data, [10, 90], axis=1, method=method, keepdims=True))  # fmt: skip
+    with_nan = data.copy()
+    with_nan[0, 2] = np.nan
+    same(knp.nanquantile(with_nan, q, axis=1, method=method),
+         np.nanquantile(with_nan, q, axis=1, method=method))  # fmt: skip
+    check_grads(lambda a: knp.quantile(a, [0.3, 0.6], axis=1, method=method), (data,), order=1)
+    if method in ("linear", "hazen", "weibull", "median_unbiased"):  # continuous in q
+        check_grads(lambda p: knp.quantile(data, p, axis=1, method=method), (np.array([0.3, 0.6]),))
+
+
+def test_quantile_weights():
+    data, weights = rng.standard_normal((4, 7)), rng.uniform(0.1, 1.0, (4, 7))
+    q = np.array([0.0, 0.3, 0.5, 1.0])
+    for axis, w in ((None, weights), (1, weights), (1, weights[0])):
+        same(knp.quantile(data, q, axis=axis, method="inverted_cdf", weights=w),
+             np.quantile(data, q, axis=axis, method="inverted_cdf", weights=w))  # fmt: skip
+    check_grads(lambda a: knp.quantile(a, q, axis=1, method="inverted_cdf", weights=weights),
+                (data,), order=1)  # fmt: skip
+    with pytest.raises(ValueError, match="inverted_cdf"):
+        knp.quantile(data, q, weights=weights)
+
+
+def test_cov_weights_unique_axis_nanargmax_real_if_close():
+    data = rng.standard_normal((3, 6))
+    frequencies, observations = np.array([1, 2, 0, 3, 1, 1]), rng.uniform(0.2, 1.0, 6)
+    weightings = [
+        {"aweights": observations}, {"fweights": frequencies},
+        {"fweights": frequencies, "aweights": observations},
+        {"aweights": observations, "ddof": 0}, {"aweights": observations, "ddof": 2},
+    ]  # fmt: skip
+    for options in weightings:
+        same(knp.cov(data, **options), np.cov(data, **options), err_msg=str(options))
+    check_grads(lambda m, w: knp.cov(m, aweights=w), (data, observations))
+    rows = np.array([[1.0, 0, 0], [1, 0, 0], [2, 3, 4], [1, 0, 0]])
+    for axis in (0, 1):
+        ours = knp.unique(
+            rows, axis=axis, return_index=True, return_inverse=True, return_counts=True
+        )
+        theirs = np.unique(
+            rows, axis=axis, return_index=True, return_inverse=True, return_counts=True
+        )
+        for o, t in zip(ours, theirs, strict=True):
+            same(o, t)
+    check_grads(lambda m: knp.unique(m, axis=0), (rng.standard_normal((4, 3)),))
+    with_nan = data.copy()
+    with_nan[0, 1] = np.nan
+    np.testing.assert_array_equal(np.asarray(knp.nanargmax(with_nan, axis=1, keepdims=True)),
+                                  np.nanargmax(with_nan, axis=1, keepdims=True))  # fmt: skip
+    np.testing.assert_array_equal(np.asarray(knp.nanargmin(with_nan, axis=0, keepdims=True)),
+                                  np.nanargmin(with_nan, axis=0, keepdims=True))  # fmt: skip
+    close_to_real = np.array([1 + 1e-17j, 2.0 + 0j])
+    same(knp.real_if_close(close_to_real), np.real_if_close(close_to_real))
+    check_grads(lambda z: knp.real_if_close(knp.astype(z, np.complex128)), (np.array([1.0, 2.0]),))

@@ -115,12 +115,13 @@ def heaviside(x: Any, h0: Any) -> Tensor:
 
 
 def real_if_close(a: Any, tol: float = 100) -> Tensor:
-    """The real part when every imaginary part is within ``tol`` machine epsilons of 0."""
+    """The real part when every imaginary part is within ``tol`` machine epsilons of 0
+    (decided on the values; the real part is differentiable)."""
     a = _t(a)
     if a.dtype.kind != "c":
         return a
     limit = tol * _np.finfo(a.dtype).eps if tol > 1 else tol
-    return _ew.real(a) if _np.all(_np.abs(_np.imag(_np.asarray(a))) < limit) else a
+    return _ew.real(a) if _np.all(_np.abs(_np.imag(_read_value(a))) < limit) else a
 
 
 def isreal(x: Any) -> Tensor:
@@ -243,12 +244,18 @@ def nanmin(a: Any, axis: Any = None, keepdims: bool = False) -> Tensor:
     return _reduction.amin(_without_nan(a, _np.inf), axis, keepdims)
 
 
-def nanargmax(a: Any, axis: Any = None) -> Tensor:
-    return _reduction.argmax(_without_nan(a, -_np.inf), axis)
+def nanargmax(a: Any, axis: Any = None, out: Any = None, *, keepdims: bool = False) -> Tensor:
+    """Index of the maximum ignoring NaNs (integer: no derivative)."""
+    if out is not None:
+        raise TypeError("kenaz.numpy.nanargmax: out= is not supported; use the returned value")
+    return _reduction.argmax(_without_nan(a, -_np.inf), axis, keepdims=keepdims)
 
 
-def nanargmin(a: Any, axis: Any = None) -> Tensor:
-    return _reduction.argmin(_without_nan(a, _np.inf), axis)
+def nanargmin(a: Any, axis: Any = None, out: Any = None, *, keepdims: bool = False) -> Tensor:
+    """Index of the minimum ignoring NaNs (integer: no derivative)."""
+    if out is not None:
+        raise TypeError("kenaz.numpy.nanargmin: out= is not supported; use the returned value")
+    return _reduction.argmin(_without_nan(a, _np.inf), axis, keepdims=keepdims)
 
 
 def nancumsum(a: Any, axis: Any = None) -> Tensor:
@@ -289,36 +296,6 @@ def _cumulative(scan, initial, x, axis, dtype, include_initial):
     return out
 
 
-def quantile(
-    a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
-    method: str = "linear", keepdims: bool = False,
-) -> Tensor:  # fmt: skip
-    """``q``-th quantiles (``q`` in [0, 1]) by linear interpolation between sorted values."""
-    if out is not None:
-        raise TypeError("kenaz.quantile: out= is not supported; use the returned value")
-    if method != "linear":
-        raise NotImplementedError(f"kenaz.quantile: method {method!r}; only 'linear' is supported")
-    knp = _knp()
-    a = _float(a)
-    data, axes = _grouped(a, axis)
-    ordered = knp.sort(data, axis=-1)
-    n = ordered.shape[-1]
-    # The interpolation weights are differentiable in q; the indices are not.
-    q_tensor = _float(q)
-    q_values = _read_value(q_tensor, dtype=float)  # the indices only: piecewise constant
-    below = _np.floor(q_values * (n - 1)).astype(int)
-    above = _np.minimum(below + 1, n - 1)
-    weight = _shape.reshape(q_tensor * (n - 1) - below, (-1,))
-    low = _shape.moveaxis(_getitem(ordered, (Ellipsis, below.reshape(-1))), -1, 0)
-    high = _shape.moveaxis(_getitem(ordered, (Ellipsis, above.reshape(-1))), -1, 0)
-    weight = _shape.reshape(weight, (-1,) + (1,) * (low.ndim - 1))
-    result = low + (high - low) * _ew.astype(weight, low.dtype)
-    result = _shape.reshape(result, q_values.shape + result.shape[1:])
-    if keepdims:
-        result = _shape.expand_dims(result, tuple(q_values.ndim + i for i in axes))
-    return result
-
-
 def _grouped(a: Tensor, axis: Any) -> tuple[Tensor, tuple[int, ...]]:
     """``a`` with the reduced ``axis`` merged into one last axis, and the reduced axes."""
     if axis is None:
@@ -329,54 +306,10 @@ def _grouped(a: Tensor, axis: Any) -> tuple[Tensor, tuple[int, ...]]:
     return _shape.reshape(data, data.shape[: len(kept)] + (-1,)), axes
 
 
-def nanquantile(
-    a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
-    method: str = "linear", keepdims: bool = False,
-) -> Tensor:  # fmt: skip
-    """Quantiles ignoring NaNs (each slice interpolates among its own valid values)."""
-    if out is not None:
-        raise TypeError("kenaz.nanquantile: out= is not supported; use the returned value")
-    if method != "linear":
-        raise NotImplementedError("kenaz.nanquantile: only method='linear' is supported")
-    knp = _knp()
-    a = _float(a)
-    data, axes = _grouped(a, axis)
-    ordered = knp.sort(data, axis=-1)  # NaNs sort last
-    present = _ew.astype(_ew.logical_not(_ew.isnan(data)), data.dtype)
-    valid = _reduction.sum(present, axis=-1, keepdims=True)  # (kept..., 1)
-    q_tensor = _float(q)
-    q_shape = q_tensor.shape
-    q_column = _shape.reshape(q_tensor, (-1,) + (1,) * data.ndim)  # (nq, 1, ..., 1)
-    position = q_column * (valid - 1)  # differentiable in q, like the weights of quantile
-    below = _ew.maximum(_ew.astype(_ew.floor(position), _np.int64), 0)
-    above = _ew.minimum(below + 1, _ew.maximum(_ew.astype(valid, _np.int64) - 1, 0))
-    weight = position - _ew.astype(below, position.dtype)
-    expanded = _shape.broadcast_to(ordered, (q_column.shape[0],) + ordered.shape)
-    low = knp.take_along_axis(expanded, below, -1)
-    high = knp.take_along_axis(expanded, above, -1)
-    result = _shape.squeeze(low + (high - low) * weight, -1)
-    result = _shape.reshape(result, q_shape + result.shape[1:])
-    if keepdims:
-        result = _shape.expand_dims(result, tuple(len(q_shape) + i for i in axes))
-    return result
-
-
-def nanpercentile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input=False,
-                  method: str = "linear", keepdims: bool = False) -> Tensor:  # fmt: skip
-    """Percentiles ignoring NaNs."""
-    return nanquantile(a, _float(q) / 100, axis, out, overwrite_input, method, keepdims)
-
-
 def nanmedian(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
               keepdims: bool = False) -> Tensor:  # fmt: skip
     """Median ignoring NaNs."""
     return nanquantile(a, 0.5, axis, out, overwrite_input, keepdims=keepdims)
-
-
-def percentile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input=False,
-               method: str = "linear", keepdims: bool = False) -> Tensor:  # fmt: skip
-    """``q``-th percentiles (``q`` in [0, 100])."""
-    return quantile(a, _float(q) / 100, axis, out, overwrite_input, method, keepdims)
 
 
 def median(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
@@ -387,9 +320,9 @@ def median(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool = Fa
 
 def cov(m: Any, y: Any = None, rowvar: bool = True, bias: bool = False, ddof: Any = None,
         fweights: Any = None, aweights: Any = None, *, dtype: Any = None) -> Tensor:  # fmt: skip
-    """Covariance matrix of the variables in the rows of ``m`` (columns with ``rowvar=False``)."""
-    if fweights is not None or aweights is not None:
-        raise NotImplementedError("kenaz.cov: fweights/aweights are not supported")
+    """Covariance matrix of the variables in the rows of ``m`` (columns with ``rowvar=False``),
+    with NumPy's integer frequency weights ``fweights`` and observation weights ``aweights``
+    (differentiable in ``aweights``)."""
     knp = _knp()
     x = knp.atleast_2d(_float(m))
     if not rowvar and x.shape[0] != 1:
@@ -402,9 +335,37 @@ def cov(m: Any, y: Any = None, rowvar: bool = True, bias: bool = False, ddof: An
     if dtype is not None:
         x = _ew.astype(x, dtype)
     ddof = (0 if bias else 1) if ddof is None else ddof
-    centered = x - _reduction.mean(x, axis=1, keepdims=True)
+    weights = None
+    if fweights is not None:
+        frequencies = _read_value(fweights)
+        if frequencies.ndim != 1 or frequencies.shape[0] != x.shape[1]:
+            raise RuntimeError("kenaz.numpy.cov: fweights must be 1-d, one per observation")
+        if not _np.all(frequencies == _np.around(frequencies)) or _np.any(frequencies < 0):
+            raise ValueError("kenaz.numpy.cov: fweights must be non-negative integers")
+        weights = _ew.astype(_t(frequencies), x.real.dtype if x.dtype.kind == "c" else x.dtype)
+    if aweights is not None:
+        observation = _float(aweights)
+        if observation.ndim != 1 or observation.shape[0] != x.shape[1]:
+            raise RuntimeError("kenaz.numpy.cov: aweights must be 1-d, one per observation")
+        if _np.any(_read_value(observation) < 0):
+            raise ValueError("kenaz.numpy.cov: aweights must be non-negative")
+        weights = observation if weights is None else weights * observation
+    if weights is None:
+        centered = x - _reduction.mean(x, axis=1, keepdims=True)
+        other = _ew.conjugate(centered) if centered.dtype.kind == "c" else centered
+        result = _matmul(centered, _shape.transpose(other)) / (x.shape[1] - ddof)
+        return _shape.squeeze(result)
+    total = _reduction.sum(weights)
+    average = _reduction.sum(x * weights, axis=1, keepdims=True) / total
+    if ddof == 0:
+        norm = total
+    elif aweights is None:
+        norm = total - ddof
+    else:
+        norm = total - ddof * _reduction.sum(weights * observation) / total
+    centered = x - average
     other = _ew.conjugate(centered) if centered.dtype.kind == "c" else centered
-    result = _matmul(centered, _shape.transpose(other)) / (x.shape[1] - ddof)
+    result = _matmul(centered * weights, _shape.transpose(other)) / norm
     return _shape.squeeze(result)
 
 
@@ -864,19 +825,30 @@ def unique(
     axis: Any = None,
     *,
     equal_nan: bool = True,
+    sorted: bool = True,  # noqa: A002  (NumPy's name)
 ) -> Any:
-    """Sorted unique elements; the values are differentiable (gathered from ``ar``)."""
-    if axis is not None:
-        raise NotImplementedError("kenaz.unique: axis is not supported")
+    """Sorted unique elements (or, with ``axis``, unique slices along it); the values are
+    differentiable (gathered from ``ar``). ``sorted=False`` is accepted: the result is sorted
+    (NumPy allows either)."""
     values = _read_value(ar)  # the order and grouping only: piecewise constant
-    _, first, inverse, counts = _np.unique(
-        values, return_index=True, return_inverse=True, return_counts=True, equal_nan=equal_nan
-    )
-    result: list[Any] = [_getitem(_shape.ravel(_t(ar)), first)]
+    source = _t(ar)
+    if axis is None:
+        _, first, inverse, counts = _np.unique(values, return_index=True, return_inverse=True,
+                                               return_counts=True, equal_nan=equal_nan)  # fmt: skip
+        unique_values = _getitem(_shape.ravel(source), first)
+        inverse = inverse.reshape(values.shape)
+    else:
+        axis = int(axis) % values.ndim
+        _, first, inverse, counts = _np.unique(values, return_index=True, return_inverse=True,
+                                               return_counts=True, axis=axis,
+                                               equal_nan=equal_nan)  # fmt: skip
+        unique_values = _getitem(source, (slice(None),) * axis + (first,))
+        inverse = inverse.reshape(-1)
+    result: list[Any] = [unique_values]
     if return_index:
         result.append(Tensor(first))
     if return_inverse:
-        result.append(Tensor(inverse.reshape(values.shape)))
+        result.append(Tensor(inverse))
     if return_counts:
         result.append(Tensor(counts))
     return result[0] if len(result) == 1 else tuple(result)
@@ -1026,3 +998,6 @@ __all__ += [
     "asanyarray", "ascontiguousarray", "asfortranarray", "require", "asarray_chkfinite",
     "matvec", "vecmat", "unwrap", "polyadd", "polysub", "polymul", "polyder", "polyint", "poly",
 ]  # fmt: skip
+
+# Every one of NumPy's methods, and weights (issue 24).
+from ._quantiles import nanpercentile, nanquantile, percentile, quantile  # noqa: E402,F401
