@@ -9,6 +9,7 @@ derivatives for free.
 from __future__ import annotations
 
 import builtins as _builtins  # `max`, `min`, `abs`, `any`, `sum` are NumPy's below
+import inspect as _inspect
 import sys as _sys
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -190,8 +191,30 @@ permute_dims = transpose
 
 # -- creation -----------------------------------------------------------------------------
 @_stacks_own_lists
-def array(obj: Any, dtype: Any = None, copy: bool = True) -> Tensor:
-    """Create a tensor. Nested lists of tensors are stacked differentiably (``kenaz.convert``)."""
+def array(
+    object: Any,  # noqa: A002  (NumPy's name)
+    dtype: Any = None,
+    *,
+    copy: bool = True,
+    order: str = "K",
+    subok: bool = False,
+    ndmin: int = 0,
+    ndmax: int = 0,
+    like: Any = None,
+) -> Tensor:
+    """Create a tensor. Nested lists of tensors are stacked differentiably (``kenaz.convert``).
+
+    ``ndmin`` prepends unit axes; ``order`` and ``subok`` are memory layout and subclass
+    choices (a Tensor has neither), ``ndmax`` limits how deep NumPy reads nested lists and
+    ``like`` picks NumPy's array type: both go to NumPy for plain values.
+    """
+    result = _array(object, dtype, copy, ndmax, like)
+    if ndmin > result.ndim:
+        result = reshape(result, (1,) * (ndmin - result.ndim) + result.shape)
+    return result
+
+
+def _array(obj: Any, dtype: Any, copy: Any, ndmax: int, like: Any) -> Tensor:
     if isinstance(obj, Tensor):
         if not copy:
             return obj if dtype is None else _ew.astype(obj, dtype)
@@ -200,17 +223,31 @@ def array(obj: Any, dtype: Any = None, copy: bool = True) -> Tensor:
         )
     if isinstance(obj, (list, tuple)) and holds_tensor(obj):
         return _as_tensor(obj, dtype)
-    return Tensor(_np.array(obj, dtype=dtype, copy=copy))
+    keywords = {"ndmax": ndmax} if ndmax else {}
+    if like is not None:
+        keywords["like"] = like
+    return Tensor(_np.array(obj, dtype=dtype, copy=copy, **keywords))
 
 
 @_stacks_own_lists
-def asarray(obj: Any, dtype: Any = None) -> Tensor:
-    """Convert to a tensor without copying where possible (lists of tensors are stacked)."""
+def asarray(a: Any, dtype: Any = None, order: Any = None, *, device: Any = None,
+            copy: Any = None, like: Any = None) -> Tensor:  # fmt: skip
+    """Convert to a tensor without copying where possible (lists of tensors are stacked);
+    ``copy=True`` always copies, ``copy=False`` refuses to (NumPy's meanings)."""
+    if device not in (None, "cpu"):
+        raise ValueError(f"kenaz.numpy.asarray: device must be 'cpu' or None, got {device!r}")
+    obj = a
     if isinstance(obj, Tensor):
+        if copy:
+            return array(obj, dtype=dtype, copy=True)
+        if copy is False and dtype is not None and _np.dtype(dtype) != obj.dtype:
+            raise ValueError("kenaz.numpy.asarray: a dtype change needs a copy (copy=False)")
         return obj if dtype is None else astype(obj, dtype)
     if isinstance(obj, (list, tuple)) and holds_tensor(obj):
         return _as_tensor(obj, dtype)
-    return array(obj, dtype=dtype, copy=None)
+    if copy is False:
+        return Tensor(_np.asarray(obj, dtype=dtype, copy=False))
+    return array(obj, dtype=dtype, copy=True if copy else None, like=like)
 
 
 def _placed(value: Any, like: Any = None) -> Tensor:
@@ -298,6 +335,8 @@ def _constant(maker: Callable[..., Any], name: str | None = None) -> Callable[..
         f"NumPy's ``{maker.__name__}``, as a constant Tensor (on the default backend: "
         "``kenaz.default_backend``)."
     )
+    # Every argument goes to NumPy's function: its parameters are this function's.
+    create.__signature__ = _inspect.signature(getattr(_np, name))  # type: ignore[attr-defined]
     return create
 
 
@@ -310,11 +349,13 @@ arange = _constant(_np.arange)
 tri = _constant(_np.tri)
 
 
-def full(shape: Any, fill_value: Any, dtype: Any = None, order: str = "C", **kwargs: Any) -> Tensor:
+def full(shape: Any, fill_value: Any, dtype: Any = None, order: str = "C", *,
+         device: Any = None, like: Any = None) -> Tensor:  # fmt: skip
     """A tensor of ``shape`` filled with ``fill_value`` (differentiable in ``fill_value``)."""
     if not isinstance(fill_value, Tensor) and not (
         isinstance(fill_value, (list, tuple)) and holds_tensor(fill_value)
     ):
+        kwargs = {k: v for k, v in (("device", device), ("like", like)) if v is not None}
         if _backend.current_default() is _np:
             return Tensor(_np.full(shape, fill_value, dtype=dtype, order=order, **kwargs))
         keywords = dict(dtype=dtype, order=order, **kwargs)
@@ -325,10 +366,17 @@ def full(shape: Any, fill_value: Any, dtype: Any = None, order: str = "C", **kwa
 
 
 def _like(maker: Callable[..., Any]) -> Callable[..., Tensor]:
-    def create(a: Any, dtype: Any = None, shape: Any = None, **kwargs: Any) -> Tensor:
+    def create(
+        a: Any, dtype: Any = None, order: str = "K", subok: bool = True, shape: Any = None, *,
+        device: Any = None,
+    ) -> Tensor:  # fmt: skip
+        """A constant tensor shaped like ``a`` (``order``, ``subok``: memory layout and
+        subclass, which a Tensor does not have; ``device``: ``"cpu"`` or None)."""
+        if device not in (None, "cpu"):
+            raise ValueError(f"kenaz.numpy.{maker.__name__}_like: device must be 'cpu' or None")
         a_shape = _shape_of(a) if shape is None else shape
         a_dtype = _result_dtype(a) if dtype is None else dtype
-        return _placed(maker(a_shape, *kwargs.values(), dtype=a_dtype), like=a)
+        return _placed(maker(a_shape, dtype=a_dtype), like=a)
 
     return create
 
@@ -560,24 +608,41 @@ def diff(a, n: int = 1, axis: int = -1, prepend: Any = _np._NoValue,
     return a
 
 
-def hstack(xs: Sequence[Any]) -> Tensor:
-    xs = [atleast_1d(x) for x in xs]
-    return concatenate(xs, axis=0 if ndim(xs[0]) == 1 else 1)
+def _joined(parts: list[Tensor], axis: int, dtype: Any, casting: str, name: str) -> Tensor:
+    """``concatenate`` with NumPy's ``dtype`` and ``casting`` (checked per part)."""
+    if dtype is not None:
+        for part in parts:
+            if not _np.can_cast(part.dtype, dtype, casting=casting):
+                raise TypeError(
+                    f"kenaz.numpy.{name}: cannot cast {part.dtype} to {_np.dtype(dtype)} with "
+                    f"casting rule {casting!r}"
+                )
+        parts = [_ew.astype(part, dtype) for part in parts]
+    return concatenate(parts, axis=axis)
 
 
-def vstack(xs: Sequence[Any]) -> Tensor:
-    return concatenate([atleast_2d(x) for x in xs], axis=0)
+def hstack(tup: Sequence[Any], *, dtype: Any = None, casting: str = "same_kind") -> Tensor:
+    """Join along the second axis (the first for 1-d arrays)."""
+    parts = [atleast_1d(x) for x in tup]
+    return _joined(parts, 0 if ndim(parts[0]) == 1 else 1, dtype, casting, "hstack")
+
+
+def vstack(tup: Sequence[Any], *, dtype: Any = None, casting: str = "same_kind") -> Tensor:
+    """Join along the first axis (1-d arrays as rows)."""
+    return _joined([atleast_2d(x) for x in tup], 0, dtype, casting, "vstack")
 
 
 row_stack = vstack
 
 
-def column_stack(xs: Sequence[Any]) -> Tensor:
-    return concatenate([reshape(x, (-1, 1)) if ndim(x) < 2 else x for x in xs], axis=1)
+def column_stack(tup: Sequence[Any]) -> Tensor:
+    """1-d arrays as columns, joined along the second axis."""
+    return concatenate([reshape(x, (-1, 1)) if ndim(x) < 2 else x for x in tup], axis=1)
 
 
-def dstack(xs: Sequence[Any]) -> Tensor:
-    return concatenate([atleast_3d(x) for x in xs], axis=2)
+def dstack(tup: Sequence[Any]) -> Tensor:
+    """Join along the third axis."""
+    return concatenate([atleast_3d(x) for x in tup], axis=2)
 
 
 @_stacks_own_lists
@@ -614,12 +679,14 @@ def atleast_3d(*arys) -> Any:
     return results[0] if len(results) == 1 else results
 
 
-def fliplr(x) -> Tensor:
-    return flip(x, 1)
+def fliplr(m) -> Tensor:
+    """Reverse the columns."""
+    return flip(m, 1)
 
 
-def flipud(x) -> Tensor:
-    return flip(x, 0)
+def flipud(m) -> Tensor:
+    """Reverse the rows."""
+    return flip(m, 0)
 
 
 def roll(a, shift, axis=None) -> Tensor:
@@ -665,9 +732,12 @@ def take(a, indices, axis=None, out=None, mode="raise") -> Tensor:
     return result if out is None else _write_out(out, result, "kenaz.numpy.take")
 
 
-def take_along_axis(a, indices, axis: int) -> Tensor:
-    """Pick values along ``axis`` at ``indices`` of the same rank as ``a``."""
-    a = asarray(a)
+def take_along_axis(arr, indices, axis: int | None = -1) -> Tensor:
+    """Pick values along ``axis`` at ``indices`` of the same rank as ``arr`` (``axis=None``:
+    of the flattened array)."""
+    a = asarray(arr)
+    if axis is None:
+        a, axis = ravel(a), 0
     ax = axis % a.ndim
     idx = indices if isinstance(indices, Tensor) else _np.asarray(indices)
     index = []

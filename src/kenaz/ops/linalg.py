@@ -331,8 +331,9 @@ def dot(x, y) -> Tensor:
     return tensordot(x, y, axes=([-1], [-2]))
 
 
-def tensordot(x, y, axes=2) -> Tensor:
-    """Sum products over the given axes of ``x`` and ``y`` (``numpy.tensordot``)."""
+def tensordot(a, b, axes=2) -> Tensor:
+    """Sum products over the given axes of ``a`` and ``b`` (``numpy.tensordot``)."""
+    x, y = a, b  # NumPy's names for the arguments
     if not isinstance(x, Tensor):
         x = array_argument(x)
     if not isinstance(y, Tensor):

@@ -129,8 +129,9 @@ _broadcast_to = Op(
 )
 
 
-def broadcast_to(x, shape: Sequence[int]) -> Tensor:
+def broadcast_to(array, shape: Sequence[int]) -> Tensor:
     """Broadcast ``x`` to ``shape`` (NumPy's rules)."""
+    x = array  # NumPy's name for the argument
     if not isinstance(x, Tensor):
         x = array_argument(x)
     shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(n) for n in shape)
@@ -171,8 +172,9 @@ _transpose = Op(
 )
 
 
-def transpose(x, axes: Sequence[int] | None = None) -> Tensor:
+def transpose(a, axes: Sequence[int] | None = None) -> Tensor:
     """Permute the axes of ``x`` (reverse them when ``axes`` is None)."""
+    x = a  # NumPy's name for the argument
     if isinstance(x, Tensor):
         ndim = x.ndim
     else:  # a list of tensors: stacked before its shape is read
@@ -192,8 +194,9 @@ def transpose(x, axes: Sequence[int] | None = None) -> Tensor:
     return _transpose(x, axes=axes)
 
 
-def moveaxis(x, source, destination) -> Tensor:
+def moveaxis(a, source, destination) -> Tensor:
     """Move axes of ``x`` from ``source`` to ``destination`` positions."""
+    x = a  # NumPy's name for the argument
     if not isinstance(x, Tensor):
         x = array_argument(x)
     ndim = len(_shape(x))
@@ -212,8 +215,9 @@ def _axes_in_order(axis, ndim: int, op: str) -> tuple[int, ...]:
     return tuple(_axes(a, ndim, op)[0] for a in axes)
 
 
-def swapaxes(x, axis1: int, axis2: int) -> Tensor:
+def swapaxes(a, axis1: int, axis2: int) -> Tensor:
     """Interchange two axes of ``x``."""
+    x = a  # NumPy's name for the argument
     if not isinstance(x, Tensor):
         x = array_argument(x)
     ndim = len(_shape(x))
@@ -245,8 +249,9 @@ _squeeze = Op(
 )
 
 
-def squeeze(x, axis: int | Sequence[int] | None = None) -> Tensor:
+def squeeze(a, axis: int | Sequence[int] | None = None) -> Tensor:
     """Remove unit axes (all of them when ``axis`` is None)."""
+    x = a  # NumPy's name for the argument
     if not isinstance(x, Tensor):
         x = array_argument(x)
     x_shape = _shape(x)
@@ -288,8 +293,9 @@ _expand_dims = Op(
 )
 
 
-def expand_dims(x, axis: int | Sequence[int]) -> Tensor:
+def expand_dims(a, axis: int | Sequence[int]) -> Tensor:
     """Insert unit axes at the positions ``axis`` of the result."""
+    x = a  # NumPy's name for the argument
     if not isinstance(x, Tensor):
         x = array_argument(x)
     count = 1 if isinstance(axis, (int, np.integer)) else len(axis)
@@ -414,8 +420,9 @@ _flip = Op(
 )
 
 
-def flip(x, axis: int | Sequence[int] | None = None) -> Tensor:
+def flip(m, axis: int | Sequence[int] | None = None) -> Tensor:
     """Reverse the order of elements along ``axis`` (all axes when None)."""
+    x = m  # NumPy's name for the argument
     if not isinstance(x, Tensor):
         x = array_argument(x)
     return _flip(x, axis=_axes(axis, len(_shape(x)), "flip"))
@@ -526,8 +533,9 @@ _repeat = Op(
 )
 
 
-def repeat(x, repeats, axis: int | None = None) -> Tensor:
+def repeat(a, repeats, axis: int | None = None) -> Tensor:
     """Repeat each element ``repeats`` times along ``axis`` (flattened when None)."""
+    x = a  # NumPy's name for the argument
     if not isinstance(x, Tensor):
         x = array_argument(x)
     if axis is None:
@@ -565,8 +573,9 @@ _tile = Op(
 )
 
 
-def tile(x, reps) -> Tensor:
+def tile(A, reps) -> Tensor:  # noqa: N803  (NumPy's name)
     """Repeat ``x`` ``reps`` times along each axis (NumPy's ``tile``)."""
+    x = A  # NumPy's name for the argument
     if not isinstance(x, Tensor):
         x = array_argument(x)
     reps = (int(reps),) if np.ndim(reps) == 0 else tuple(int(r) for r in reps)
