@@ -72,7 +72,6 @@ from ..ops.elementwise import (  # noqa: E402,F401
     arctan,
     arctan2,
     arctanh,
-    astype,
     bitwise_and,
     bitwise_or,
     bitwise_xor,
@@ -90,7 +89,6 @@ from ..ops.elementwise import (  # noqa: E402,F401
     floor_divide,
     greater,
     greater_equal,
-    imag,
     invert,
     isfinite,
     isinf,
@@ -109,7 +107,6 @@ from ..ops.elementwise import (  # noqa: E402,F401
     negative,
     not_equal,
     power,
-    real,
     remainder,
     sign,
     sin,
@@ -175,6 +172,27 @@ def ravel(a: Any, order: str = "C") -> Tensor:
         fortran = flags is not None and flags.f_contiguous and not flags.c_contiguous
         order = "F" if fortran else "C"
     return _shape.reshape(a, (-1,), order=order) if order == "F" else _shape.ravel(a)
+
+
+def real(val: Any) -> Tensor:
+    """The real part (the value itself for real input)."""
+    return _ew.real(val)
+
+
+def imag(val: Any) -> Tensor:
+    """The imaginary part (zeros for real input)."""
+    return _ew.imag(val)
+
+
+def astype(x: Any, dtype: Any, /, *, copy: bool = True, device: Any = None) -> Tensor:
+    """``x`` cast to ``dtype`` (Array API ``astype``); ``copy=False`` returns ``x`` itself when
+    it already has ``dtype``."""
+    if device not in (None, "cpu"):
+        raise ValueError(f"kenaz.numpy.astype: device must be 'cpu' or None, got {device!r}")
+    x = x if isinstance(x, Tensor) else _as_tensor(x)
+    if x.dtype == _np.dtype(dtype):
+        return _ew.copy(x) if copy else x
+    return _ew.astype(x, dtype)
 
 
 abs = absolute  # noqa: A001
@@ -566,9 +584,16 @@ def fmin(x, y) -> Tensor:
 
 
 def average(
-    a: Any, axis: Any = None, weights: Any = None, returned: bool = False
-) -> Any:  # a tuple with returned=True
-    """Weighted average over ``axis``."""
+    a: Any, axis: Any = None, weights: Any = None, returned: bool = False, *,
+    keepdims: bool = False,
+) -> Any:  # a tuple with returned=True  # fmt: skip
+    """Weighted average over ``axis`` (``keepdims`` keeps the reduced axes as ones)."""
+    if keepdims:
+        axes = tuple(range(ndim(a))) if axis is None else axis
+        result = average(a, axis, weights, returned)
+        kept = [expand_dims(r, axes) if ndim(r) < ndim(a) else r for r in
+                (result if returned else (result,))]  # fmt: skip
+        return tuple(kept) if returned else kept[0]
     if weights is None:
         avg = mean(a, axis=axis)
         count = size(a) / size(avg)

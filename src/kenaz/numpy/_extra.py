@@ -78,7 +78,12 @@ left_shift = bitwise_left_shift = _bits.left_shift
 right_shift = bitwise_right_shift = _bits.right_shift
 signbit, spacing, nextafter = _bits.signbit, _bits.spacing, _bits.nextafter
 gcd, lcm, rint, trunc = _bits.gcd, _bits.lcm, _bits.rint, _bits.trunc
-fix = trunc
+def fix(x: Any, out: Any = None) -> Tensor:
+    """Round towards zero (zero derivative, as ``trunc``); ``out=`` as NumPy's."""
+    from ..mutation import write_out  # out= writes with the mutation rules (layer above)
+
+    result = trunc(x)
+    return result if out is None else write_out(out, result, "kenaz.numpy.fix")
 
 
 def fabs(x: Any) -> Tensor:
@@ -193,14 +198,16 @@ def _without_nan(a: Any, fill: float) -> Tensor:
     return _ew.where(_ew.isnan(a), fill, a) if a.dtype.kind in "fc" else a
 
 
-def nansum(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Tensor:
-    """Sum treating NaN as 0."""
-    return _reduction.sum(_without_nan(a, 0.0), axis=axis, keepdims=keepdims, dtype=dtype)
+def nansum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False,
+           initial: Any = None, where: Any = None) -> Tensor:  # fmt: skip
+    """Sum treating NaN as 0 (NumPy's signature: ``initial`` is added, ``where`` masks)."""
+    return _knp().sum(_without_nan(a, 0.0), axis, dtype, out, keepdims, initial, where)
 
 
-def nanprod(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Tensor:
-    """Product treating NaN as 1."""
-    return _reduction.prod(_without_nan(a, 1.0), axis=axis, keepdims=keepdims, dtype=dtype)
+def nanprod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False,
+            initial: Any = None, where: Any = None) -> Tensor:  # fmt: skip
+    """Product treating NaN as 1 (NumPy's signature)."""
+    return _knp().prod(_without_nan(a, 1.0), axis, dtype, out, keepdims, initial, where)
 
 
 def _count(a: Tensor, axis: Any, keepdims: bool) -> Tensor:
@@ -208,18 +215,31 @@ def _count(a: Tensor, axis: Any, keepdims: bool) -> Tensor:
     return _reduction.sum(present, axis=axis, keepdims=keepdims)
 
 
-def nanmean(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Tensor:
-    """Mean ignoring NaNs."""
+def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False,
+            *, where: Any = None) -> Tensor:  # fmt: skip
+    """Mean ignoring NaNs (and the elements ``where`` excludes)."""
+    if out is not None:
+        raise TypeError("kenaz.numpy.nanmean: out= is not supported; use the returned value")
     a = _float(a)
-    return nansum(a, axis, dtype, keepdims) / _count(a, axis, keepdims)
+    if where is not None and where is not True:
+        a = _ew.where(where, a, _np.nan)
+    total = _reduction.sum(_without_nan(a, 0.0), axis=axis, keepdims=keepdims, dtype=dtype)
+    return total / _count(a, axis, keepdims)
 
 
-def nanvar(
-    a: Any, axis: Any = None, dtype: Any = None, ddof: int = 0, keepdims: bool = False
-) -> Tensor:
-    """Variance ignoring NaNs."""
-    a = _float(a)
-    centered = _without_nan(a - nanmean(a, axis, keepdims=True), 0.0)
+def nanvar(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: Any = 0,
+           keepdims: bool = False, *, where: Any = None, mean: Any = None,
+           correction: Any = None) -> Tensor:  # fmt: skip
+    """Variance ignoring NaNs (and the elements ``where`` excludes); ``mean`` is a mean
+    already computed (with ``keepdims=True``), ``correction`` the Array API's ``ddof``."""
+    if out is not None:
+        raise TypeError("kenaz.numpy.nanvar: out= is not supported; use the returned value")
+    a = _float(a) if dtype is None else _ew.astype(_float(a), dtype)
+    if where is not None and where is not True:
+        a = _ew.where(where, a, _np.nan)
+    ddof = ddof if correction is None else correction
+    center = nanmean(a, axis, keepdims=True) if mean is None else mean
+    centered = _without_nan(a - center, 0.0)
     squared = _ew.real(centered * _ew.conjugate(centered)) if a.dtype.kind == "c" else (
         centered * centered
     )
@@ -227,21 +247,24 @@ def nanvar(
     return total / (_count(a, axis, keepdims) - ddof)
 
 
-def nanstd(
-    a: Any, axis: Any = None, dtype: Any = None, ddof: int = 0, keepdims: bool = False
-) -> Tensor:
-    """Standard deviation ignoring NaNs."""
-    return _ew.sqrt(nanvar(a, axis, dtype, ddof, keepdims))
+def nanstd(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: Any = 0,
+           keepdims: bool = False, *, where: Any = None, mean: Any = None,
+           correction: Any = None) -> Tensor:  # fmt: skip
+    """Standard deviation ignoring NaNs (NumPy's signature, as :func:`nanvar`)."""
+    return _ew.sqrt(nanvar(a, axis, dtype, out, ddof, keepdims, where=where, mean=mean,
+                           correction=correction))  # fmt: skip
 
 
-def nanmax(a: Any, axis: Any = None, keepdims: bool = False) -> Tensor:
-    """Maximum ignoring NaNs."""
-    return _reduction.amax(_without_nan(a, -_np.inf), axis, keepdims)
+def nanmax(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False, initial: Any = None,
+           where: Any = None) -> Tensor:  # fmt: skip
+    """Maximum ignoring NaNs (NumPy's signature)."""
+    return _knp().max(_without_nan(a, -_np.inf), axis, out, keepdims, initial, where)
 
 
-def nanmin(a: Any, axis: Any = None, keepdims: bool = False) -> Tensor:
-    """Minimum ignoring NaNs."""
-    return _reduction.amin(_without_nan(a, _np.inf), axis, keepdims)
+def nanmin(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False, initial: Any = None,
+           where: Any = None) -> Tensor:  # fmt: skip
+    """Minimum ignoring NaNs (NumPy's signature)."""
+    return _knp().min(_without_nan(a, _np.inf), axis, out, keepdims, initial, where)
 
 
 def nanargmax(a: Any, axis: Any = None, out: Any = None, *, keepdims: bool = False) -> Tensor:
@@ -580,7 +603,8 @@ def broadcast_arrays(*args: Any) -> tuple[Tensor, ...]:
     return tuple(_shape.broadcast_to(t, target) for t in tensors)
 
 
-def array_split(x: Any, indices_or_sections: Any, axis: int = 0) -> list[Tensor]:
+def array_split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list[Tensor]:
+    x = ary  # NumPy's name for the argument
     """Split into sections that may differ in size by one."""
     x = _t(x)
     axis = _axis(axis, x.ndim)
@@ -599,16 +623,19 @@ def array_split(x: Any, indices_or_sections: Any, axis: int = 0) -> list[Tensor]
     ]
 
 
-def hsplit(x: Any, indices_or_sections: Any) -> list[Tensor]:
+def hsplit(ary: Any, indices_or_sections: Any) -> list[Tensor]:
+    x = ary  # NumPy's name for the argument
     x = _t(x)
     return _shape.split(x, indices_or_sections, axis=1 if x.ndim > 1 else 0)
 
 
-def vsplit(x: Any, indices_or_sections: Any) -> list[Tensor]:
+def vsplit(ary: Any, indices_or_sections: Any) -> list[Tensor]:
+    x = ary  # NumPy's name for the argument
     return _shape.split(x, indices_or_sections, axis=0)
 
 
-def dsplit(x: Any, indices_or_sections: Any) -> list[Tensor]:
+def dsplit(ary: Any, indices_or_sections: Any) -> list[Tensor]:
+    x = ary  # NumPy's name for the argument
     return _shape.split(x, indices_or_sections, axis=2)
 
 
@@ -619,12 +646,20 @@ def unstack(x: Any, /, *, axis: int = 0) -> tuple[Tensor, ...]:
     return tuple(_getitem(x, (slice(None),) * axis + (i,)) for i in range(x.shape[axis]))
 
 
-def partition(a: Any, kth: Any, axis: int = -1) -> Tensor:
-    """A partition around ``kth``: here the fully sorted array, which is one."""
+def partition(a: Any, kth: Any, axis: int = -1, kind: str = "introselect",
+              order: Any = None) -> Tensor:  # fmt: skip
+    """A partition around ``kth``: here the fully sorted array, which is one (``kind`` does
+    not change it; ``order`` names fields of structured arrays, which a Tensor is not)."""
+    if order is not None:
+        raise ValueError("kenaz.numpy.partition: order= needs a structured array")
     return _knp().sort(a, axis=axis)
 
 
-def argpartition(a: Any, kth: Any, axis: int = -1) -> Tensor:
+def argpartition(a: Any, kth: Any, axis: int = -1, kind: str = "introselect",
+                 order: Any = None) -> Tensor:  # fmt: skip
+    """Indices of a partition around ``kth``: those of the full sort, which is one."""
+    if order is not None:
+        raise ValueError("kenaz.numpy.argpartition: order= needs a structured array")
     return _knp().argsort(a, axis=axis)  # a full sort is a valid partition
 
 
@@ -706,15 +741,25 @@ def block(arrays: Any) -> Tensor:
     return assemble(arrays, 0)
 
 
-def trim_zeros(filt: Any, trim: str = "fb") -> Tensor:
-    """Drop leading (``"f"``) and trailing (``"b"``) zeros of a 1-d array."""
+def trim_zeros(filt: Any, trim: str = "fb", axis: Any = None) -> Tensor:
+    """Drop leading (``"f"``) and trailing (``"b"``) zeros along ``axis`` (every axis by
+    default: the slices that are zero throughout), as NumPy 2's ``trim_zeros``."""
     values = _read_value(filt)
-    nonzero = _np.nonzero(values)[0]
-    if nonzero.size == 0:
-        return _getitem(_t(filt), slice(0, 0))
-    start = nonzero[0] if "f" in trim.lower() else 0
-    stop = nonzero[-1] + 1 if "b" in trim.lower() else values.shape[0]
-    return _getitem(_t(filt), slice(int(start), int(stop)))
+    result = _t(filt)
+    axes = range(values.ndim) if axis is None else [
+        int(a) % values.ndim for a in _np.atleast_1d(axis)
+    ]
+    for ax in axes:
+        others = tuple(i for i in range(values.ndim) if i != ax)
+        nonzero = _np.flatnonzero(_np.any(values != 0, axis=others) if others else values != 0)
+        if nonzero.size == 0:
+            start = stop = 0
+        else:
+            start = int(nonzero[0]) if "f" in trim.lower() else 0
+            stop = int(nonzero[-1]) + 1 if "b" in trim.lower() else values.shape[ax]
+        result = _getitem(result, (slice(None),) * ax + (slice(start, stop),))
+        values = values[(slice(None),) * ax + (slice(start, stop),)]
+    return result
 
 
 def resize(a: Any, new_shape: Any) -> Tensor:
@@ -854,19 +899,19 @@ def unique(
     return result[0] if len(result) == 1 else tuple(result)
 
 
-def unique_values(x: Any, /) -> Tensor:
+def unique_values(x: Any) -> Tensor:
     return unique(x)
 
 
-def unique_counts(x: Any, /) -> tuple[Tensor, Tensor]:
+def unique_counts(x: Any) -> tuple[Tensor, Tensor]:
     return unique(x, return_counts=True)
 
 
-def unique_inverse(x: Any, /) -> tuple[Tensor, Tensor]:
+def unique_inverse(x: Any) -> tuple[Tensor, Tensor]:
     return unique(x, return_inverse=True)
 
 
-def unique_all(x: Any, /) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+def unique_all(x: Any) -> tuple[Tensor, Tensor, Tensor, Tensor]:
     return unique(x, return_index=True, return_inverse=True, return_counts=True)
 
 
@@ -875,24 +920,25 @@ matrix_transpose = _linalg.matrix_transpose
 
 
 # -- conversions: kenaz has one array type, so these are `asarray` (differentiable) ---------
-def asanyarray(a: Any, dtype: Any = None) -> Tensor:
+def asanyarray(a: Any, dtype: Any = None, order: Any = None, *, device: Any = None,
+               copy: Any = None, like: Any = None) -> Tensor:  # fmt: skip
     """``asarray``: Tensor is kenaz's only array type."""
-    return _knp().asarray(a, dtype=dtype)
+    return _knp().asarray(a, dtype, order, device=device, copy=copy, like=like)
 
 
-def ascontiguousarray(a: Any, dtype: Any = None) -> Tensor:
+def ascontiguousarray(a: Any, dtype: Any = None, *, like: Any = None) -> Tensor:
     """``asarray`` (memory layout is NumPy's business; the values are the same)."""
-    return _knp().asarray(a, dtype=dtype)
+    return _knp().asarray(a, dtype=dtype, like=like)
 
 
-def asfortranarray(a: Any, dtype: Any = None) -> Tensor:
+def asfortranarray(a: Any, dtype: Any = None, *, like: Any = None) -> Tensor:
     """``asarray`` (memory layout is NumPy's business; the values are the same)."""
-    return _knp().asarray(a, dtype=dtype)
+    return _knp().asarray(a, dtype=dtype, like=like)
 
 
-def require(a: Any, dtype: Any = None, requirements: Any = None) -> Tensor:
+def require(a: Any, dtype: Any = None, requirements: Any = None, *, like: Any = None) -> Tensor:
     """``asarray``; the layout requirements do not change the values."""
-    return _knp().asarray(a, dtype=dtype)
+    return _knp().asarray(a, dtype=dtype, like=like)
 
 
 def asarray_chkfinite(a: Any, dtype: Any = None, order: Any = None) -> Tensor:

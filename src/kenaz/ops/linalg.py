@@ -367,9 +367,14 @@ def inner(x, y) -> Tensor:
     return tensordot(x, y, axes=([-1], [-1]))
 
 
-def outer(x, y) -> Tensor:
-    """Outer product of the flattened inputs."""
-    return shape.expand_dims(shape.ravel(x), 1) * shape.expand_dims(shape.ravel(y), 0)
+def outer(a, b, out=None) -> Tensor:
+    """Outer product of the flattened inputs (``out=`` as NumPy's)."""
+    result = shape.expand_dims(shape.ravel(a), 1) * shape.expand_dims(shape.ravel(b), 0)
+    if out is None:
+        return result
+    from ..mutation import write_out  # writes with the mutation rules (a layer above)
+
+    return write_out(out, result, "kenaz.numpy.outer")
 
 
 def vdot(x, y) -> Tensor:

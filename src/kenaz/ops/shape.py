@@ -69,8 +69,11 @@ _reshape = Op(
 )
 
 
-def reshape(x, shape: int | Sequence[int], order: str = "C") -> Tensor:
-    """Give ``x`` a new shape (``-1`` infers one dimension), as NumPy does."""
+def reshape(x, shape: int | Sequence[int], order: str = "C", *, copy: bool | None = None) -> Tensor:
+    """Give ``x`` a new shape (``-1`` infers one dimension), as NumPy does; ``copy=True``
+    returns new memory, ``copy=False`` refuses to copy (NumPy's meanings)."""
+    if copy is not None:
+        return _reshape_copy(x, shape, order, copy)
     if isinstance(x, Tensor):
         x_shape = x.shape
     else:  # a list of tensors: stacked before its shape is read
@@ -90,6 +93,20 @@ def reshape(x, shape: int | Sequence[int], order: str = "C") -> Tensor:
     if x_shape == shape and isinstance(x, Tensor):
         return x
     return _reshape(x, shape=shape, order=order)
+
+
+def _reshape_copy(x, shape, order: str, copy: bool) -> Tensor:
+    from . import elementwise  # the copy op (elementwise imports this module)
+
+    result = reshape(x, shape, order)
+    if copy:
+        return elementwise.copy(result)
+    source, made = getattr(x, "_value", None), getattr(result, "_value", None)
+    if isinstance(source, np.ndarray) and isinstance(made, np.ndarray) and source.size and (
+        not np.shares_memory(source, made)
+    ):
+        raise ValueError("kenaz.reshape: copy=False, but the new shape needs a copy")
+    return result
 
 
 def ravel(x) -> Tensor:
@@ -386,8 +403,9 @@ def slice_axis(x, axis: int, start: int, stop: int, step: int = 1) -> Tensor:
     return getitem(x, index)
 
 
-def split(x, indices_or_sections, axis: int = 0) -> list[Tensor]:
-    """Split ``x`` into sub-tensors along ``axis`` (NumPy's ``split``)."""
+def split(ary, indices_or_sections, axis: int = 0) -> list[Tensor]:
+    """Split ``ary`` into sub-tensors along ``axis`` (NumPy's ``split``)."""
+    x = ary  # NumPy's name for the argument
     if not isinstance(x, Tensor):
         x = array_argument(x)
     x_shape = _shape(x)
