@@ -29,7 +29,7 @@ LAYERS = [  # lowest first: (name, modules)
     (
         "transformations",
         "reverse.py  forward.py  vectorize.py  custom_jvp_rule.py\n"
-        "custom_vjp_rule.py  checkpoint.py  jacobians.py  debugging.py ...",
+        "custom_vjp_rule.py  rematerialize.py  jacobians.py  debugging.py ...",
     ),
     ("namespaces", "numpy/ (binds Tensor's operators)  scipy/"),
     ("testing", "testing/: check_grads, check_op"),

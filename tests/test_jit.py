@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 import kenaz
 import kenaz.numpy as knp
 from kenaz import Tensor
+from kenaz.compiler.api import CacheInfo
 from kenaz.errors import ConcretizationError, EscapedTracerError
-from kenaz.jit import CacheInfo
 
 from .reliability.test_properties import EXAMPLES, PROPERTY_SETTINGS, programs
 

@@ -7,10 +7,10 @@ import pytest
 
 import kenaz
 import kenaz.numpy as knp
-from kenaz.codegen import generate_source
-from kenaz.optimize import common_subexpressions, dead_code, optimize
-from kenaz.program import Const, Program, Var, replay
-from kenaz.staged import split_program
+from kenaz.compiler.codegen import generate_source
+from kenaz.compiler.passes import common_subexpressions, dead_code, optimize
+from kenaz.compiler.program import Const, Program, Var, replay
+from kenaz.compiler.staged import split_program
 
 
 def loss(w, x):

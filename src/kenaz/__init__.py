@@ -21,13 +21,13 @@ from .forward import jvp, linearize
 from .debugging import debug
 from .custom_jvp_rule import custom_jvp
 from .custom_vjp_rule import custom_vjp
-from .checkpoint import checkpoint
-from .no_grad import no_grad
-from .graph import graph
+from .rematerialize import checkpoint
+from .no_grad_handler import no_grad
+from .graphing import graph
 from .vectorize import vmap
 from .jacobians import hessian, hvp, jacfwd, jacrev
-from .program import Program, make_program
-from .jit import jit
+from .compiler.program import Program, make_program
+from .compiler.api import jit
 from . import backend, errors, tree
 from .backend import default_backend, materialize
 

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from . import optim
+from .compiler.api import jit as jit_function
 from .data import Batches
-from .jit import jit as jit_function
 from .nn.initializers import Key, as_generator
 from .reverse import value_and_grad
 

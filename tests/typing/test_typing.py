@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import kenaz.numpy as knp
-from kenaz.numpy import _extra, _signatures
+from kenaz.numpy import _composed, _signatures
 
 pytest.importorskip("mypy")
 
@@ -84,4 +84,4 @@ def test_kenaz_numpy_exports_every_public_name():
     internal = {"annotations", "Any", "Callable", "Sequence", "Tensor", "holds_tensor"}
     assert set(knp.__all__) == public - internal
     assert len(knp.__all__) == len(set(knp.__all__))
-    assert set(_extra.__all__) | set(_signatures.__all__) <= set(knp.__all__)
+    assert set(_composed.__all__) | set(_signatures.__all__) <= set(knp.__all__)

@@ -37,9 +37,8 @@ from .activations import (
 )
 from .attention import causal_mask, dot_product_attention, multi_head_attention
 from .conv import avg_pool2d, conv2d, conv_output_size, max_pool2d
-from .dropout import dropout
+from .dense import embedding, linear
 from .initializers import as_generator, split
-from .linear import embedding, linear
 from .losses import binary_cross_entropy, huber, mae, mse, one_hot, softmax_cross_entropy
 from .metrics import accuracy, top_k_accuracy
 from .modules import (
@@ -60,6 +59,7 @@ from .modules import (
     count_parameters,
 )
 from .normalization import batch_norm, layer_norm
+from .regularization import dropout
 
 __all__ = [
     "initializers",

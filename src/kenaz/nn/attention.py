@@ -10,7 +10,7 @@ import numpy as np
 from .. import numpy as knp
 from ..tensor import Tensor
 from .activations import softmax
-from .linear import linear
+from .dense import linear
 
 __all__ = ["causal_mask", "dot_product_attention", "multi_head_attention"]
 

@@ -19,7 +19,7 @@ from ..tensor import Tensor
 from .activations import relu
 from .attention import multi_head_attention
 from .conv import IntPair, Padding, _pair, avg_pool2d, conv2d, max_pool2d
-from .dropout import dropout
+from .dense import embedding, linear
 from .initializers import (
     Initializer,
     Key,
@@ -31,8 +31,8 @@ from .initializers import (
 )
 from .initializers import ones as ones_init
 from .initializers import zeros as zeros_init
-from .linear import embedding, linear
 from .normalization import batch_norm, layer_norm
+from .regularization import dropout
 
 # Initializer defaults, made once (not in argument defaults).
 CONV_HE_UNIFORM = variance_scaling(2.0, "fan_in", "uniform", in_axis=1, out_axis=0)

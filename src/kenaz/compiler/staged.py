@@ -2,7 +2,7 @@
 installed, one call op with rules derived from the program under transformations.
 
 :class:`Staged` is what ``jit`` keeps per signature. Called with no handler
-installed, it runs its compiled function (:mod:`kenaz.codegen`) on the
+installed, it runs its compiled function (:mod:`kenaz.compiler.codegen`) on the
 arrays. Under a transformation it performs one :class:`~kenaz.call.Call`
 op, ``jit[f]``, whose joint rules are derived from its program, as Mooncake
 derives rules from IR:
@@ -27,13 +27,13 @@ from typing import Any
 
 import numpy as np
 
-from .call import Call
+from ..call import Call
+from ..effects import _handlers, perform_args
+from ..tensor import Tensor, _make
+from ..transform import gc_paused
 from .codegen import compile_program
-from .effects import _handlers, perform_args
-from .optimize import optimize
+from .passes import optimize
 from .program import Const, Equation, Program, Var, _as_output, iterate_primitives, replay, trace
-from .tensor import Tensor, _make
-from .transform import gc_paused
 
 __all__ = ["Staged"]
 
@@ -64,7 +64,7 @@ class Staged:
         Whether compiled code runs the optimized program.
     """
 
-    # A trace that meets this call records the program's equations (see kenaz.program).
+    # A trace that meets this call records the program's equations (see kenaz.compiler.program).
     inline_when_traced = True
 
     def __init__(self, program: Program, optimize: bool = True) -> None:
@@ -152,7 +152,7 @@ class Staged:
 
     # -- forward mode -------------------------------------------------------------------------
     def _forward(self, primals: tuple, tangents: tuple, **params: Any) -> tuple:
-        from .forward import jvp
+        from ..forward import jvp
 
         active = tuple(
             i for i, t in enumerate(tangents) if t is not None and _is_inexact(primals[i])
@@ -202,7 +202,7 @@ class Staged:
 
     # -- batching --------------------------------------------------------------------------------
     def _batch(self, op: Any, args: Sequence[Any], axes: Sequence[Any], **params: Any) -> tuple:
-        from .vectorize import vmap
+        from ..vectorize import vmap
 
         axes = tuple(axes)
         size = next(np.shape(a)[ax] for a, ax in zip(args, axes, strict=True) if ax is not None)
@@ -243,7 +243,7 @@ class _SplitVjp:
     """
 
     def __init__(self, staged: Staged, args: tuple) -> None:
-        from .reverse import vjp
+        from ..reverse import vjp
 
         outputs = staged.program.outputs
         self.inexact_inputs = [i for i, a in enumerate(args) if _is_inexact(a)]

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .ops.elementwise import alias, stop_gradient
+from ..ops.elementwise import alias, stop_gradient
 from .program import Const, Equation, Program, Var, iterate_primitives
 
 __all__ = [

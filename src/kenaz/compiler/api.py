@@ -2,18 +2,18 @@
 
 The first call with a given *signature* (the structure of the arguments, the
 shape and dtype of each array, the Python type of each number, the values of
-the static arguments) traces ``f`` into a :class:`~kenaz.program.Program`,
-optimizes it (:mod:`kenaz.optimize`) and compiles it into one generated
-Python function on NumPy values (:mod:`kenaz.codegen`). Later calls with that
+the static arguments) traces ``f`` into a :class:`~kenaz.compiler.program.Program`,
+optimizes it (:mod:`kenaz.compiler.passes`) and compiles it into one generated
+Python function on NumPy values (:mod:`kenaz.compiler.codegen`). Later calls with that
 signature look the function up, run it, and wrap its results as tensors: no
 Tensor, handler or tape in between.
 
 Under a transformation (``grad``, ``vmap``, ``jvp``, ``debug``...), the
 jitted function is one call op, ``jit[f]``, whose rules are derived from its
 program (its jvp, vjp and batched programs, each traced, compiled and cached
-per signature): see :mod:`kenaz.staged`.
+per signature): see :mod:`kenaz.compiler.staged`.
 
-Tracing semantics are JAX's; see :mod:`kenaz.program`: a concrete value of a
+Tracing semantics are JAX's; see :mod:`kenaz.compiler.program`: a concrete value of a
 traced input cannot be read while tracing (make it static instead), Python
 side effects run only while tracing, and closed-over arrays are constants.
 """
@@ -29,11 +29,11 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from . import tree
-from .backend import NUMPY_TYPES, is_backend_array
+from .. import tree
+from ..backend import NUMPY_TYPES, is_backend_array
+from ..tensor import Tensor
 from .program import Const, Program, Var, is_traceable, static_arguments, trace
 from .staged import Staged
-from .tensor import Tensor
 
 __all__ = ["jit", "Jitted", "CacheInfo"]
 
@@ -44,17 +44,6 @@ class CacheInfo(NamedTuple):
     traces: int
     hits: int
     size: int
-
-
-class _Entry:
-    """One signature's program, and its compiled function once compiled."""
-
-    __slots__ = ("program", "optimized", "compiled")
-
-    def __init__(self, program: Program) -> None:
-        self.program = program
-        self.optimized: Program | None = None
-        self.compiled: Callable[..., tuple] | None = None
 
 
 class Jitted:

@@ -39,12 +39,12 @@ from typing import Any
 
 import numpy as np
 
-from . import tree
-from .effects import Handler, Op, _handlers, handler, perform_args
-from .errors import ConcretizationError, EscapedTracerError, explain_backend_error
-from .ops.elementwise import alias
-from .tensor import Tensor, _make, holds_tensor
-from .transform import gc_paused
+from .. import tree
+from ..effects import Handler, Op, _handlers, handler, perform_args
+from ..errors import ConcretizationError, EscapedTracerError, explain_backend_error
+from ..ops.elementwise import alias
+from ..tensor import Tensor, _make, holds_tensor
+from ..transform import gc_paused
 
 __all__ = [
     "Var",
@@ -59,7 +59,8 @@ __all__ = [
 ]
 
 _new = object.__new__
-_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+# The kenaz package (this module sits in kenaz/compiler/): frames in it are not the user's.
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _NUMPY_DIR = os.path.dirname(os.path.abspath(np.__file__))
 
 
@@ -218,8 +219,8 @@ class Program:
         return f"<Program {self.name}: {len(self.inputs)} inputs, {len(self.equations)} equations>"
 
     def graph(self) -> Any:
-        """The program as a :class:`kenaz.graph.Graph` (``.to_dot()``, ``.render(path)``)."""
-        from .graph import Graph, GraphNode
+        """The program as a :class:`kenaz.graphing.Graph` (``.to_dot()``, ``.render(path)``)."""
+        from ..graphing import Graph, GraphNode
 
         drawing = Graph(name=self.name)
         producer: dict[int, int] = {}
@@ -326,7 +327,7 @@ def example_value(x: Tensor) -> Any:
     """
     if type(x) is Tracer:
         return x._concrete
-    from .vectorize import BatchedTensor
+    from ..vectorize import BatchedTensor
 
     if type(x) is BatchedTensor:
         batched = example_value(x._batched)
