@@ -5,15 +5,15 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import numpy as np
+import numpy as _np
 
-from ...convert import read_value
+from ...convert import read_value as _read_value
 from ...ops import decompositions as dec
 from ...ops import elementwise as ew
 from ...ops import reduction, shape
-from ...ops.linalg import matmul
+from ...ops.linalg import matmul as _matmul
 from ...tensor import Tensor
-from ..linalg._common import from_triangle
+from ..linalg._common import from_triangle as _from_triangle
 from ._common import as_float
 
 _LOG_2PI = math.log(2 * math.pi)
@@ -70,12 +70,12 @@ def _singular_logpdf(centered: Tensor, cov: Tensor, dimension: int) -> Tensor:
             "kenaz.scipy.stats.multivariate_normal: allow_singular=True takes one covariance "
             f"matrix, got shape {cov.shape}"
         )
-    cov = from_triangle(cov, lower=True, hermitian=True)  # SciPy reads the lower triangle
+    cov = _from_triangle(cov, lower=True, hermitian=True)  # SciPy reads the lower triangle
     # Which eigenvalues count as zero: SciPy's cutoff, read from the values (no derivative).
-    spectrum, vectors = np.linalg.eigh(read_value(cov))
-    largest = float(np.max(np.abs(spectrum)))
-    factor = 1e3 if spectrum.dtype == np.float32 else 1e6
-    cutoff = factor * np.finfo(spectrum.dtype).eps * largest
+    spectrum, vectors = _np.linalg.eigh(_read_value(cov))
+    largest = float(_np.max(_np.abs(spectrum)))
+    factor = 1e3 if spectrum.dtype == _np.float32 else 1e6
+    cutoff = factor * _np.finfo(spectrum.dtype).eps * largest
     if spectrum.min() < -cutoff:
         raise ValueError(
             "kenaz.scipy.stats.multivariate_normal: the covariance must be symmetric positive "
@@ -85,9 +85,10 @@ def _singular_logpdf(centered: Tensor, cov: Tensor, dimension: int) -> Tensor:
     eigenvalues = dec.eigvalsh_op(cov)
     log_pdet = reduction.sum(ew.where(kept, ew.log(ew.where(kept, eigenvalues, 1.0)), 0.0))
     inverse = dec.pinv_op(cov, rcond=cutoff / largest if largest > 0 else None)
-    whitened = shape.squeeze(matmul(inverse, shape.expand_dims(centered, -1)), -1)
+    whitened = shape.squeeze(_matmul(inverse, shape.expand_dims(centered, -1)), -1)
     mahalanobis = reduction.sum(centered * whitened, axis=-1)
     rank = int(kept.sum())
     value = -0.5 * (rank * _LOG_2PI + log_pdet + mahalanobis)
-    off_support = np.linalg.norm(read_value(centered) @ vectors[:, ~kept], axis=-1) >= 1e3 * cutoff
-    return ew.where(off_support, -np.inf, value) if off_support.any() else value
+    residual = _np.linalg.norm(_read_value(centered) @ vectors[:, ~kept], axis=-1)
+    off_support = residual >= 1e3 * cutoff  # SciPy's test of the support
+    return ew.where(off_support, -_np.inf, value) if off_support.any() else value
