@@ -173,11 +173,6 @@ from ._arrays import (  # noqa: E402,F401  (array basics with NumPy's signatures
     take_along_axis,
     vstack,
 )
-from ._counting import bincount, histogram  # noqa: E402,F401  (differentiable in weights)
-from ._functional import apply_along_axis, apply_over_axes, piecewise  # noqa: E402,F401
-from ._padding import pad  # noqa: E402,F401  (every one of NumPy's modes)
-from ._roots import polydiv, roots, sort_complex  # noqa: E402,F401
-from ._writes import fill_diagonal, place, put, put_along_axis  # noqa: E402,F401
 
 abs = absolute  # noqa: A001
 true_divide = divide
@@ -627,7 +622,7 @@ __all__ = [
     "less_equal", "linalg", "linspace", "log", "log10", "log1p", "log2", "logaddexp",
     "logaddexp2", "logical_and", "logical_not", "logical_or", "logical_xor", "logsumexp",
     "maximum", "minimum", "mod", "moveaxis", "multiply", "nan", "ndarray", "ndim", "negative",
-    "newaxis", "nonzero", "not_equal", "ones", "ones_like", "outer", "pad", "permute_dims",
+    "newaxis", "nonzero", "not_equal", "ones", "ones_like", "outer", "permute_dims",
     "pi", "power", "rad2deg", "radians", "random", "ravel", "real", "reciprocal", "remainder",
     "repeat", "reshape", "result_type", "roll", "row_stack", "scatter", "shape", "sign", "sin",
     "sinc", "sinh", "size", "sort", "split", "sqrt", "square", "squeeze", "stop_gradient",
@@ -659,11 +654,6 @@ for _name in sorted(_utilities.OWN_MODULES):
     globals()[_name] = _utilities.NumpySubmodule(_name)
 __all__ += [name for name in _added if not name.startswith("_")]
 __all__ += ["vectorize", "r_", "c_", "longdouble", *sorted(_utilities.OWN_MODULES)]
-# Differentiable in place of NumPy's (issue 24): writes, counts, functional helpers, roots.
-__all__ += [
-    "bincount", "histogram", "apply_along_axis", "apply_over_axes", "piecewise", "polydiv",
-    "roots", "sort_complex", "fill_diagonal", "place", "put", "put_along_axis",
-]  # fmt: skip
 del _name, _added
 
 from ..convert import accept_nested_lists_in as _accept_nested_lists_in  # noqa: E402

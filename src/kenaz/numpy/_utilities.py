@@ -65,7 +65,7 @@ PASS_THROUGH = frozenset({
     "frombuffer", "fromfile", "fromiter", "fromregex", "fromstring", "from_dlpack",
     "genfromtxt", "load", "loadtxt", "asmatrix", "bmat",
     # write into their first argument (a Tensor nothing tracks changes in place); put,
-    # place, put_along_axis and fill_diagonal are kenaz's own (numpy/_writes.py)
+    # place, put_along_axis and fill_diagonal are kenaz.s own (numpy/_composed/writes.py)
     "copyto", "putmask",
 })  # fmt: skip
 WRITES_FIRST = frozenset({"copyto", "putmask"})

@@ -15,8 +15,8 @@ from ...ops import shape as _shape
 from ...ops.linalg import matmul as _matmul
 from ...tensor import Tensor
 from .. import linalg as _linalg
-from .._quantiles import nanpercentile, nanquantile, percentile, quantile  # every method
 from ._arguments import _float, _knp, _t
+from ._quantiles import nanpercentile, nanquantile, percentile, quantile  # every method
 
 __all__ = [
     "median", "quantile", "nanquantile", "nanpercentile", "nanmedian", "percentile", "cov",

@@ -16,11 +16,11 @@ from typing import Any
 
 import numpy as np
 
-from ..convert import as_tensor, read_value
-from ..mutation import in_place_target, is_tracked, transformation_running, write_functional
-from ..ops import elementwise as ew
-from ..ops import shape
-from ..tensor import Tensor
+from ...convert import as_tensor, read_value
+from ...mutation import in_place_target, is_tracked, transformation_running, write_functional
+from ...ops import elementwise as ew
+from ...ops import shape
+from ...tensor import Tensor
 
 __all__ = ["put", "place", "put_along_axis", "fill_diagonal"]
 

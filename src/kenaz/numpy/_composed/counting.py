@@ -12,10 +12,10 @@ from typing import Any
 
 import numpy as np
 
-from ..convert import as_tensor, read_value
-from ..ops import elementwise as ew
-from ..ops import reduction, shape
-from ..tensor import Tensor
+from ...convert import as_tensor, read_value
+from ...ops import elementwise as ew
+from ...ops import reduction, shape
+from ...tensor import Tensor
 
 __all__ = ["bincount", "histogram"]
 

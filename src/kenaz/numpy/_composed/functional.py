@@ -13,10 +13,10 @@ from typing import Any
 
 import numpy as np
 
-from ..convert import as_tensor, read_value
-from ..ops import elementwise as ew
-from ..ops import shape
-from ..tensor import Tensor
+from ...convert import as_tensor, read_value
+from ...ops import elementwise as ew
+from ...ops import shape
+from ...tensor import Tensor
 
 __all__ = ["piecewise", "apply_along_axis", "apply_over_axes"]
 

@@ -14,10 +14,10 @@ from typing import Any
 
 import numpy as np
 
-from ..convert import as_tensor, read_value
-from ..ops import elementwise as ew
-from ..ops import reduction, shape
-from ..tensor import Tensor
+from ...convert import as_tensor, read_value
+from ...ops import elementwise as ew
+from ...ops import reduction, shape
+from ...tensor import Tensor
 
 __all__ = ["quantile", "percentile", "nanquantile", "nanpercentile"]
 
@@ -72,7 +72,7 @@ def _clip_index(index: Tensor, n: Tensor) -> Tensor:
 def _gather(ordered: Tensor, index: Tensor) -> Tensor:
     """``ordered[..., index]`` per slice: ``ordered`` is ``(kept..., N)``, ``index``
     ``(nq, kept...)`` (or broadcastable to it); the result ``(nq, kept...)``."""
-    from . import take_along_axis  # the namespace's (it batches under vmap)
+    from .. import take_along_axis  # the namespace's (it batches under vmap)
 
     target = index.shape[:1] + ordered.shape[:-1]
     expanded = shape.broadcast_to(ordered, target[:1] + ordered.shape)
@@ -137,7 +137,7 @@ def _quantile(
     if np.any((q_values < 0) | (q_values > 1)):
         raise ValueError(f"kenaz.numpy.{name}: quantiles must be in the range [0, 1]")
     data, axes = _grouped(a, axis)
-    from . import sort  # the namespace's (differentiable, batched under vmap)
+    from .. import sort  # the namespace's (differentiable, batched under vmap)
 
     ordered = sort(data, axis=-1)  # NaNs sort last
     if ignore_nan:

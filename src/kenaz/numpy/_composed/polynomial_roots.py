@@ -11,11 +11,11 @@ from typing import Any
 
 import numpy as np
 
-from ..convert import as_tensor, read_value
-from ..ops import decompositions as dec
-from ..ops import elementwise as ew
-from ..ops import shape
-from ..tensor import Tensor
+from ...convert import as_tensor, read_value
+from ...ops import decompositions as dec
+from ...ops import elementwise as ew
+from ...ops import shape
+from ...tensor import Tensor
 
 __all__ = ["roots", "polydiv", "sort_complex"]
 
