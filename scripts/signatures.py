@@ -47,7 +47,7 @@ MISSING: list[tuple[str, tuple[str, ...], str]] = [
     *[(f"numpy.{name}", ("out", "dtype"),
        "not yet: out= (and dtype= of nancumsum, nancumprod and trace) on these composites; "
        "use the returned value (and astype)")
-      for name in ("choose", "compress", "cumulative_prod", "cumulative_sum", "isneginf",
+      for name in ("choose", "compress", "outer", "cumulative_prod", "cumulative_sum", "isneginf",
                    "isposinf", "nancumprod", "nancumsum", "ptp", "trace")],
     ("numpy.broadcast_*", ("subok",),
      "not yet: subok= (a Tensor has no subclasses to keep; the result is a Tensor)"),

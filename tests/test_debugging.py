@@ -23,8 +23,8 @@ def _index(lines: list[str], text: str) -> int:
 
 def test_plain_function_prints_each_op_with_shapes_and_dtypes():
     lines = _lines(lambda x: knp.sin(x) * 2.0, knp.ones((2, 3), dtype=np.float32))
-    assert lines[0] == "sin(float32[2, 3]) -> float32[2, 3]"
-    assert lines[1].startswith("mul(float32[2, 3], float) -> float32[2, 3]")
+    assert lines[0] == "sin(float32[2,3]) -> float32[2,3]"
+    assert lines[1].startswith("mul(float32[2,3], float) -> float32[2,3]")
     assert len(lines) == 2
 
 

@@ -24,21 +24,21 @@ X = knp.array([[1.0, 2.0, 3.0]])
 def test_a_program_is_a_flat_typed_list_of_equations() -> None:
     program = kenaz.make_program(loss)(W, X)
     assert isinstance(program, Program)
-    assert [v.type_name for v in program.inputs] == ["f64[3,2]", "f64[1,3]"]
+    assert [v.type_name for v in program.inputs] == ["float64[3,2]", "float64[1,3]"]
     names = [eq.op.name for eq in program.equations]
     assert names == ["matmul", "tanh", "square", "sum"]
     for eq in program.equations:
         for v in eq.outputs:
             assert isinstance(v, Var) and isinstance(v.shape, tuple)
-    assert program.outputs[0].type_name == "f64[]"
+    assert program.outputs[0].type_name == "float64[]"
 
 
 def test_str_is_one_equation_per_line() -> None:
     text = str(kenaz.make_program(loss)(W, X))
     lines = text.splitlines()
-    assert lines[0] == "program loss(v0:f64[3,2], v1:f64[1,3]) {"
-    assert lines[1] == "  v2:f64[1,2] = matmul(v1, v0)"
-    assert lines[2] == "  v3:f64[1,2] = tanh(v2)"
+    assert lines[0] == "program loss(v0:float64[3,2], v1:float64[1,3]) {"
+    assert lines[1] == "  v2:float64[1,2] = matmul(v1, v0)"
+    assert lines[2] == "  v3:float64[1,2] = tanh(v2)"
     assert lines[-2] == "  return (v5)"
     assert lines[-1] == "}"
 

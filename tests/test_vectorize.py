@@ -196,7 +196,7 @@ def test_vmap_of_debug_prints_per_example_shapes():
 def test_debug_of_vmap_shows_batched_ops():
     buffer = io.StringIO()
     debug(vmap(lambda x: knp.sin(x)), file=buffer)(XS)
-    assert "sin(float64[5, 3]) -> float64[5, 3]" in buffer.getvalue()
+    assert "sin(float64[5,3]) -> float64[5,3]" in buffer.getvalue()
 
 
 # -- perturbation confusion ----------------------------------------------------------------

@@ -11,6 +11,7 @@ import numpy as np
 
 from .effects import Handler, Op, current_scopes, handler, perform_args
 from .tensor import Tensor
+from .type_names import type_name
 
 __all__ = ["debug"]
 
@@ -19,9 +20,9 @@ def _describe(x: Any) -> str:
     if isinstance(x, tuple):
         return "(" + ", ".join(_describe(v) for v in x) + ")"
     if isinstance(x, Tensor):
-        return f"{x.dtype}{list(x.shape)}"
+        return type_name(x.dtype, x.shape)
     if isinstance(x, np.ndarray):
-        return f"ndarray:{x.dtype}{list(x.shape)}"
+        return f"ndarray:{type_name(x.dtype, x.shape)}"
     return type(x).__name__
 
 

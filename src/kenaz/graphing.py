@@ -29,6 +29,7 @@ from . import tree
 from .effects import Handler, Op, current_scopes, fresh_level, handler, perform_args
 from .ops.elementwise import alias
 from .tensor import Tensor
+from .type_names import type_name
 
 __all__ = ["graph", "Graph", "GraphNode"]
 
@@ -171,7 +172,7 @@ def _describe(x: Any) -> str:
     if isinstance(x, tuple):
         return ", ".join(_describe(v) for v in x)
     if isinstance(x, Tensor):
-        return f"{x.dtype}[{','.join(str(n) for n in x.shape)}]"
+        return type_name(x.dtype, x.shape)
     return type(x).__name__
 
 

@@ -32,7 +32,16 @@ import numpy as np
 from .. import tree
 from ..backend import NUMPY_TYPES, is_backend_array
 from ..tensor import Tensor
-from .program import Const, Program, Var, is_traceable, static_arguments, trace
+from .program import (
+    Const,
+    Program,
+    Var,
+    dynamic_arguments,
+    is_traceable,
+    static_argument_names,
+    static_arguments,
+    trace,
+)
 from .staged import Staged
 
 __all__ = ["jit", "Jitted", "CacheInfo"]
@@ -72,10 +81,7 @@ class Jitted:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if self.static_argnums or self.static_argnames:
             static = static_arguments(args, kwargs, self.static_argnums, self.static_argnames)
-            dynamic: Any = (
-                tuple(a for i, a in enumerate(args) if i not in static),
-                {k: v for k, v in kwargs.items() if k not in static},
-            )
+            dynamic: Any = dynamic_arguments(args, kwargs, static)
         else:
             static = None
             dynamic = (args, kwargs)
@@ -131,11 +137,7 @@ class Jitted:
 
     def _entry(self, args: tuple, kwargs: dict) -> _Entry:
         static = static_arguments(args, kwargs, self.static_argnums, self.static_argnames)
-        dynamic = (
-            tuple(a for i, a in enumerate(args) if i not in static),
-            {k: v for k, v in kwargs.items() if k not in static},
-        )
-        leaves, in_tree = tree.flatten(dynamic)
+        leaves, in_tree = tree.flatten(dynamic_arguments(args, kwargs, static))
         key = (in_tree, _static_key(static or None), tuple([_leaf_key(x) for x in leaves]))
         return self._cache.get(key) or self._trace(key, args, kwargs, static or None)
 
@@ -276,8 +278,7 @@ def jit(
     >>> f.cache_info().traces, g.cache_info().traces
     (1, 1)
     """
-    nums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
-    names = (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames)
+    nums, names = static_argument_names(static_argnums, static_argnames)
     if fun is None:
         return lambda f: Jitted(f, nums, names, optimize)
     return Jitted(fun, nums, names, optimize)

@@ -42,9 +42,12 @@ import numpy as np
 from .. import tree
 from ..effects import Handler, Op, _handlers, handler, perform_args
 from ..errors import ConcretizationError, EscapedTracerError, explain_backend_error
+from ..graphing import Graph, GraphNode
 from ..ops.elementwise import alias
 from ..tensor import Tensor, _make, holds_tensor
 from ..transform import gc_paused
+from ..type_names import type_name
+from ..vectorize import BatchedTensor
 
 __all__ = [
     "Var",
@@ -82,10 +85,10 @@ class Var:
 
     @property
     def type_name(self) -> str:
-        """``f64[3,4]``: the dtype's short name and the shape (``float`` for a weak scalar)."""
+        """``float64[3,4]``: the dtype and the shape (``float`` for a weak scalar)."""
         if self.weak is not None:
             return self.weak.__name__
-        return f"{_short_dtype(self.dtype)}[{','.join(str(n) for n in self.shape)}]"
+        return type_name(self.dtype, self.shape)
 
     def __repr__(self) -> str:
         return f"v{self.id}"
@@ -103,7 +106,7 @@ class Const:
     def __repr__(self) -> str:
         value = self.value
         if isinstance(value, (np.ndarray, np.generic)) and np.ndim(value) > 0:
-            return f"const:{_short_dtype(value.dtype)}[{','.join(str(n) for n in value.shape)}]"
+            return f"const:{type_name(value.dtype, value.shape)}"
         if isinstance(value, np.generic):
             return repr(value.item())
         text = repr(value)
@@ -220,8 +223,6 @@ class Program:
 
     def graph(self) -> Any:
         """The program as a :class:`kenaz.graphing.Graph` (``.to_dot()``, ``.render(path)``)."""
-        from ..graphing import Graph, GraphNode
-
         drawing = Graph(name=self.name)
         producer: dict[int, int] = {}
 
@@ -254,13 +255,6 @@ def iterate_primitives(equations: Sequence[Equation]):
             yield eq
         else:
             yield from iterate_primitives(eq.body)
-
-
-def _short_dtype(dtype: np.dtype) -> str:
-    dtype = np.dtype(dtype)
-    if dtype.kind == "b":
-        return "bool"
-    return f"{dtype.kind}{dtype.itemsize * 8}"  # f64, i32, u8, c128
 
 
 def _short(value: Any) -> str:
@@ -327,8 +321,6 @@ def example_value(x: Tensor) -> Any:
     """
     if type(x) is Tracer:
         return x._concrete
-    from ..vectorize import BatchedTensor
-
     if type(x) is BatchedTensor:
         batched = example_value(x._batched)
         if np.shape(batched)[x._batch_axis] > 0:
@@ -563,11 +555,7 @@ def trace(
     """
     static = static or {}
     tracing = TracingHandler(name or getattr(f, "__name__", type(f).__name__))
-    dynamic = (
-        tuple(a for i, a in enumerate(args) if i not in static),
-        {k: v for k, v in kwargs.items() if k not in static},
-    )
-    leaves, in_tree = tree.flatten(dynamic)
+    leaves, in_tree = tree.flatten(dynamic_arguments(args, kwargs, static))
     traced_leaves = [tracing.input(x) if is_traceable(x) else x for x in leaves]
     traced_args, traced_kwargs = tree.unflatten(in_tree, traced_leaves)
     call_args = list(traced_args)
@@ -597,6 +585,53 @@ def trace(
 def is_traceable(x: Any) -> bool:
     """Whether an argument leaf becomes a traced input (tensors, arrays, numbers)."""
     return isinstance(x, (Tensor, np.ndarray, np.generic)) or type(x) in (bool, int, float, complex)
+
+
+def static_argument_names(
+    static_argnums: int | Sequence[int], static_argnames: str | Sequence[str]
+) -> tuple[tuple[int, ...], tuple[str, ...]]:
+    """``static_argnums`` and ``static_argnames`` as tuples (a lone int or name is one).
+
+    Parameters
+    ----------
+    static_argnums : int or sequence of int
+        Positions of the static arguments.
+    static_argnames : str or sequence of str
+        Names of the static keyword arguments.
+
+    Returns
+    -------
+    tuple
+        ``(nums, names)``, both tuples.
+    """
+    nums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+    names = (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames)
+    return nums, names
+
+
+def dynamic_arguments(args: tuple, kwargs: dict, static: dict[Any, Any]) -> tuple[tuple, dict]:
+    """``(args, kwargs)`` without the static ones (``static``'s keys: positions and names).
+
+    What is left is traced: :func:`trace` flattens it into the program's inputs,
+    and ``jit`` into the leaves its cache key and compiled program read.
+
+    Parameters
+    ----------
+    args, kwargs : tuple, dict
+        A call's arguments.
+    static : dict
+        The static arguments, by position (normalized, as :func:`static_arguments`
+        gives them) or by name.
+
+    Returns
+    -------
+    tuple
+        ``(dynamic_args, dynamic_kwargs)``.
+    """
+    return (
+        tuple(a for i, a in enumerate(args) if i not in static),
+        {k: v for k, v in kwargs.items() if k not in static},
+    )
 
 
 def static_arguments(
@@ -633,14 +668,13 @@ def make_program(
     >>> import kenaz
     >>> import kenaz.numpy as knp
     >>> print(kenaz.make_program(lambda x: knp.sin(x) * 2.0)(knp.ones(3)))
-    program <lambda>(v0:f64[3]) {
-      v1:f64[3] = sin(v0)
-      v2:f64[3] = mul(v1, 2.0)
+    program <lambda>(v0:float64[3]) {
+      v1:float64[3] = sin(v0)
+      v2:float64[3] = mul(v1, 2.0)
       return (v2)
     }
     """
-    nums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
-    names = (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames)
+    nums, names = static_argument_names(static_argnums, static_argnames)
 
     @functools.wraps(f)
     def program_of(*args: Any, **kwargs: Any) -> Program:

@@ -29,8 +29,11 @@ import numpy as np
 
 from ..call import Call
 from ..effects import _handlers, perform_args
+from ..forward import jvp
+from ..reverse import vjp
 from ..tensor import Tensor, _make
 from ..transform import gc_paused
+from ..vectorize import vmap
 from .codegen import compile_program
 from .passes import optimize
 from .program import Const, Equation, Program, Var, _as_output, iterate_primitives, replay, trace
@@ -152,8 +155,6 @@ class Staged:
 
     # -- forward mode -------------------------------------------------------------------------
     def _forward(self, primals: tuple, tangents: tuple, **params: Any) -> tuple:
-        from ..forward import jvp
-
         active = tuple(
             i for i, t in enumerate(tangents) if t is not None and _is_inexact(primals[i])
         )
@@ -202,8 +203,6 @@ class Staged:
 
     # -- batching --------------------------------------------------------------------------------
     def _batch(self, op: Any, args: Sequence[Any], axes: Sequence[Any], **params: Any) -> tuple:
-        from ..vectorize import vmap
-
         axes = tuple(axes)
         size = next(np.shape(a)[ax] for a, ax in zip(args, axes, strict=True) if ax is not None)
 
@@ -243,8 +242,6 @@ class _SplitVjp:
     """
 
     def __init__(self, staged: Staged, args: tuple) -> None:
-        from ..reverse import vjp
-
         outputs = staged.program.outputs
         self.inexact_inputs = [i for i, a in enumerate(args) if _is_inexact(a)]
         self.inexact_outputs = [k for k, o in enumerate(outputs) if _atom_dtype(o).kind in "fc"]

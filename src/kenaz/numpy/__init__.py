@@ -4,6 +4,13 @@ Change ``import numpy as np`` to ``import kenaz.numpy as np`` and the code can
 be differentiated, vectorized and checked. Primitives come from
 ``kenaz.ops``; everything else here is composed from them, so it gets its
 derivatives for free.
+
+Assembled in one pass, each name bound once: NumPy's dtypes and constants, the
+primitives (``kenaz.ops``), NumPy's signatures (``_signatures``), the functions
+here, ``fft``/``linalg``/``random``, the composed families (``_composed``),
+NumPy's utilities (``_utilities``). Then the composites get the retry for lists of
+tensors (``accept_nested_lists_in``), the module is registered for those that read
+it (``_namespace``) and Tensor's methods are bound (``_tensor_methods``).
 """
 
 from __future__ import annotations
@@ -52,6 +59,7 @@ from ..convert import stacks_own_lists as _stacks_own_lists
 from ..ops import indexing as _indexing
 from ..ops import reduction as _reduction
 from ..ops import shape as _shape
+from ..ops.sorting import argsort as _argsort
 from ..tensor import Tensor, holds_tensor
 from . import _creation
 
@@ -72,7 +80,6 @@ from ..ops.elementwise import (  # noqa: E402,F401
     bitwise_or,
     bitwise_xor,
     ceil,
-    clip,
     conjugate,
     cos,
     cosh,
@@ -113,29 +120,13 @@ from ..ops.elementwise import (  # noqa: E402,F401
     subtract,
     tan,
     tanh,
-    where,
 )
 from ..ops.elementwise import logistic as expit  # noqa: E402,F401
-from ..ops.elementwise import round_ as round  # noqa: E402,F401,A004
 from ..ops.indexing import getitem  # noqa: E402,F401
-from ..ops.linalg import dot, einsum, inner, matmul, outer, tensordot, vdot  # noqa: E402,F401
-from ..ops.reduction import (  # noqa: E402,F401
-    amax,
-    amin,
-    argmax,
-    argmin,
-    cumprod,
-    cumsum,
-    logsumexp,
-    mean,
-    prod,
-    std,
-    sum,
-    var,
-)
+from ..ops.linalg import inner, outer, tensordot, vdot  # noqa: E402,F401
+from ..ops.reduction import logsumexp  # noqa: E402,F401
 from ..ops.shape import (  # noqa: E402,F401
     broadcast_to,
-    concatenate,
     expand_dims,
     flip,
     moveaxis,
@@ -143,7 +134,6 @@ from ..ops.shape import (  # noqa: E402,F401
     reshape,
     split,
     squeeze,
-    stack,
     swapaxes,
     tile,
     transpose,
@@ -174,15 +164,42 @@ from ._arrays import (  # noqa: E402,F401  (array basics with NumPy's signatures
     vstack,
 )
 
+# NumPy's signatures for the reductions, products and joins (out=, initial, where), and where:
+# the only definition of each of these names in the namespace.
+from ._signatures import (  # noqa: E402,F401
+    all,
+    amax,
+    amin,
+    any,
+    argmax,
+    argmin,
+    around,
+    clip,
+    concat,
+    concatenate,
+    cumprod,
+    cumsum,
+    dot,
+    einsum,
+    full_like,
+    matmul,
+    max,
+    mean,
+    min,
+    prod,
+    round,
+    stack,
+    std,
+    sum,
+    var,
+    where,
+)
+
 abs = absolute  # noqa: A001
 true_divide = divide
 mod = remainder
 conj = conjugate
-max = amax  # noqa: A001
-min = amin  # noqa: A001
-around = round
 atan2 = arctan2
-concat = concatenate
 permute_dims = transpose
 
 
@@ -331,11 +348,6 @@ ones_like = _like(_np.ones)
 empty_like = zeros_like
 
 
-def full_like(a: Any, fill_value: Any, dtype: Any = None, shape: Any = None) -> Tensor:
-    """A tensor shaped like ``a`` filled with ``fill_value``."""
-    a_shape = _shape_of(a) if shape is None else shape
-    value = _np.full(a_shape, fill_value, dtype=_result_dtype(a) if dtype is None else dtype)
-    return _placed(value, like=a)
 
 
 # -- shape helpers that work on tensors ---------------------------------------------------
@@ -540,26 +552,11 @@ def isclose(a, b, rtol: float = 1e-5, atol: float = 1e-8, equal_nan: bool = Fals
     return logical_or(close, logical_and(isnan(a), isnan(b))) if equal_nan else close
 
 
-def all(a, axis=None, keepdims: bool = False) -> Tensor:  # noqa: A001
-    """Whether every element along ``axis`` is nonzero (a count of zeros: ``vmap`` batches it)."""
-    return equal(sum(equal(a, 0), axis=axis, keepdims=keepdims), 0)
-
-
-def any(a, axis=None, keepdims: bool = False) -> Tensor:  # noqa: A001
-    """Whether some element along ``axis`` is nonzero."""
-    return greater(sum(not_equal(a, 0), axis=axis, keepdims=keepdims), 0)
-
-
-def nonzero(a) -> tuple[Tensor, ...]:
-    return tuple(Tensor(i) for i in _np.nonzero(_read_value(a)))
 
 
 def argsort(a, axis: int | None = -1, kind: Any = None, order: Any = None, *,
             stable: Any = None, descending: bool = False) -> Tensor:  # fmt: skip
     """Indices that sort ``a`` along ``axis`` (always stable; flattened when ``axis`` is None)."""
-    # The sorting primitives load on first use (no other function here needs them).
-    from ..ops.sorting import argsort as _argsort
-
     a = asarray(a)
     if axis is None:
         a, axis = ravel(a), 0
@@ -589,16 +586,12 @@ def scatter(x, index, values, mode: str = "add") -> Tensor:
 
 # -- submodules ------------------------------------------------------------------------------
 from . import (  # noqa: E402,F401
-    _tensor_methods,  # noqa: E402,F401  (binds Tensor's operators and methods)
     fft,
     linalg,
     random,
 )
-
-_tensor_methods.bind(_sys.modules[__name__])  # Tensor's operators and methods: see there
 from ._composed import *  # noqa: E402,F401,F403  (more of NumPy's namespace, by family)
 from ._index_tricks import c_, r_  # noqa: E402,F401
-from ._signatures import *  # noqa: E402,F401,F403  (NumPy's signatures: out=, initial, where)
 
 # Defined last: earlier functions take a `dtype` parameter of the same name.
 dtype = _np.dtype
@@ -622,7 +615,7 @@ __all__ = [
     "less_equal", "linalg", "linspace", "log", "log10", "log1p", "log2", "logaddexp",
     "logaddexp2", "logical_and", "logical_not", "logical_or", "logical_xor", "logsumexp",
     "maximum", "minimum", "mod", "moveaxis", "multiply", "nan", "ndarray", "ndim", "negative",
-    "newaxis", "nonzero", "not_equal", "ones", "ones_like", "outer", "permute_dims",
+    "newaxis", "not_equal", "ones", "ones_like", "outer", "permute_dims",
     "pi", "power", "rad2deg", "radians", "random", "ravel", "real", "reciprocal", "remainder",
     "repeat", "reshape", "result_type", "roll", "row_stack", "scatter", "shape", "sign", "sin",
     "sinc", "sinh", "size", "sort", "split", "sqrt", "square", "squeeze", "stop_gradient",
@@ -660,3 +653,13 @@ from ..convert import accept_nested_lists_in as _accept_nested_lists_in  # noqa:
 
 # Every public function accepts lists holding tensors as array-likes (kenaz.convert).
 _accept_nested_lists_in(globals())
+
+# -- the namespace is assembled: what reads it ---------------------------------------------
+from . import _namespace, _tensor_methods  # noqa: E402
+
+# The composites that call the namespace they belong to (fft's shifts, linalg.cross, the
+# composed families) read it through _namespace once it is complete.
+_namespace.register(_sys.modules[__name__])
+# Tensor's operators and methods (kenaz.tensor's names for the primitives, x.sum(), x.sort()),
+# bound in this one place: see _tensor_methods.
+_tensor_methods.bind(_sys.modules[__name__])

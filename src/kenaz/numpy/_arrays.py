@@ -24,19 +24,13 @@ from ..ops.indexing import getitem
 from ..ops.shape import broadcast_to, concatenate, expand_dims, flip, moveaxis, reshape
 from ..tensor import Tensor, holds_tensor
 from . import _creation
+from ._namespace import assembled as _knp  # kenaz.numpy, when these run
 
 __all__ = [
     "array", "asarray", "linspace", "real", "imag", "astype", "ravel", "diff", "hstack",
     "vstack", "row_stack", "column_stack", "dstack", "atleast_1d", "atleast_2d", "atleast_3d",
     "fliplr", "flipud", "roll", "take", "take_along_axis", "average", "count_nonzero",
 ]  # fmt: skip
-
-
-def _knp() -> Any:
-    """``kenaz.numpy``, read at the call (it imports this module while it loads)."""
-    from .. import numpy
-
-    return numpy
 
 
 def ravel(a: Any, order: str = "C") -> Tensor:

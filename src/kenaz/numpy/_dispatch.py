@@ -32,6 +32,7 @@ import numpy as np
 from ..effects import _handlers
 from ..mutation import in_place_target, is_tracked, plain
 from ..tensor import Tensor
+from ._namespace import assembled
 from ._utilities import VALUES_ONLY
 
 __all__ = ["array_ufunc", "array_function"]
@@ -276,9 +277,7 @@ def array_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict) -> An
     elif method == "accumulate":
         result = _reduce_or_scan(name, _UFUNC_ACCUMULATE, inputs, kwargs, method, keepdims=False)
     elif method == "outer":
-        # kenaz.numpy's functions, at the call: this module loads before they all exist.
-        from .. import numpy as knp
-
+        knp = assembled()  # kenaz.numpy: this module loads before its functions all exist
         a, b = (knp.asarray(x) for x in inputs)
         a = knp.reshape(a, a.shape + (1,) * b.ndim)
         result = _call_kenaz(name, _kenaz_counterpart("numpy", name), (a, b), {})

@@ -20,7 +20,9 @@ from ..ops import elementwise as _ew
 from ..ops import linalg as _products
 from ..ops import reduction as _reduction
 from ..ops import shape as _shape
+from ..ops.elementwise import equal, greater, not_equal
 from ..tensor import Tensor
+from ._composed.indices_and_sets import nonzero
 
 __all__ = [
     "sum", "prod", "mean", "var", "std", "max", "min", "amax", "amin", "argmax", "argmin",
@@ -49,7 +51,7 @@ def _with_initial(result: Tensor, initial: Any, combine) -> Tensor:
     return result if initial is None else combine(result, initial)
 
 
-def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):  # noqa: A001
+def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None) -> Tensor:  # noqa: A001
     """Sum over ``axis`` (NumPy's signature; ``where`` masks, ``initial`` is added)."""
     if out is None and initial is None and where is None:  # the common call, kept short
         return _reduction.sum(a, axis=axis, keepdims=keepdims, dtype=dtype)
@@ -58,14 +60,14 @@ def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=
     return _with_initial(total, initial, _ew.add)
 
 
-def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
+def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None) -> Tensor:
     """Product over ``axis`` (NumPy's signature)."""
     reject_out(out, "prod")
     total = _reduction.prod(_masked(a, where, 1), axis=axis, keepdims=keepdims, dtype=dtype)
     return _with_initial(total, initial, _ew.multiply)
 
 
-def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
+def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None) -> Tensor:
     """Arithmetic mean over ``axis`` (NumPy's signature)."""
     reject_out(out, "mean")
     if where is None or where is True:
@@ -80,7 +82,7 @@ def _ddof(ddof: Any, correction: Any) -> Any:
 
 
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, mean=None,
-        correction=None):  # fmt: skip
+        correction=None) -> Tensor:  # fmt: skip
     """Variance over ``axis`` (NumPy's signature; ``correction`` is the Array API ``ddof``)."""
     reject_out(out, "var")
     if (where is not None and where is not True) or mean is not None:
@@ -90,7 +92,7 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
 
 
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, mean=None,
-        correction=None):  # fmt: skip
+        correction=None) -> Tensor:  # fmt: skip
     """Standard deviation over ``axis`` (NumPy's signature)."""
     reject_out(out, "std")
     if (where is not None and where is not True) or mean is not None:
@@ -99,7 +101,7 @@ def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
     return _reduction.std(a, axis=axis, ddof=_ddof(ddof, correction), keepdims=keepdims)
 
 
-def max(a, axis=None, out=None, keepdims=False, initial=None, where=None):  # noqa: A001
+def max(a, axis=None, out=None, keepdims=False, initial=None, where=None) -> Tensor:  # noqa: A001
     """Maximum over ``axis`` (ties share the derivative; NumPy's signature)."""
     reject_out(out, "max")
     if where is not None and where is not True:
@@ -109,7 +111,7 @@ def max(a, axis=None, out=None, keepdims=False, initial=None, where=None):  # no
     return _with_initial(_reduction.amax(a, axis=axis, keepdims=keepdims), initial, _ew.maximum)
 
 
-def min(a, axis=None, out=None, keepdims=False, initial=None, where=None):  # noqa: A001
+def min(a, axis=None, out=None, keepdims=False, initial=None, where=None) -> Tensor:  # noqa: A001
     """Minimum over ``axis`` (NumPy's signature)."""
     reject_out(out, "min")
     if where is not None and where is not True:
@@ -122,31 +124,31 @@ def min(a, axis=None, out=None, keepdims=False, initial=None, where=None):  # no
 amax, amin = max, min
 
 
-def argmax(a, axis=None, out=None, *, keepdims=False):
+def argmax(a, axis=None, out=None, *, keepdims=False) -> Tensor:
     """Index of the maximum (integer: no derivative)."""
     reject_out(out, "argmax")
     return _reduction.argmax(a, axis=axis, keepdims=keepdims)
 
 
-def argmin(a, axis=None, out=None, *, keepdims=False):
+def argmin(a, axis=None, out=None, *, keepdims=False) -> Tensor:
     """Index of the minimum (integer: no derivative)."""
     reject_out(out, "argmin")
     return _reduction.argmin(a, axis=axis, keepdims=keepdims)
 
 
-def cumsum(a, axis=None, dtype=None, out=None):
+def cumsum(a, axis=None, dtype=None, out=None) -> Tensor:
     """Cumulative sum (flattened when ``axis`` is None)."""
     reject_out(out, "cumsum")
     return _reduction.cumsum(a if dtype is None else _ew.astype(a, dtype), axis=axis)
 
 
-def cumprod(a, axis=None, dtype=None, out=None):
+def cumprod(a, axis=None, dtype=None, out=None) -> Tensor:
     """Cumulative product (flattened when ``axis`` is None)."""
     reject_out(out, "cumprod")
     return _reduction.cumprod(a if dtype is None else _ew.astype(a, dtype), axis=axis)
 
 
-def clip(a, a_min=None, a_max=None, out=None, *, min=None, max=None, **kwargs):  # noqa: A002
+def clip(a, a_min=None, a_max=None, out=None, *, min=None, max=None, **kwargs) -> Tensor:  # noqa: A002
     """Limit values to ``[a_min, a_max]`` (or the Array API's ``min``/``max``)."""
     reject_out(out, "clip")
     if kwargs:
@@ -156,7 +158,7 @@ def clip(a, a_min=None, a_max=None, out=None, *, min=None, max=None, **kwargs): 
     return _ew.clip(a, low, high)
 
 
-def round(a, decimals=0, out=None):  # noqa: A001
+def round(a, decimals=0, out=None) -> Tensor:  # noqa: A001
     """Round to ``decimals`` (zero derivative, as in JAX)."""
     reject_out(out, "round")
     if not isinstance(a, Tensor):  # a list of tensors: stacked (round_ multiplies it)
@@ -167,36 +169,35 @@ def round(a, decimals=0, out=None):  # noqa: A001
 around = round
 
 
-def _previous(name: str) -> Any:
-    """The ``kenaz.numpy`` definition a wrapper here replaces (read at import time)."""
-    # kenaz.numpy imports this module after defining those: read, not imported, at load.
-    from .. import numpy
-
-    return getattr(numpy, name)
+def _all(a, axis=None, keepdims: bool = False) -> Tensor:
+    """Whether every element along ``axis`` is nonzero (a count of zeros: ``vmap`` batches it)."""
+    return equal(sum(equal(a, 0), axis=axis, keepdims=keepdims), 0)
 
 
-_all, _any = _previous("all"), _previous("any")
+def _any(a, axis=None, keepdims: bool = False) -> Tensor:
+    """Whether some element along ``axis`` is nonzero."""
+    return greater(sum(not_equal(a, 0), axis=axis, keepdims=keepdims), 0)
 
 
-def all(a, axis=None, out=None, keepdims=False, *, where=None):  # noqa: A001
+def all(a, axis=None, out=None, keepdims=False, *, where=None) -> Tensor:  # noqa: A001
     """Whether all elements along ``axis`` are true."""
     reject_out(out, "all")
     return _all(_masked(a, where, True), axis=axis, keepdims=keepdims)
 
 
-def any(a, axis=None, out=None, keepdims=False, *, where=None):  # noqa: A001
+def any(a, axis=None, out=None, keepdims=False, *, where=None) -> Tensor:  # noqa: A001
     """Whether any element along ``axis`` is true."""
     reject_out(out, "any")
     return _any(_masked(a, where, False), axis=axis, keepdims=keepdims)
 
 
-def dot(a, b, out=None):
+def dot(a, b, out=None) -> Tensor:
     """NumPy's ``dot``."""
     reject_out(out, "dot")
     return _products.dot(a, b)
 
 
-def matmul(x1, x2, /, out=None, **kwargs):
+def matmul(x1, x2, /, out=None, **kwargs) -> Tensor:
     """Matrix product with NumPy's ``@`` semantics."""
     reject_out(out, "matmul")
     if kwargs:
@@ -204,7 +205,7 @@ def matmul(x1, x2, /, out=None, **kwargs):
     return _products.matmul(x1, x2)
 
 
-def einsum(subscripts, *operands, out=None, optimize=False, **kwargs):
+def einsum(subscripts, *operands, out=None, optimize=False, **kwargs) -> Tensor:
     """Einstein summation (``optimize`` is accepted and ignored); also NumPy's sublist form
     ``einsum(a, [0, 1], b, [1, 2], [0, 2])``."""
     reject_out(out, "einsum")
@@ -246,7 +247,9 @@ def _from_sublists(arguments: tuple) -> tuple[str, tuple]:
     return subscripts, tuple(operands)
 
 
-def concatenate(arrays: Sequence[Any], axis=0, out=None, *, dtype=None, casting="same_kind"):
+def concatenate(
+    arrays: Sequence[Any], axis=0, out=None, *, dtype=None, casting="same_kind"
+) -> Tensor:
     """Join arrays along an existing axis (flattened when ``axis`` is None)."""
     reject_out(out, "concatenate")
     result = _shape.concatenate(arrays, axis=axis)
@@ -256,7 +259,7 @@ def concatenate(arrays: Sequence[Any], axis=0, out=None, *, dtype=None, casting=
 concat = concatenate
 
 
-def stack(arrays: Sequence[Any], axis=0, out=None, *, dtype=None, casting="same_kind"):
+def stack(arrays: Sequence[Any], axis=0, out=None, *, dtype=None, casting="same_kind") -> Tensor:
     """Join arrays along a new axis."""
     reject_out(out, "stack")
     result = _shape.stack(arrays, axis=axis)
@@ -264,16 +267,18 @@ def stack(arrays: Sequence[Any], axis=0, out=None, *, dtype=None, casting="same_
 
 
 
-def where(condition, x=None, y=None, /):
+def where(condition, x=None, y=None, /) -> Any:
     """``x`` where ``condition`` holds, else ``y``; with only ``condition``, its ``nonzero()``."""
     if x is None and y is None:
-        return _previous("nonzero")(condition)
+        return nonzero(condition)
     if x is None or y is None:
         raise ValueError("kenaz.numpy.where: give both x and y, or neither")
     return _ew.where(condition, x, y)
 
 
-def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, *, device=None):
+def full_like(
+    a, fill_value, dtype=None, order="K", subok=True, shape=None, *, device=None
+) -> Tensor:
     """A tensor shaped like ``a`` filled with ``fill_value`` (differentiable in ``fill_value``)."""
     target_shape = _t(a).shape if shape is None else shape
     fill = _t(fill_value)

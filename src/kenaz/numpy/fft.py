@@ -18,6 +18,7 @@ from ..ops import elementwise as _ew
 from ..ops import fft as _fft
 from ..ops import shape as _shape
 from ..tensor import Tensor
+from ._namespace import assembled as _assembled
 
 __all__ = [
     "fft",
@@ -245,9 +246,7 @@ def irfft2(
 
 # -- shifts ---------------------------------------------------------------------------------------
 def _shift(x: Any, axes: Any, sign: int) -> Tensor:
-    # kenaz.numpy imports this module: its `roll` is read at the call.
-    from . import roll
-
+    roll = _assembled().roll  # kenaz.numpy's, which imports this module: see _namespace
     x = x if isinstance(x, Tensor) else Tensor(x)
     if axes is None:
         axes = tuple(range(x.ndim))

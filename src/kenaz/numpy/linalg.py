@@ -21,8 +21,10 @@ from ..ops import decompositions as _dec
 from ..ops import elementwise as _ew
 from ..ops import reduction as _reduction
 from ..ops import shape as _shape
+from ..ops.indexing import getitem as _getitem
 from ..ops.linalg import matmul, outer, tensordot  # noqa: F401  (re-exported)
 from ..tensor import Tensor
+from ._namespace import assembled as _assembled
 
 __all__ = [
     "solve",
@@ -506,13 +508,10 @@ def trace(x: Any, /, *, offset: int = 0, dtype: Any = None) -> Tensor:
 
 def diagonal(x: Any, /, *, offset: int = 0) -> Tensor:
     """The diagonal of the last two axes (Array API ``linalg.diagonal``)."""
-    # Imported at the call, as this module's other rarely used helpers are.
-    from ..ops.indexing import getitem
-
     x = _tensor(x)
     n, m = x.shape[-2], x.shape[-1]
     rows = _np.arange(max(0, -offset), max(max(0, -offset), min(n, m - offset)))
-    return getitem(x, (Ellipsis, rows, rows + offset))
+    return _getitem(x, (Ellipsis, rows, rows + offset))
 
 
 def vecdot(x1: Any, x2: Any, /, *, axis: int = -1) -> Tensor:
@@ -524,9 +523,7 @@ def vecdot(x1: Any, x2: Any, /, *, axis: int = -1) -> Tensor:
 
 def cross(x1: Any, x2: Any, /, *, axis: int = -1) -> Tensor:
     """Cross product of 3-vectors (Array API ``linalg.cross``)."""
-    # kenaz.numpy imports this module: its `cross` is read at the call.
-    from . import cross as _cross
-
+    _cross = _assembled().cross  # kenaz.numpy's, which imports this module: see _namespace
     return _cross(x1, x2, axis=axis)
 
 

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as _np
 
 from ..backend import asarray_on, current_default
+from ..mutation import in_place_target as _in_place_target
 from ..tensor import Tensor
 
 
@@ -54,9 +55,7 @@ def shuffle(x: Any) -> None:
     """Shuffle ``x`` in place along its first axis (a Tensor no transformation tracks, or
     an array), as NumPy's; under a transformation use ``x = permutation(x)``."""
     if isinstance(x, Tensor):
-        from ..mutation import in_place_target
-
-        _np.random.shuffle(in_place_target(x, "random.shuffle"))
+        _np.random.shuffle(_in_place_target(x, "random.shuffle"))
         return
     _np.random.shuffle(x)
 

@@ -33,6 +33,7 @@ import numpy as np
 from ..backend import (
     NUMPY_TYPES,
     asarray_on,
+    backend_dtype,
     common,
     dask_map_matrices,
     full_like,
@@ -665,8 +666,6 @@ def _eig_impl(a: Any) -> tuple[Any, Any]:
 
 def _as_complex(x: Any, a: Any) -> Any:
     """A backend's ``x`` cast to the complex dtype of ``a``'s precision (if it is not already)."""
-    from ..backend import backend_dtype
-
     target = _complex_dtype(numpy_dtype(a.dtype))
     if numpy_dtype(x.dtype) == target:
         return x

@@ -16,7 +16,16 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..backend import NUMPY_TYPES, backend_dtype, common, namespace, promoted
+from ..backend import (
+    NUMPY_TYPES,
+    backend_dtype,
+    common,
+    namespace,
+    numpy_dtype,
+    promoted,
+    special_function,
+)
+from ..convert import array_argument
 from ..effects import Op, identity
 from ..tensor import Tensor
 from . import batching, shape
@@ -29,8 +38,6 @@ def _erf_impl(x):
     SciPy's over its blocks)."""
     global _erf_backend
     if type(x) not in NUMPY_TYPES:
-        from ..backend import special_function
-
         return special_function(namespace(x), "erf")(x)
     if _erf_backend is None:
         try:
@@ -93,14 +100,8 @@ def _on_backend(xp, standard_name: str, x, y):
 
 
 def _scalar_like(xp, scalar, array):
-    dtype = np.result_type(scalar, np.empty(0, dtype=_numpy_dtype(array.dtype)))
+    dtype = np.result_type(scalar, np.empty(0, dtype=numpy_dtype(array.dtype)))
     return xp.asarray(scalar, dtype=backend_dtype(xp, dtype))
-
-
-def _numpy_dtype(dtype):
-    from ..backend import numpy_dtype
-
-    return numpy_dtype(dtype)
 
 
 def neutral_binary(numpy_function: Callable, standard_name: str) -> Callable:
@@ -709,11 +710,12 @@ def astype(x, dtype) -> Tensor:
         if x.dtype == dtype:
             return x
     else:  # a list: a tensor first (the cast's NumPy code takes arrays only)
-        # Imported here, off the path of tensors (this module's imports are left as they are).
-        from ..convert import array_argument
-
         x = array_argument(x)
     return cast(x, dtype=dtype)
+
+
+# Shape ops below cast (sum_to, a tensor fill value of pad): handed down, not imported.
+shape.provide(astype=astype, real=real)
 
 
 # Identity with a fresh tensor: transformations use it to give their inputs new identities.

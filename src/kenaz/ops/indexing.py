@@ -488,3 +488,7 @@ def scatter(x, index, values, mode: str) -> Tensor:
         raise ValueError(f"kenaz scatter: unknown mode {mode!r}; use one of {sorted(_scatter)}")
     spec, arrays = split_index(index)
     return _scatter[mode](x, values, *arrays, spec=spec)
+
+
+# Shape ops below call getitem (slicing an axis, pad's pullback): handed down, not imported.
+shape.provide(getitem=getitem)

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ..backend import NUMPY_TYPES, common, namespace
+from ..backend import NUMPY_TYPES, backend_dtype, common, namespace
 from ..backend import einsum as backend_einsum
 from ..convert import array_argument
 from ..effects import Op, each_argument
@@ -216,8 +216,6 @@ def _eye_like(values: Tensor, n: int) -> Any:
     if type(values._value) in NUMPY_TYPES:
         return np.eye(n, dtype=values.dtype)
     xp = namespace(values._value)
-    from ..backend import backend_dtype
-
     return xp.eye(n, dtype=backend_dtype(xp, values.dtype))
 
 
@@ -367,14 +365,9 @@ def inner(x, y) -> Tensor:
     return tensordot(x, y, axes=([-1], [-1]))
 
 
-def outer(a, b, out=None) -> Tensor:
-    """Outer product of the flattened inputs (``out=`` as NumPy's)."""
-    result = shape.expand_dims(shape.ravel(a), 1) * shape.expand_dims(shape.ravel(b), 0)
-    if out is None:
-        return result
-    from ..mutation import write_out  # writes with the mutation rules (a layer above)
-
-    return write_out(out, result, "kenaz.numpy.outer")
+def outer(a, b) -> Tensor:
+    """Outer product of the flattened inputs."""
+    return shape.expand_dims(shape.ravel(a), 1) * shape.expand_dims(shape.ravel(b), 0)
 
 
 def vdot(x, y) -> Tensor:

@@ -9,7 +9,7 @@ applies its transpose to the cotangent.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -38,6 +38,28 @@ def _backend_reshape(x: Any, shape: tuple[int, ...], order: str) -> Any:
     reversed_x = xp.permute_dims(x, tuple(range(x.ndim))[::-1])
     out = xp.reshape(reversed_x, shape[::-1])
     return xp.permute_dims(out, tuple(range(len(shape)))[::-1])
+
+
+# -- what this family calls of the families above it ------------------------------------------
+# Indexing (getitem) and the elementwise casts (astype, real) are families above this one:
+# their rules use shape ops, so they import this module. The few shape functions that need
+# them (slicing an axis, pad's pullback and tensor fill value, the cast in `sum_to`) call them
+# through this table, which those modules fill when they load (`provide`): a lower layer
+# reaches a higher one by registration, as Tensor's operators do, not by an import.
+_above: dict[str, Callable[..., Any]] = {}
+
+
+def provide(**functions: Callable[..., Any]) -> None:
+    """Register functions of a family above this one, by name (``getitem``, ``astype``, ``real``).
+
+    Called by kenaz.ops.indexing and kenaz.ops.elementwise when they load.
+
+    Parameters
+    ----------
+    **functions : callable
+        The functions, under the names the shape functions read them by.
+    """
+    _above.update(functions)
 
 
 # -- reshape and broadcast_to ---------------------------------------------------------------
@@ -96,11 +118,10 @@ def reshape(x, shape: int | Sequence[int], order: str = "C", *, copy: bool | Non
 
 
 def _reshape_copy(x, shape, order: str, copy: bool) -> Tensor:
-    from . import elementwise  # the copy op (elementwise imports this module)
-
     result = reshape(x, shape, order)
-    if copy:
-        return elementwise.copy(result)
+    if copy:  # new memory: a one-part concatenate copies (and is differentiable)
+        flat = concatenate([reshape(result, (-1,))], axis=0)
+        return reshape(flat, result.shape)
     source, made = getattr(x, "_value", None), getattr(result, "_value", None)
     if isinstance(source, np.ndarray) and isinstance(made, np.ndarray) and source.size and (
         not np.shares_memory(source, made)
@@ -397,10 +418,7 @@ def stack(xs: Sequence[Any], axis: int = 0) -> Tensor:
 def slice_axis(x, axis: int, start: int, stop: int, step: int = 1) -> Tensor:
     """``x[..., start:stop:step, ...]`` with the slice on ``axis``."""
     index = (slice(None),) * axis + (slice(start, stop, step),)
-    # Indexing is a family above this one (its rules use shape ops): imported at the call.
-    from .indexing import getitem
-
-    return getitem(x, index)
+    return _above["getitem"](x, index)  # indexing, a family above: see `provide`
 
 
 def split(ary, indices_or_sections, axis: int = 0) -> list[Tensor]:
@@ -449,9 +467,7 @@ def flip(m, axis: int | Sequence[int] | None = None) -> Tensor:
 def _pad_vjp(ans, x, pad_width, constant_values):
     x_shape = x.shape
     index = tuple(slice(before, before + n) for (before, _), n in zip(pad_width, x_shape))
-    # Indexing is a family above this one (its rules use shape ops): imported here.
-    from .indexing import getitem
-
+    getitem = _above["getitem"]  # indexing, a family above: see `provide`
     return lambda g: getitem(g, index)
 
 
@@ -512,9 +528,7 @@ def pad(x, pad_width, mode: str = "constant", constant_values: float = 0) -> Ten
             )
         border = np.pad(np.zeros(x.shape, dtype=x.dtype), widths, constant_values=1)
         padded = _pad(x, pad_width=widths, constant_values=0)
-        from . import elementwise
-
-        return padded + elementwise.astype(fill, x.dtype) * border
+        return padded + _above["astype"](fill, x.dtype) * border  # see `provide`
     return _pad(x, pad_width=widths, constant_values=constant_values)
 
 
@@ -656,9 +670,8 @@ def sum_to(x: Tensor, target_shape: tuple[int, ...], dtype: np.dtype) -> Tensor:
             x = reshape(x, target_shape)
     if x.dtype != dtype:
         # The casts are elementwise ops, a family above this one (whose rules use
-        # `sum_to`): imported here, on this rarely taken path, not at module level.
-        from .elementwise import astype, real
-
+        # `sum_to`): registered by it when it loads (see `provide`).
+        astype, real = _above["astype"], _above["real"]
         x = astype(real(x) if x.dtype.kind == "c" and dtype.kind != "c" else x, dtype)
     return x
 

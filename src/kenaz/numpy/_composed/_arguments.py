@@ -15,13 +15,10 @@ from ...convert import as_tensor as _as_tensor
 from ...ops import elementwise as _ew
 from ...ops import reduction as _reduction
 from ...tensor import Tensor
+from .._namespace import assembled
 
-
-def _knp():
-    # kenaz.numpy imports this module, so it is read when used, not when this loads.
-    from ... import numpy
-
-    return numpy
+# kenaz.numpy, which the composites here are part of, when they run (see numpy/_namespace).
+_knp = assembled
 
 
 def _t(x: Any) -> Tensor:

@@ -18,6 +18,7 @@ from ...convert import as_tensor, read_value
 from ...ops import elementwise as ew
 from ...ops import reduction, shape
 from ...tensor import Tensor
+from ._arguments import _knp
 
 __all__ = ["quantile", "percentile", "nanquantile", "nanpercentile"]
 
@@ -72,12 +73,10 @@ def _clip_index(index: Tensor, n: Tensor) -> Tensor:
 def _gather(ordered: Tensor, index: Tensor) -> Tensor:
     """``ordered[..., index]`` per slice: ``ordered`` is ``(kept..., N)``, ``index``
     ``(nq, kept...)`` (or broadcastable to it); the result ``(nq, kept...)``."""
-    from .. import take_along_axis  # the namespace's (it batches under vmap)
-
     target = index.shape[:1] + ordered.shape[:-1]
     expanded = shape.broadcast_to(ordered, target[:1] + ordered.shape)
     index = shape.broadcast_to(index, target)
-    return shape.squeeze(take_along_axis(expanded, shape.expand_dims(index, -1), -1), -1)
+    return shape.squeeze(_knp().take_along_axis(expanded, shape.expand_dims(index, -1), -1), -1)
 
 
 def _of_sorted(ordered: Tensor, n: Tensor, q: Tensor, method: str) -> Tensor:
@@ -137,9 +136,7 @@ def _quantile(
     if np.any((q_values < 0) | (q_values > 1)):
         raise ValueError(f"kenaz.numpy.{name}: quantiles must be in the range [0, 1]")
     data, axes = _grouped(a, axis)
-    from .. import sort  # the namespace's (differentiable, batched under vmap)
-
-    ordered = sort(data, axis=-1)  # NaNs sort last
+    ordered = _knp().sort(data, axis=-1)  # differentiable, batched under vmap  # NaNs sort last
     if ignore_nan:
         n = reduction.sum(ew.astype(ew.logical_not(ew.isnan(data)), np.int64), axis=-1)
     else:

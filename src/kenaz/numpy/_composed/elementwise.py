@@ -12,8 +12,10 @@ from typing import Any
 import numpy as _np
 
 from ...convert import read_value as _read_value
+from ...mutation import write_out
 from ...ops import bits as _bits
 from ...ops import elementwise as _ew
+from ...ops import special as _special
 from ...tensor import Tensor
 from ._arguments import _float, _t
 
@@ -36,8 +38,6 @@ signbit, spacing, nextafter = _bits.signbit, _bits.spacing, _bits.nextafter
 gcd, lcm, rint, trunc = _bits.gcd, _bits.lcm, _bits.rint, _bits.trunc
 def fix(x: Any, out: Any = None) -> Tensor:
     """Round towards zero (zero derivative, as ``trunc``); ``out=`` as NumPy's."""
-    from ...mutation import write_out  # out= writes with the mutation rules (layer above)
-
     result = trunc(x)
     return result if out is None else write_out(out, result, "kenaz.numpy.fix")
 
@@ -129,10 +129,7 @@ def divmod(x: Any, y: Any) -> tuple[Tensor, Tensor]:  # noqa: A001
 
 def i0(x: Any) -> Tensor:
     """Modified Bessel function of order 0 (needs SciPy, like ``kenaz.scipy``)."""
-    # Imported when used: SciPy-backed functions load SciPy lazily, and so does this.
-    from ...ops import special
-
-    return special.i0(_float(x))
+    return _special.i0(_float(x))
 
 
 def nan_to_num(x: Any, copy: bool = True, nan: float = 0.0, posinf: Any = None,

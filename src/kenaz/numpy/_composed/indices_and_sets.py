@@ -1,4 +1,4 @@
-"""Indices and sets, whose values no derivative can follow: ``searchsorted``,
+"""Indices and sets, whose values no derivative can follow: ``nonzero``, ``searchsorted``,
 ``argwhere``, ``flatnonzero``, ``unravel_index``, ``ravel_multi_index`` return constant
 tensors; ``unique`` and its Array API variants are differentiable in the values they return.
 """
@@ -17,13 +17,17 @@ from ._arguments import _t
 
 __all__ = [
     "searchsorted", "unique", "unique_values", "unique_counts", "unique_inverse",
-    "unique_all", "flatnonzero", "argwhere", "unravel_index", "ravel_multi_index",
+    "unique_all", "nonzero", "flatnonzero", "argwhere", "unravel_index", "ravel_multi_index",
 ]  # fmt: skip
 
 
 def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None) -> Tensor:
     """Insertion indices (integers: no derivative)."""
     return Tensor(_np.searchsorted(_read_value(a), _read_value(v), side, sorter))
+
+
+def nonzero(a) -> tuple[Tensor, ...]:
+    return tuple(Tensor(i) for i in _np.nonzero(_read_value(a)))
 
 
 def flatnonzero(a: Any) -> Tensor:

@@ -16,11 +16,13 @@ from typing import Any
 import numpy as np
 
 from ...convert import array_argument, as_tensor
+from ...mutation import is_tracked
 from ...ops import elementwise as ew
 from ...ops import reduction
 from ...ops import shape as shape_ops
 from ...ops.indexing import getitem
 from ...tensor import Tensor, holds_tensor
+from ._arguments import _knp
 
 __all__ = ["pad"]
 
@@ -70,9 +72,7 @@ def _stat(x: Tensor, axis: int, rows: np.ndarray, mode: str) -> Tensor:
     if mode == "mean":
         mean = reduction.mean(part, axis=axis, keepdims=True)
         return ew.round_(mean, 0) if x.dtype.kind in "iu" else mean  # NumPy rounds for ints
-    from .. import median  # the namespace's median (defined with the statistics)
-
-    result = median(part, axis=axis, keepdims=True)
+    result = _knp().median(part, axis=axis, keepdims=True)  # the statistics family's
     return ew.round_(result, 0) if x.dtype.kind in "iu" else result
 
 
@@ -222,8 +222,6 @@ def _stat_lengths(stat_length: Any, ndim: int) -> list[tuple[Any, Any]]:
 def _callable_mode(x: Tensor, pad_width: Any, mode: Any, kwargs: dict) -> Tensor:
     """NumPy's callable mode writes into vectors in place: run on the values of an array
     no transformation tracks."""
-    from ...mutation import is_tracked
-
     if is_tracked(x):
         raise TypeError(
             "kenaz.numpy.pad: a callable mode writes into NumPy vectors in place, which has "
