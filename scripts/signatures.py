@@ -54,9 +54,6 @@ MISSING: list[tuple[str, tuple[str, ...], str]] = [
     ("scipy.optimize.minimize", ("jac", "hess", "hessp"),
      "kenaz differentiates `fun` itself (`hessian=` chooses the second derivatives); "
      "user-supplied derivatives would bypass the ones it computes"),
-    ("scipy.integrate.odeint", ("Dfun", "col_deriv", "full_output", "ml", "mu", "tcrit", "h0",
-                                "hmax", "hmin", "ixpr", "mxhnil", "mxordn", "mxords", "printmessg"),
-     "LSODA's own tuning and output; odeint's interface is issue 24 item 5 (branch `odes`)"),
 ]  # fmt: skip
 
 

@@ -133,3 +133,85 @@ def test_perform_and_perform_args_share_one_body():
     assert float(effects.perform(cube, 2.0, scale=2.0)) == 16.0
     assert float(effects.perform_args(cube, (2.0,), {"scale": 2.0})) == 16.0
     assert float(cube(2.0)) == 8.0
+
+
+# -- a handler is its own context manager and decorator; the public stack API ----------------
+def test_a_handler_is_its_own_context_manager_and_restores_the_stack_on_error():
+    counter = CountOps()
+    with counter as installed:
+        assert installed is counter and current_handlers() == (counter,)
+        with counter:  # nested entry of the same handler
+            knp.sin(1.0)
+        assert current_handlers() == (counter,)
+    assert current_handlers() == ()
+    with pytest.raises(RuntimeError), counter:
+        raise RuntimeError("inside")
+    # installed twice, it saw the op twice: once itself, once as forwarded by itself
+    assert current_handlers() == () and counter.counts == Counter({"sin": 2})
+
+
+def test_a_handler_is_a_decorator():
+    counter = CountOps()
+
+    @counter
+    def f(x):
+        return knp.cos(x) * 2.0
+
+    assert float(f(0.0)) == 2.0 and float(f(0.0)) == 2.0
+    assert counter.counts == Counter({"cos": 2, "mul": 2})
+    assert current_handlers() == ()
+    # under a transformation, the decorated function's handler sits inside it
+    assert float(kenaz.grad(f)(0.0)) == 0.0
+
+
+def test_no_handlers_runs_a_block_on_the_backend_and_restores_the_stack():
+    from kenaz.effects import handlers_installed, no_handlers
+
+    counter = CountOps()
+    assert not handlers_installed()
+    with counter:
+        assert handlers_installed()
+        with no_handlers():
+            assert not handlers_installed() and current_handlers() == ()
+            knp.sin(1.0)
+        knp.cos(1.0)
+    assert counter.counts == Counter({"cos": 1})
+
+
+def test_a_call_is_one_op_to_a_user_handler_and_its_rule_still_applies_outside():
+    @kenaz.custom_vjp
+    def double(x):
+        return x * 2.0
+
+    double.defvjp(lambda x: (x * 2.0, None), lambda _, g: (g * 10.0,))  # a rule to notice
+    counter = CountOps()
+
+    def f(x):
+        with counter:
+            return double(x)
+
+    assert float(kenaz.grad(f)(1.0)) == 10.0  # grad outside the handler used the rule
+    assert counter.counts == Counter({"custom_vjp[double]": 1})
+
+
+def test_handle_call_is_where_a_handler_meets_calls():
+    class CountCalls(Handler):
+        def __init__(self):
+            self.calls, self.ops = [], []
+
+        def handle(self, op, args, params):
+            self.ops.append(op.name)
+            return perform(op, *args, **params)
+
+        def handle_call(self, call, args, params):
+            self.calls.append(call.name)
+            return self.run_call(call, args, params)  # see inside the call
+
+    @kenaz.checkpoint
+    def g(x):
+        return knp.sin(x)
+
+    h = CountCalls()
+    with h:
+        g(knp.ones(2))
+    assert h.calls == ["checkpoint[g]"] and h.ops == ["sin"]

@@ -112,8 +112,10 @@ def test_has_aux():
     assert (float(out), float(tangent), aux) == (3.0, 3.0, "aux")
 
 
-def test_integer_primal_has_zero_tangent():
-    out, tangent = jvp(lambda x, n: x * n, (2.0, 3), (1.0, 0))
+def test_integer_primal_is_refused_unless_allow_int():
+    with pytest.raises(TypeError, match=r"kenaz.jvp: argument 1 has dtype int64.*allow_int=True"):
+        jvp(lambda x, n: x * n, (2.0, 3), (1.0, 0))
+    out, tangent = jvp(lambda x, n: x * n, (2.0, 3), (1.0, 0), allow_int=True)
     assert (float(out), float(tangent)) == (6.0, 3.0)
 
 

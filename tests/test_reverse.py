@@ -160,10 +160,12 @@ def test_has_aux():
     assert (float(value), aux, float(g)) == (9.0, "aux", 6.0)
 
 
-def test_allow_int_gives_zero_gradient():
+def test_allow_int_gives_a_float0_gradient_that_arithmetic_refuses():
     g = grad(lambda x, n: x * n, argnums=(0, 1), allow_int=True)(2.0, 3)
     assert float(g[0]) == 3.0
-    assert float(g[1]) == 0
+    assert g[1].dtype == kenaz.float0 and g[1].shape == ()
+    with pytest.raises(TypeError):
+        g[1] + 1.0
 
 
 def test_keyword_arguments_are_not_differentiated():

@@ -22,10 +22,12 @@ from .debugging import debug
 from .custom_jvp_rule import custom_jvp
 from .custom_vjp_rule import custom_vjp
 from .rematerialize import checkpoint
+from .root import custom_root, fixed_point
 from .no_grad_handler import no_grad
 from .graphing import graph
 from .vectorize import vmap
 from .jacobians import hessian, hvp, jacfwd, jacrev
+from .checks import float0
 from .compiler.program import Program, make_program
 from .compiler.api import jit
 from . import backend, errors, tree
@@ -57,6 +59,7 @@ __all__ = [
     "grad",
     "value_and_grad",
     "vjp",
+    "float0",
     "jvp",
     "linearize",
     "stop_gradient",
@@ -64,6 +67,8 @@ __all__ = [
     "custom_jvp",
     "custom_vjp",
     "checkpoint",
+    "custom_root",
+    "fixed_point",
     "no_grad",
     "graph",
     "vmap",

@@ -2,25 +2,50 @@
 
 A call is an :class:`~kenaz.effects.Op` like any primitive: performing it is
 one effect, which ``debug`` or a user's handler sees as one op and forwards.
-What makes it a call is ``op.run``: the function it stands for. Each
-transformation handles a call through its op's *joint* rule when it has one
-(``Op(forward=..., reverse=..., batch=...)``) and otherwise, by default, runs
-the function under itself, as if the call were not there. So a new kind of
-call (``jit``) is one :class:`Call` with the rules it overrides, and no
+What makes it a call is ``call.run``: the function it stands for. ``perform``
+hands a call to the handler's ``handle_call`` (never ``handle``): each
+transformation handles it through the call's *joint* rule when it has one
+(``Call(forward=..., reverse=..., batch=...)``) and otherwise runs the function
+under itself (``Handler.run_call``), as if the call were not there. So a new
+kind of call (``jit``) is one :class:`Call` with the rules it overrides, and no
 transformation changes.
 
 This module also holds what calls of Python functions share: binding a
 function's arguments to the flat tensor leaves the op takes
 (:class:`CallInfo`), the decorator base class (:class:`CallFunction`), and
-the checks that a rule neither loses a derivative through a closed-over
-tensor (:class:`ClosureGuard`) nor returns an input as an output
+the checks that a rule neither reads a tracked tensor its function does not
+(:class:`ClosureGuard`) nor returns an input as an output
 (:func:`fresh_outputs`).
+
+**Closed-over tensors: the contract of a call's rules.** Before a
+:class:`CallFunction` performs its op, it runs the function once to find the
+tracked tensors it reads without being given them (:func:`find_closed_over`) and
+appends them to the op's arguments: the op's arguments are the *declared*
+leaves (``call.n_declared`` of them, the function's differentiable arguments)
+followed by one *lifted* leaf per closed-over tensor (``call.captured``, in the
+same order). So every joint rule receives the lifted leaves as arguments:
+
+- ``reverse(args, call=...)``: its pullback returns one cotangent per argument,
+  lifted ones included (``None`` for zero);
+- ``forward(args, tangents, call=...)``: ``tangents`` has an entry (or
+  ``None``) for every argument, lifted ones included;
+- ``batch(op, values, axes, call=...)``: lifted leaves are batched like any.
+
+A rule that runs the user's code on some leaves does so through
+``call.run_primal(leaves)`` or under ``call.substituting(leaves)``, which put
+each lifted leaf in place of the tensor it stands for. A user's hand-written
+rule covers the declared arguments only; :mod:`kenaz.lifted` differentiates
+the function itself with respect to the lifted ones (what ``custom_vjp``,
+``custom_jvp`` and ``checkpoint`` do, and what ``odeint`` can adopt). How the
+closed-over tensors are found is below (:func:`find_closed_over`).
 """
 
 from __future__ import annotations
 
 import functools
 import inspect
+import os
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -29,11 +54,29 @@ import numpy as np
 from . import tree
 from .backend import namespace_of, numpy_dtype, zeros_on
 from .convert import leaf_tensor
-from .effects import Handler, Op, _handlers, perform_args
+from .effects import (
+    Handler,
+    Op,
+    current_handlers,
+    handler,
+    handlers_installed,
+    no_handlers,
+    perform_args,
+)
 from .ops.elementwise import alias, astype
-from .tensor import Tensor
+from .tensor import Tensor, _make
 
-__all__ = ["Call", "CallInfo", "CallFunction", "ClosureGuard", "fresh_outputs", "run_call"]
+__all__ = [
+    "Call",
+    "CallInfo",
+    "CallFunction",
+    "ClosureFinder",
+    "ClosureGuard",
+    "Substitute",
+    "find_closed_over",
+    "fresh_outputs",
+    "run_call",
+]
 
 
 class Call(Op):
@@ -59,16 +102,10 @@ class Call(Op):
     multiple_results : bool, optional
         ``run`` returns a tuple of tensors (the default: the leaves of the
         function's output), or one tensor.
-    captures : bool, optional
-        The reverse rule differentiates tensors the function closes over
-        (``checkpoint``): it receives ``captured=``, a list the reverse
-        handler fills with them while the rule runs, and its pullback returns
-        their cotangents after the arguments'. Otherwise such a tensor is an
-        error (its derivative would be lost).
 
     """
 
-    __slots__ = ()
+    __slots__ = ("run",)
 
     def __init__(
         self,
@@ -78,7 +115,6 @@ class Call(Op):
         forward: Callable[..., Any] | None = None,
         reverse: Callable[..., Any] | None = None,
         batch: Callable[..., Any] | None = None,
-        captures: bool = False,
         impl: Callable[..., Any] | None = None,
         multiple_results: bool = True,
     ) -> None:
@@ -90,46 +126,42 @@ class Call(Op):
             batch=batch,
             multiple_results=multiple_results,
         )
+        self.is_call = True  # `perform` hands it to `Handler.handle_call`
         self.run = run
-        self.captures = captures
-        self.joint = True  # every handler's call path: a joint rule, or the default
 
     def _run_eagerly(self, *values: Any, **params: Any) -> tuple[Any, ...]:
         """Backend implementation: run the function on plain values, with no handlers."""
-        token = _handlers.set(())
-        try:
+        with no_handlers():
             outs = self.run(tuple(Tensor(v) for v in values), params)
-        finally:
-            _handlers.reset(token)
         return tuple(o._value for o in outs)
-
-    def check_closures(self, params: dict, level: int) -> None:
-        """Raise if the function closes over a tensor tracked at ``level`` (arguments untracked)."""
-        call = params.get("call")
-        if isinstance(call, CallInfo):
-            call.check_closures(level)
 
 
 class CallInfo:
     """One call of a Python function as a :class:`Call` op: everything besides the tensor leaves.
 
     ``nondiff`` maps positions to the non-differentiable arguments,
-    ``in_tree`` is the structure of the differentiable ones, and ``out_tree``
-    the output's structure, known once the function or a rule has run.
+    ``in_tree`` is the structure of the differentiable ones (``n_declared``
+    leaves), ``captured`` the closed-over tensors lifted into the op's
+    trailing arguments (see the module doc), and ``out_tree`` the output's
+    structure, known once the function or a rule has run.
     """
 
-    __slots__ = ("function", "nondiff", "in_tree", "nargs", "out_tree")
+    __slots__ = ("function", "nondiff", "in_tree", "nargs", "n_declared", "captured", "out_tree")
 
-    def __init__(self, function: Any, nondiff: dict[int, Any], in_tree: Any, nargs: int) -> None:
+    def __init__(
+        self, function: Any, nondiff: dict[int, Any], in_tree: Any, nargs: int, n_declared: int
+    ) -> None:
         self.function = function
         self.nondiff = nondiff
         self.in_tree = in_tree
         self.nargs = nargs
+        self.n_declared = n_declared
+        self.captured: list[Tensor] = []
         self.out_tree: Any = None
 
     def diff_args(self, leaves: Sequence[Any]) -> tuple[Any, ...]:
-        """The differentiable arguments rebuilt from ``leaves``."""
-        return tree.unflatten(self.in_tree, list(leaves))
+        """The differentiable arguments rebuilt from (the declared part of) ``leaves``."""
+        return tree.unflatten(self.in_tree, list(leaves[: self.n_declared]))
 
     def arguments(self, leaves: Sequence[Any]) -> list[Any]:
         """All positional arguments, in order, with the non-differentiable ones put back."""
@@ -151,38 +183,41 @@ class CallInfo:
             )
         return [leaf_tensor(leaf, self.function.kind) for leaf in leaves]
 
+    def substituting(self, leaves: Sequence[Any]) -> Any:
+        """A context in which each closed-over tensor reads as its lifted leaf in ``leaves``.
+
+        No handler at all when nothing was lifted, or when every lifted leaf
+        is the very tensor it stands for.
+        """
+        lifted = leaves[self.n_declared :]
+        replacements = {id(c): x for c, x in zip(self.captured, lifted) if c is not x}
+        return handler(Substitute(replacements)) if replacements else _no_context
+
     def run_primal(self, leaves: Sequence[Any]) -> list[Tensor]:
         """Run the original function on the current handler stack; its output leaves."""
-        return self.outputs(self.function.fun(*self.arguments(leaves)), "the function")
-
-    def check_closures(self, level: int) -> None:
-        """Raise if the function or its rules close over a tensor tracked at ``level``.
-
-        When no argument is tracked, the rules are not run at this level, so no
-        :class:`ClosureGuard` sees their ops; a look at the functions' closures
-        (one level deep: tensors, and tensors in lists, tuples and dicts)
-        catches the common mistake, ``custom_vjp(lambda x: x * w)`` with ``w``
-        differentiated.
-        """
-        function = self.function
-        for rule in function.rules():
-            for cell in getattr(rule, "__closure__", None) or ():
-                try:
-                    contents = cell.cell_contents
-                except ValueError:  # an empty cell
-                    continue
-                nested = isinstance(contents, (list, tuple, dict))
-                for value in tree.leaves(contents) if nested else [contents]:
-                    if isinstance(value, Tensor) and value._trace and level in value._trace:
-                        raise ValueError(
-                            f"kenaz: {function.kind} function {function.__name__!r} closes over "
-                            "a tensor that is being differentiated; its derivative would be "
-                            "lost. Pass it to the custom function as a differentiable argument."
-                        )
+        with self.substituting(leaves) as substitute:
+            out = self.outputs(self.function.fun(*self.arguments(leaves)), "the function")
+        if substitute is not None:  # a closed-over tensor returned as it is
+            out = [substitute.replace(o) for o in out]
+        return out
 
     def __repr__(self) -> str:
         nondiff = ", ".join(f"{i}={v!r}" for i, v in sorted(self.nondiff.items()))
-        return f"<{self.function.__name__}{f' nondiff {nondiff}' if nondiff else ''}>"
+        lifted = f" lifting {len(self.captured)}" if self.captured else ""
+        return f"<{self.function.__name__}{f' nondiff {nondiff}' if nondiff else ''}{lifted}>"
+
+
+class _NoContext:
+    """``contextlib.nullcontext()`` that enters as ``None``, without its per-use cost."""
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc_info: Any) -> None:
+        return None
+
+
+_no_context = _NoContext()
 
 
 def run_call(args: tuple, params: dict) -> tuple[Tensor, ...]:
@@ -225,10 +260,6 @@ class CallFunction:
         self.__name__ = name
         self.op.name = f"{self.kind}[{name}]"
 
-    def rules(self) -> list[Callable | None]:
-        """The user's functions that run under transformations (for closure checks)."""
-        return [self.fun]
-
     def _positional(self, args: tuple, kwargs: dict) -> tuple:
         if self.signature is None or (not kwargs and not self.has_defaults):
             return args
@@ -246,7 +277,7 @@ class CallFunction:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         args = self._positional(args, kwargs)
-        if not _handlers.get():  # no transformation: just run the function
+        if not handlers_installed():  # no transformation: just run the function
             return self.fun(*args)
         self._check_ready()
         for i in self.nondiff_argnums:
@@ -258,8 +289,10 @@ class CallFunction:
         nondiff = {i: args[i] for i in self.nondiff_argnums}
         diff = tuple(a for i, a in enumerate(args) if i not in nondiff)
         leaves, in_tree = tree.flatten(diff)
-        call = CallInfo(self, nondiff, in_tree, len(args))
-        out_leaves = perform_args(self.op, tuple(leaves), {"call": call})
+        call = CallInfo(self, nondiff, in_tree, len(args), len(leaves))
+        # Closure conversion: the tracked tensors the function reads become inputs of the op.
+        call.captured = find_closed_over(lambda fresh: self.fun(*call.arguments(fresh)), leaves)
+        out_leaves = perform_args(self.op, (*leaves, *call.captured), {"call": call})
         return tree.unflatten(call.out_tree, list(out_leaves))
 
     def __get__(self, instance: Any, owner: Any = None) -> Any:
@@ -267,25 +300,131 @@ class CallFunction:
         return self if instance is None else functools.partial(self, instance)
 
 
-# -- what the transformations' call paths share ------------------------------------------
-class ClosureGuard(Handler):
-    """Watches the ops of a call's rule for tensors tracked at ``level`` that are not its arguments.
+# -- closure conversion by running -------------------------------------------------------
+# A call with rules of its own runs its function where the transformations around it do
+# not see the function's ops, so a tensor it reads by any Python route (a closure, a bound
+# method's `self.w`, a partial, a default argument, a global) would lose its derivative.
+# Reading `__closure__` can never find them all; running the function can:
+# 1. `find_closed_over` runs it once, its arguments given fresh identities, under a
+#    `ClosureFinder`, which evaluates every op on plain values (no transformation sees
+#    this run) and notes each input that a running transformation tracks and that was not
+#    made inside the run: that tensor is closed over.
+# 2. The call lifts each one into an extra input of its op (after the arguments' leaves),
+#    so every transformation sees it as an argument.
+# 3. Whenever the function or one of its rules runs, `Substitute` replaces each
+#    closed-over tensor, by identity, with the lifted input that stands for it (a fresh
+#    identity of a `vjp`, a `vmap` view...): its derivative flows like an argument's.
+def stand_in_value(x: Tensor) -> Any:
+    """A concrete backend value for ``x`` with its shape and dtype.
 
-    Such a tensor was closed over: the transformation at ``level`` does not
-    see the rule's ops, so its derivative would silently be lost. With
-    ``capture=False`` that is an error; with ``capture=True`` (checkpoint) the
-    tensors are collected in ``captured`` and differentiated as extra inputs.
+    A plain tensor's own value; for a ``vmap`` view, its first example (the
+    discovery run needs values of the right shape, not the batch's); for a
+    ``jit`` tracer, the value it is traced with.
+    """
+    if type(x) is Tensor:
+        return x._value
+    batched = getattr(x, "_batched", None)
+    if batched is not None:  # a vmap view: example 0 of its batch, along its batch axis
+        return stand_in_value(batched)[(slice(None),) * x._batch_axis + (0,)]
+    concrete = getattr(x, "_concrete", None)
+    if concrete is not None:  # a jit tracer
+        return concrete
+    return x._value  # any other view raises its own error here
+
+
+class ClosureFinder(Handler):
+    """Runs a function on plain values, noting the tracked tensors it was not given.
+
+    ``made_inside`` holds the identities of the function's arguments and of
+    every op output of the run; the objects themselves are kept in ``_alive``
+    so that no identity is reused while the run lasts.
     """
 
-    def __init__(self, level: int, allowed: Sequence[Any], what: str, capture: bool = False):
-        self.level = level
-        self.allowed = {id(x) for x in allowed if isinstance(x, Tensor)}
-        self.what = what
-        self.capture = capture
+    def __init__(self, arguments: Sequence[Any]) -> None:
+        # The levels of the transformations running now: a record of a finished one
+        # (an aux output, a tensor kept from an earlier grad) makes no tensor tracked.
+        self.running = {h.level for h in current_handlers() if hasattr(h, "level")}
+        self.made_inside = {id(a) for a in arguments}
+        self._alive: list[Any] = list(arguments)
         self.captured: list[Tensor] = []
 
+    def is_tracked(self, x: Tensor) -> bool:
+        """Tracked by a running transformation: a record of one, or a view or tracer."""
+        if type(x) is not Tensor:
+            return True
+        trace = x._trace
+        return bool(trace) and not self.running.isdisjoint(trace)
+
     def handle(self, op: Op, args: tuple, params: dict) -> Any:
-        level = self.level
+        plain_args = tuple(self._plain(a) for a in args)
+        with no_handlers():  # no transformation sees the discovery run
+            out = perform_args(op, plain_args, params)
+        for o in out if isinstance(out, tuple) else (out,):
+            self.made_inside.add(id(o))
+            self._alive.append(o)
+        return out
+
+    def _plain(self, a: Any) -> Any:
+        """``a`` with each tensor noted (captured if closed over) and as a plain value."""
+        if isinstance(a, Tensor):
+            if id(a) not in self.made_inside and self.is_tracked(a):
+                self.captured.append(a)
+                self.made_inside.add(id(a))
+            return a if type(a) is Tensor else _make(stand_in_value(a))
+        if type(a) is list or type(a) is tuple:
+            return type(a)(self._plain(item) for item in a)
+        return a
+
+
+def find_closed_over(run: Callable[[list[Any]], Any], leaves: Sequence[Any]) -> list[Tensor]:
+    """The tracked tensors ``run(leaves)`` reads without being given them, in order of use.
+
+    The leaves are given fresh identities (plain tensors of their values), so
+    that a tensor that is both an argument and read through a closure counts
+    as closed over too: the two uses have derivatives of their own.
+    """
+    fresh = [_make(stand_in_value(x)) if isinstance(x, Tensor) else x for x in leaves]
+    finder = ClosureFinder(fresh)
+    with finder:
+        run(fresh)
+    return finder.captured
+
+
+class Substitute(Handler):
+    """Replaces closed-over tensors, by identity, with the inputs lifted for them."""
+
+    def __init__(self, replacements: dict[int, Tensor]) -> None:
+        self.replacements = replacements
+
+    def replace(self, a: Any) -> Any:
+        if isinstance(a, Tensor):
+            return self.replacements.get(id(a), a)
+        if type(a) is list or type(a) is tuple:
+            return type(a)(self.replace(item) for item in a)
+        return a
+
+    def handle(self, op: Op, args: tuple, params: dict) -> Any:
+        return perform_args(op, tuple(self.replace(a) for a in args), params)
+
+
+# -- what the transformations' call paths share ------------------------------------------
+class ClosureGuard(Handler):
+    """Watches a call's rule for tensors tracked at ``level`` that are not the call's inputs.
+
+    The call lifted every tensor its function closes over, so such a tensor
+    is one only the *rule* reads (a ``fwd`` or ``bwd`` reading a tensor the
+    function does not): lifting it is impossible, since no input of the call
+    stands for it, and the transformation at ``level`` does not see the
+    rule's ops. That is an error, never a silent zero.
+    """
+
+    def __init__(self, level: int, allowed: Sequence[Any], what: str) -> None:
+        self.guarded_level = level
+        self.allowed = {id(x) for x in allowed if isinstance(x, Tensor)}
+        self.what = what
+
+    def handle(self, op: Op, args: tuple, params: dict) -> Any:
+        level = self.guarded_level
         for a in args:
             if (
                 isinstance(a, Tensor)
@@ -293,16 +432,25 @@ class ClosureGuard(Handler):
                 and level in a._trace
                 and id(a) not in self.allowed
             ):
-                if not self.capture:
-                    raise ValueError(
-                        f"kenaz: {self.what} uses a tensor that is being differentiated but is "
-                        "not one of its differentiable arguments (a closed-over variable, or "
-                        "an argument in nondiff_argnums?); its derivative would be lost. Pass "
-                        "it to the custom function as a differentiable argument."
-                    )
-                self.allowed.add(id(a))
-                self.captured.append(a)
+                raise ValueError(
+                    f"kenaz: {self.what} reads a tensor (shape {a.shape}, dtype {a.dtype}, "
+                    f"in op {op.name!r} at {user_line()}) that is being differentiated, but its "
+                    "function never reads it, so it cannot be lifted into an input of the "
+                    "call and its derivative would be lost. Read it in the function as well, "
+                    "or pass it to the function as an argument."
+                )
         return perform_args(op, args, params)
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def user_line() -> str:
+    """``file:line`` of the innermost frame outside kenaz (the user's code), for errors."""
+    frame = sys._getframe(1)
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE_DIR):
+        frame = frame.f_back
+    return "an unknown place" if frame is None else f"{frame.f_code.co_filename}:{frame.f_lineno}"
 
 
 def fresh_outputs(outs: Sequence[Tensor], level: int, inputs: Sequence[Any]) -> list[Tensor]:

@@ -157,8 +157,8 @@ def check_convertible(t: Tensor, how: str) -> None:
     when a running ``grad``/``vjp``/``jvp``/``linearize`` tracks it.
     """
     if type(t) is not Tensor:  # a batched view of vmap (its own error once the vmap ended)
-        level = getattr(t, "_level", None)
-        if level is not None and getattr(level, "alive", False):
+        batcher = getattr(t, "_batcher", None)
+        if batcher is not None and getattr(batcher, "alive", False):
             raise _refusal(
                 t,
                 f"kenaz: {how} of a tensor batched by vmap (per-example shape {t.shape}): a "

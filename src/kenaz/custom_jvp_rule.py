@@ -22,6 +22,7 @@ from typing import Any
 from . import tree
 from .call import Call, CallFunction, CallInfo, metas, run_call, tangent_leaves, zeros_for
 from .effects import perform_args
+from .lifted import push_forward
 from .ops.axes import batch_size
 from .reverse import transpose
 from .vectorize import batch_first, batched_function, vmap_flat
@@ -74,9 +75,6 @@ class custom_jvp(CallFunction):  # noqa: N801 - a decorator, named like JAX's
 
     def make_op(self, name: str) -> Call:
         return Call(name, run_call, forward=self._forward, reverse=self._reverse, batch=_batch)
-
-    def rules(self) -> list[Callable | None]:
-        return [self.fun, self.jvp_rule]
 
     def defjvp(self, rule: Callable) -> Callable:
         """Set the rule ``rule(*nondiff_args, primals, tangents) -> (out, tangent_out)``.
@@ -136,27 +134,49 @@ class custom_jvp(CallFunction):  # noqa: N801 - a decorator, named like JAX's
 
     # -- the op's rules -------------------------------------------------------------------
     def _forward(self, args: tuple, tangents: tuple, *, call: CallInfo) -> tuple:
-        tangents = tuple(zeros_for(x) if t is None else t for x, t in zip(args, tangents))
-        out, t_out = _call_rule(call, args, tangents)
-        outs = call.outputs(out, "the jvp rule")
-        what = f"the jvp rule of {self.__name__!r}"
-        return tuple(outs), tuple(tangent_leaves(t_out, call, metas(outs), what))
+        n = call.n_declared
+        declared = [zeros_for(x) if t is None else t for x, t in zip(args[:n], tangents[:n])]
+        lifted = [(i, t) for i, t in enumerate(tangents) if i >= n and t is not None]
+        out, t_outs = _tangents(call, args, [*declared, *(None for _ in args[n:])])
+        if lifted:
+            t_outs = _plus_closed_over(call, args, lifted, t_outs)
+        return tuple(out), tuple(t_outs)
 
     def _reverse(self, args: tuple, *, call: CallInfo) -> tuple:
         outs = perform_args(self.op, args, {"call": call})  # outer handlers see the call
-        out_metas = metas(outs)
-        what = f"the jvp rule of {self.__name__!r}"
+        n = call.n_declared
 
         def pullback(g: tuple) -> list:
-            # The transpose of the linear map t -> rule(x, t)[1]: reverse mode through
+            # The transpose of the linear map t -> the output tangent: reverse mode through
             # that map (at t = 0: any point gives the same); `None` in g is a zero.
             def tangent_map(*tangents: Any) -> list:
-                _, t_out = _call_rule(call, args, tangents)
-                return tangent_leaves(t_out, call, out_metas, what)
+                _, t_outs = _tangents(call, args, tangents)
+                lifted = list(enumerate(tangents))[n:]
+                return _plus_closed_over(call, args, lifted, t_outs) if lifted else t_outs
 
             return transpose(tangent_map, [zeros_for(x) for x in args], g)
 
         return outs, pullback
+
+
+def _tangents(call: CallInfo, args: Sequence[Any], tangents: Sequence[Any]) -> tuple:
+    """The rule's outputs and output tangents (leaves) for the declared arguments' tangents."""
+    with call.substituting(args):
+        out, t_out = _call_rule(call, args, tangents)
+    outs = call.outputs(out, "the jvp rule")
+    what = f"the jvp rule of {call.function.__name__!r}"
+    return outs, tangent_leaves(t_out, call, metas(outs), what)
+
+
+def _plus_closed_over(call: CallInfo, args: Sequence[Any], lifted: list, t_outs: list) -> list:
+    """``t_outs`` plus the tangent that the lifted tensors' tangents give, through the function.
+
+    The user's rule covers the declared arguments; a tensor the function
+    closes over is differentiated through the function itself.
+    """
+    positions = [i for i, _ in lifted]
+    extra = push_forward(call, args, positions, [t for _, t in lifted])
+    return [t + e for t, e in zip(t_outs, extra)]
 
 
 def _call_rule(call: CallInfo, primals: Sequence[Any], tangents: Sequence[Any]) -> tuple:
@@ -164,7 +184,7 @@ def _call_rule(call: CallInfo, primals: Sequence[Any], tangents: Sequence[Any]) 
     function = call.function
     result = function.jvp_rule(
         *call.nondiff_values(), call.diff_args(primals), call.diff_args(tangents)
-    )
+    )  # `diff_args` takes the declared leaves: the rule never sees the lifted ones
     if not (isinstance(result, (tuple, list)) and len(result) == 2):
         raise TypeError(
             f"kenaz.custom_jvp: the jvp rule of {function.__name__!r} must return a pair "
@@ -174,21 +194,30 @@ def _call_rule(call: CallInfo, primals: Sequence[Any], tangents: Sequence[Any]) 
 
 
 def _batch(op: Call, values: list, axes: list, *, call: CallInfo) -> tuple:
-    """A ``custom_jvp`` of the batched function whose rule is the batched rule."""
+    """A ``custom_jvp`` of the batched function whose rule is the batched rule.
+
+    The batched lifted leaves are closed over by the batched function and rule,
+    so the new call lifts them in turn (when a transformation outside tracks them).
+    """
     size = batch_size(values, axes)
     function = call.function
+    n = call.n_declared
+    lifted = list(values[n:])
 
-    batched_fun = batched_function(lambda *leaves: call.run_primal(leaves), axes, size)
+    everything = batched_function(lambda *leaves: call.run_primal(leaves), axes, size)
+
+    def batched_fun(*declared: Any) -> tuple:
+        return everything(*declared, *lifted)
 
     def batched_rule(primals: tuple, tangents: tuple) -> tuple:
-        n = len(primals)
-
         def rule(*leaves: Any) -> list:
-            out, t_out = _call_rule(call, leaves[:n], leaves[n:])
-            outs = call.outputs(out, "the jvp rule")
-            return [*outs, *tangent_leaves(t_out, call, metas(outs), "the jvp rule")]
+            example = [*leaves[:n], *leaves[2 * n :]]  # the primals and the lifted leaves
+            outs, t_outs = _tangents(call, example, leaves[n : 2 * n])
+            return [*outs, *t_outs]
 
-        results = vmap_flat(rule, [*primals, *tangents], [*axes, *axes], size)
+        results = vmap_flat(
+            rule, [*primals, *tangents, *lifted], [*axes[:n], *axes[:n], *axes[n:]], size
+        )
         results = [batch_first(o, a, size) for o, a in results]
         half = len(results) // 2
         return tuple(results[:half]), tuple(results[half:])
@@ -196,5 +225,5 @@ def _batch(op: Call, values: list, axes: list, *, call: CallInfo) -> tuple:
     batched = custom_jvp(batched_fun)
     batched.defjvp(batched_rule)
     batched.rename(f"vmap({function.__name__})")
-    outs = batched(*values)
+    outs = batched(*values[:n])
     return outs, (0,) * len(outs)

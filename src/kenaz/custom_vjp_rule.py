@@ -19,6 +19,7 @@ from typing import Any
 from . import tree
 from .backend import namespace_of
 from .call import Call, CallFunction, CallInfo, conform, cotangent_leaves, metas, run_call
+from .lifted import pull_back
 from .ops import reduction
 from .ops import shape as shape_ops
 from .ops.axes import batch_size
@@ -75,9 +76,6 @@ class custom_vjp(CallFunction):  # noqa: N801 - a decorator, named like JAX's
     def make_op(self, name: str) -> Call:
         return Call(name, run_call, reverse=self._reverse, batch=_batch)
 
-    def rules(self) -> list[Callable | None]:
-        return [self.fun, self.fwd]
-
     def defvjp(self, fwd: Callable, bwd: Callable) -> custom_vjp:
         """Set the rule: ``fwd(*args) -> (out, residuals)`` and
         ``bwd(*nondiff_args, residuals, cotangent) -> tuple of cotangents``.
@@ -97,22 +95,30 @@ class custom_vjp(CallFunction):  # noqa: N801 - a decorator, named like JAX's
 
     def _reverse(self, args: tuple, *, call: CallInfo) -> tuple:
         name = self.__name__
-        result = self.fwd(*call.arguments(args))
+        with call.substituting(args):
+            result = self.fwd(*call.arguments(args))
         if not (isinstance(result, (tuple, list)) and len(result) == 2):
             raise TypeError(
                 f"kenaz.custom_vjp: the fwd rule of {name!r} must return (out, residuals)"
             )
         out, residuals = result
         outs = call.outputs(out, "the fwd rule")
-        nondiff, arg_metas = call.nondiff_values(), metas(args)
+        n = call.n_declared
+        nondiff, arg_metas = call.nondiff_values(), metas(args[:n])
 
         out_metas = metas(outs)
 
         def pullback(g: tuple) -> list:
             # bwd receives arrays: the symbolic zeros of unused outputs become zeros here.
             g = [conform(c, m, "a cotangent") if c is None else c for c, m in zip(g, out_metas)]
-            cts = self.bwd(*nondiff, residuals, tree.unflatten(call.out_tree, g))
-            return cotangent_leaves(cts, call, arg_metas, f"the bwd rule of {name!r}")
+            with call.substituting(args):
+                cts = self.bwd(*nondiff, residuals, tree.unflatten(call.out_tree, g))
+            declared = cotangent_leaves(cts, call, arg_metas, f"the bwd rule of {name!r}")
+            if n == len(args):
+                return declared
+            # The rule covers the declared arguments; the lifted tensors the function
+            # closes over are differentiated through the function itself.
+            return [*declared, *pull_back(call, args, g, range(n, len(args)))]
 
         return tuple(outs), pullback
 
@@ -133,16 +139,26 @@ def _to_input_layout(ct: Any, ct_axis: int | None, value: Any, axis: int | None)
 
 
 def _batch(op: Call, values: list, axes: list, *, call: CallInfo) -> tuple:
-    """A ``custom_vjp`` of the batched function whose ``fwd`` and ``bwd`` are batched."""
+    """A ``custom_vjp`` of the batched function whose ``fwd`` and ``bwd`` are batched.
+
+    The batched lifted leaves are closed over by the batched functions, so the
+    new call lifts them in turn (when a transformation outside tracks them).
+    """
     size = batch_size(values, axes)
     function = call.function
+    n = call.n_declared
+    lifted, lifted_axes = list(values[n:]), list(axes[n:])
     layout: dict[str, Any] = {}  # where fwd's residuals are: set by fwd, read by bwd
 
-    batched_fun = batched_function(lambda *leaves: call.run_primal(leaves), axes, size)
+    everything = batched_function(lambda *leaves: call.run_primal(leaves), axes, size)
 
-    def batched_fwd(*leaves: Any) -> tuple:
+    def batched_fun(*declared: Any) -> tuple:
+        return everything(*declared, *lifted)
+
+    def batched_fwd(*declared: Any) -> tuple:
         def forward(*example: Any) -> list:
-            out, residuals = function.fwd(*call.arguments(example))
+            with call.substituting(example):
+                out, residuals = function.fwd(*call.arguments(example))
             outs = call.outputs(out, "the fwd rule")
             res_leaves, res_tree = tree.flatten(residuals)
             is_tensor = [isinstance(r, Tensor) for r in res_leaves]
@@ -154,15 +170,15 @@ def _batch(op: Call, values: list, axes: list, *, call: CallInfo) -> tuple:
             )
             return [*outs, *(r for r, t in zip(res_leaves, is_tensor) if t)]
 
-        results = vmap_flat(forward, leaves, axes, size)
+        results = vmap_flat(forward, [*declared, *lifted], axes, size)
         count = layout["count"]
         outs = tuple(batch_first(o, a, size) for o, a in results[:count])
         layout["axes"] = [a for _, a in results[count:]]
         return outs, [r for r, _ in results[count:]]
 
     def batched_bwd(residual_values: list, cotangents: tuple) -> tuple:
-        n_res = len(residual_values)
-        example_metas = [_example_meta(v, a) for v, a in zip(values, axes)]
+        n_res, n_g = len(residual_values), len(cotangents)
+        example_metas = [_example_meta(v, a) for v, a in zip(values[:n], axes[:n])]
         name = f"the bwd rule of {function.__name__!r}"
 
         def backward(*leaves: Any) -> list:
@@ -171,21 +187,25 @@ def _batch(op: Call, values: list, axes: list, *, call: CallInfo) -> tuple:
                 next(tensors) if t else s for t, s in zip(layout["is_tensor"], layout["static"])
             ]
             residuals = tree.unflatten(layout["tree"], res_leaves)
-            g = tree.unflatten(call.out_tree, list(leaves[n_res:]))
-            cts = function.bwd(*call.nondiff_values(), residuals, g)
+            g = tree.unflatten(call.out_tree, list(leaves[n_res : n_res + n_g]))
+            with call.substituting([None] * n + list(leaves[n_res + n_g :])):
+                cts = function.bwd(*call.nondiff_values(), residuals, g)
             return cotangent_leaves(cts, call, example_metas, name)
 
-        g_axes = [0] * len(cotangents)
+        g_axes = [0] * n_g
         results = vmap_flat(
-            backward, [*residual_values, *cotangents], [*layout["axes"], *g_axes], size
+            backward,
+            [*residual_values, *cotangents, *lifted],
+            [*layout["axes"], *g_axes, *lifted_axes],
+            size,
         )
         return tuple(
             _to_input_layout(ct, ct_axis, value, axis)
-            for (ct, ct_axis), value, axis in zip(results, values, axes)
+            for (ct, ct_axis), value, axis in zip(results, values[:n], axes[:n])
         )
 
     batched = custom_vjp(batched_fun)
     batched.defvjp(batched_fwd, batched_bwd)
     batched.rename(f"vmap({function.__name__})")
-    outs = batched(*values)
+    outs = batched(*values[:n])
     return outs, (0,) * len(outs)

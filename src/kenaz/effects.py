@@ -2,11 +2,11 @@
 
 Every tensor operation *performs an effect*: ``perform(op, *args, **params)``.
 With no handler installed the op runs straight on NumPy. Otherwise the
-innermost handler's ``handle`` is called with the stack set to the handlers
-outside it, so whatever the handler performs (the primal op, tangent or
-cotangent arithmetic) goes one level out. That "deep handler" rule is the whole
-composition story: ``grad(grad(f))``, ``vmap(grad(f))``, ``debug(grad(f))``
-need no special cases.
+innermost handler's ``handle`` (``handle_call`` for a call: an op that runs a
+function) is called with the stack set to the handlers outside it, so whatever
+the handler performs (the primal op, tangent or cotangent arithmetic) goes one
+level out. That "deep handler" rule is the whole composition story:
+``grad(grad(f))``, ``vmap(grad(f))``, ``debug(grad(f))`` need no special cases.
 """
 
 from __future__ import annotations
@@ -31,6 +31,8 @@ __all__ = [
     "perform",
     "perform_args",
     "handler",
+    "no_handlers",
+    "handlers_installed",
     "current_handlers",
     "fresh_level",
     "each_argument",
@@ -83,6 +85,9 @@ class Op:
         Python closures keep only the names they use, so a maker chooses its
         residuals by what it references. A maker whose argument passes through
         unchanged returns :func:`identity`, which the backward pass skips.
+        Either table may be omitted: the other is transposed into it (a jvp
+        rule is linear in the tangent, a pullback in the cotangent), to any
+        order of derivative.
     batch : callable or None, optional
         ``rule(op, args, axes, **params) -> (out, out_axis)`` for ``vmap``:
         ``args`` are the batched values one level out and ``axes[i]`` is the
@@ -112,9 +117,9 @@ class Op:
     Notes
     -----
     A *call* (an op that runs a user's function: ``custom_jvp``,
-    ``custom_vjp``, ``checkpoint``, ``jit``) is an ``Op`` whose ``run`` is
-    set: see :class:`kenaz.call.Call`. A transformation for which a call has
-    no joint rule runs the function itself under the transformation.
+    ``custom_vjp``, ``checkpoint``, ``jit``) is an ``Op`` of the subclass
+    :class:`kenaz.call.Call`: ``perform`` hands it to a handler's
+    :meth:`Handler.handle_call` instead of :meth:`Handler.handle`.
 
     Examples
     --------
@@ -138,9 +143,7 @@ class Op:
         "multiple_results",
         "forward",
         "reverse",
-        "run",
-        "captures",
-        "joint",
+        "is_call",
         "__weakref__",
     )
 
@@ -168,13 +171,10 @@ class Op:
         self.multiple_results = multiple_results
         self.forward = forward
         self.reverse = reverse
-        # Set by `kenaz.call.Call`: `run(args, params)` runs the call's function on
-        # the current handler stack, and `captures` says whether its reverse rule
-        # differentiates tensors the function closes over (checkpoint).
-        self.run: Callable[[tuple, dict], Any] | None = None
-        self.captures = False
-        # One flag for the handlers' hot path: does this op take their joint-rule path?
-        self.joint = forward is not None or reverse is not None
+        # True for a `kenaz.call.Call`, which `perform` hands to `Handler.handle_call`. A
+        # slot, not a class attribute: CPython 3.11 reads a slot in a few instructions, a
+        # class attribute through an instance in many (no specialization).
+        self.is_call = False
 
     def __call__(self, *args: Any, **params: Any) -> Tensor:
         """Perform the op (replaced by ``perform`` itself below, to save a call)."""
@@ -229,6 +229,8 @@ def perform_args(op: Op, args: tuple, params: Mapping[str, Any]) -> Any:
         outside, innermost = stack
         token = _handlers.set(outside)
         try:
+            if op.is_call:  # the one place that tells a call from a primitive
+                return innermost.handle_call(op, args, params)
             return innermost.handle(op, args, params)
         finally:
             _handlers.reset(token)
@@ -299,9 +301,12 @@ Op.__call__ = perform  # type: ignore[method-assign]
 class Handler:
     """Base class of effect handlers: transformations, and the user's own.
 
-    A subclass overrides :meth:`handle`. Inside it the handler itself is not
-    installed, so ``perform`` sends ops to the next handler out. Install a
-    handler with ``with handler(h): ...``.
+    A subclass overrides :meth:`handle`, and :meth:`handle_call` if calls
+    (``custom_vjp``, ``checkpoint``, ``jit``...) need more than being one op.
+    Inside either, the handler itself is not installed, so ``perform`` sends
+    ops to the next handler out. A handler is its own context manager and
+    decorator (``with h: ...``, ``@h``); :class:`handler` installs one too
+    and costs less, for code that installs handlers per call.
 
     Examples
     --------
@@ -309,7 +314,7 @@ class Handler:
 
     >>> from collections import Counter
     >>> import kenaz.numpy as knp
-    >>> from kenaz import Handler, handler, perform
+    >>> from kenaz import Handler, perform
     >>> class CountOps(Handler):
     ...     def __init__(self):
     ...         self.counts = Counter()
@@ -317,7 +322,7 @@ class Handler:
     ...         self.counts[op.name] += 1
     ...         return perform(op, *args, **params)
     >>> counter = CountOps()
-    >>> with handler(counter):
+    >>> with counter:
     ...     y = knp.sin(knp.ones(3)) * 2.0
     >>> counter.counts["sin"], counter.counts["mul"]
     (1, 1)
@@ -332,6 +337,47 @@ class Handler:
     def handle(self, op: Op, args: tuple[Any, ...], params: dict[str, Any]) -> Any:
         """Handle one op. The default forwards it unchanged to the next handler out."""
         return perform_args(op, args, params)
+
+    def handle_call(self, call: Any, args: tuple[Any, ...], params: dict[str, Any]) -> Any:
+        """Handle one call (a :class:`kenaz.call.Call`: an op that runs a function).
+
+        The default treats the call as one op, given to :meth:`handle`: a
+        handler that forwards it lets the transformations outside apply the
+        call's own rules (a ``custom_vjp``'s ``bwd``). A transformation for
+        which the call has no rule runs its function under itself instead,
+        with :meth:`run_call`.
+        """
+        return self.handle(call, args, params)
+
+    def run_call(self, call: Any, args: tuple[Any, ...], params: dict[str, Any]) -> Any:
+        """Run ``call``'s function under this handler, as if the call were not there."""
+        token = _handlers.set((_handlers.get(), self))
+        try:
+            return call.run(args, params)
+        finally:
+            _handlers.reset(token)
+
+    # -- a handler is its own context manager and decorator (Pyro's Messenger) -------------
+    def __enter__(self) -> Any:
+        tokens = self.__dict__.setdefault("_installed_tokens", [])  # nested `with h:` too
+        tokens.append(_handlers.set((_handlers.get(), self)))
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        _handlers.reset(self.__dict__["_installed_tokens"].pop())
+
+    def __call__(self, function: Callable[..., Any]) -> Callable[..., Any]:
+        """Use the handler as a decorator: ``function`` runs with it installed."""
+
+        @functools.wraps(function)
+        def with_handler(*args: Any, **kwargs: Any) -> Any:
+            token = _handlers.set((_handlers.get(), self))
+            try:
+                return function(*args, **kwargs)
+            finally:
+                _handlers.reset(token)
+
+        return with_handler
 
 
 class handler:  # noqa: N801 - a context manager, named and used like a function
@@ -353,6 +399,30 @@ class handler:  # noqa: N801 - a context manager, named and used like a function
 
     def __exit__(self, *exc_info: Any) -> None:
         _handlers.reset(self._token)
+
+
+class no_handlers:  # noqa: N801 - a context manager, named and used like a function
+    """Run the block with no handler installed (ops run straight on the backend).
+
+    For code that must see plain values whatever transformation is running
+    (a call's eager implementation, an ODE solver's inner loop, a trace that
+    must record the function alone); the stack comes back on exit.
+    """
+
+    __slots__ = ("_token",)
+
+    def __enter__(self) -> None:
+        self._token = _handlers.set(())
+
+    def __exit__(self, *exc_info: Any) -> None:
+        _handlers.reset(self._token)
+
+
+#: ``handlers_installed()`` is true when at least one handler is installed: the
+#: test for "is a transformation running?" on paths that run for every op, at the
+#: cost of one context-variable read (it returns the stack itself, which is empty
+#: and so false when none is installed; :func:`current_handlers` lists them).
+handlers_installed: Callable[[], Any] = _handlers.get
 
 
 # Which transformations are running (e.g. ("grad", "grad: backward")), for `debug`.

@@ -13,13 +13,15 @@ from collections.abc import Callable
 from typing import Any, Literal, TypeVar, overload
 
 from . import tree
-from .call import ClosureGuard, fresh_outputs
-from .convert import leaf_tensor, perform_stacked
+from .call import Call, ClosureGuard, fresh_outputs
+from .checks import check_inputs, derivative_leaf, flatten_pair, float0_zeros, split_aux
+from .convert import perform_stacked
 from .effects import Handler, Op, fresh_level, handler, perform_args, scope
-from .mutation import check_saved, watch_mutations
+from .mutation import check_saved
 from .ops.elementwise import alias
+from .reverse import transposed_vjp_rules
 from .tensor import NestedTensorsArgument, Tensor, tracked_records
-from .transform import check_tangent, distinct, forget_level, split_aux, zeros_like
+from .transform import TapeHandler, distinct, forget_level, zeros_like
 
 __all__ = ["jvp", "linearize"]
 
@@ -33,10 +35,8 @@ def op_tangent(op: Op, tangents: list[tuple[int, Any]], out: Tensor, args: tuple
     ``None`` when no rule applies (the others' tangents are symbolic zeros).
     """
     rules = op.jvp
-    if rules is None:
-        raise NotImplementedError(
-            f"kenaz: op {op.name!r} has no jvp rule, so it cannot be used under jvp/jacfwd"
-        )
+    if rules is None:  # only a vjp rule: its pullback, transposed (or an error without one)
+        rules = transposed_vjp_rules(op)
     total = None
     for i, t in tangents:
         rule = rules[i]
@@ -86,8 +86,8 @@ class ForwardHandler(Handler):
         return watched
 
     def handle(self, op: Op, args: tuple, params: dict) -> Any:
-        if op.joint and (op.forward is not None or op.run is not None):
-            return self.handle_joint(op, args, params)  # calls, and ops with a joint rule
+        if op.forward is not None:  # a joint rule: outputs and tangents together
+            return self.handle_joint(op, args, params)
         if not op.differentiable:
             return perform_args(op, args, params)
         try:  # before performing: a list holding tensors must be stacked first
@@ -104,33 +104,23 @@ class ForwardHandler(Handler):
             _set_records(op, out, self.level, tangent)
         return out
 
+    def handle_joint(self, op: Op, args: tuple, params: dict, guard: Handler | None = None):
+        """An op's joint forward rule, run one level out (under ``guard``, for a call's).
 
-    def handle_joint(self, op: Op, args: tuple, params: dict) -> Any:
-        """The one path for calls and joint rules: outputs and tangents together.
-
-        A call without a forward rule runs its function under this handler
-        (the default). Otherwise the rule runs one level out, with ``None``
-        for the tangent of each untracked argument; a call's rule runs under
-        a :class:`~kenaz.call.ClosureGuard`.
+        The rule gets ``None`` for the tangent of each untracked argument.
         """
-        rule = op.forward
-        if rule is None:  # a call without a forward rule: the default
-            with handler(self):
-                return op.run(args, params)
         level = self.level
         tracked = tracked_records(op.name, args, level)
         if not tracked:
-            if op.run is not None:
-                op.check_closures(params, level)  # type: ignore[attr-defined]
             return perform_args(op, args, params)  # outer handlers see the op
         tangents: list[Any] = [None] * len(args)
         for i, t in tracked:
             tangents[i] = t
-        if op.run is None:
-            out, tangent = rule(args, tuple(tangents), **params)
+        if guard is None:
+            out, tangent = op.forward(args, tuple(tangents), **params)
         else:
-            with handler(ClosureGuard(level, args, f"the forward rule of {op.name}")):
-                out, tangent = rule(args, tuple(tangents), **params)
+            with handler(guard):
+                out, tangent = op.forward(args, tuple(tangents), **params)
         if not op.multiple_results:
             out, tangent = fresh_outputs((out,), level, args)[0], (tangent,)
             _set_records(op, (out,), level, tangent)  # one output: handled as a tuple of one
@@ -138,6 +128,14 @@ class ForwardHandler(Handler):
         out = tuple(fresh_outputs(out, level, args))
         _set_records(op, out, level, tangent)
         return out
+
+    def handle_call(self, call: Call, args: tuple, params: dict) -> Any:
+        """A call: its forward rule (under a :class:`~kenaz.call.ClosureGuard`), or its
+        function under this handler when it has none."""
+        if call.forward is None:
+            return self.run_call(call, args, params)
+        guard = ClosureGuard(self.level, args, f"the forward rule of {call.name}")
+        return self.handle_joint(call, args, params, guard)
 
 
 def _set_record(x: Tensor, level: int, record: Any) -> None:
@@ -147,33 +145,29 @@ def _set_record(x: Tensor, level: int, record: Any) -> None:
         x._trace[level] = record
 
 
-def _flatten_pair(primals: Any, tangents: Any, where: str):
-    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
-        raise TypeError(
-            f"kenaz.{where}: primals and tangents must be tuples or lists (one entry per "
-            f"argument), got {type(primals).__name__} and {type(tangents).__name__}; "
-            "write jvp(f, (x,), (t,))"
-        )
-    p_flat, p_tree = tree.flatten(tuple(primals))
-    t_flat, t_tree = tree.flatten(tuple(tangents))
-    if p_tree != t_tree:
-        raise ValueError(
-            f"kenaz.{where}: the tangents' structure {t_tree} differs from the primals' {p_tree}"
-        )
-    p_flat = [leaf_tensor(p, where) for p in p_flat]
-    t_flat = [check_tangent(p, leaf_tensor(t, where), where) for p, t in zip(p_flat, t_flat)]
-    return p_flat, t_flat, p_tree
-
-
 @overload
 def jvp(
-    f: Callable[..., Out], primals: Any, tangents: Any, has_aux: Literal[False] = False
+    f: Callable[..., Out],
+    primals: Any,
+    tangents: Any,
+    has_aux: Literal[False] = False,
+    allow_int: bool = False,
 ) -> tuple[Out, Out]: ...
 @overload
 def jvp(
-    f: Callable[..., tuple[Out, Aux]], primals: Any, tangents: Any, has_aux: Literal[True]
+    f: Callable[..., tuple[Out, Aux]],
+    primals: Any,
+    tangents: Any,
+    has_aux: Literal[True],
+    allow_int: bool = False,
 ) -> tuple[Out, Out, Aux]: ...
-def jvp(f: Callable[..., Any], primals: Any, tangents: Any, has_aux: bool = False) -> Any:
+def jvp(
+    f: Callable[..., Any],
+    primals: Any,
+    tangents: Any,
+    has_aux: bool = False,
+    allow_int: bool = False,
+) -> Any:
     """Evaluate ``f`` at ``primals`` and its Jacobian-vector product with ``tangents``.
 
     Parameters
@@ -184,10 +178,16 @@ def jvp(f: Callable[..., Any], primals: Any, tangents: Any, has_aux: bool = Fals
         The arguments, and tangents of the same structure and shapes.
     has_aux : bool, optional
         ``f`` returns ``(output, aux)``; ``aux`` is returned as is.
+    allow_int : bool, optional
+        Accept integer and boolean primals, held constant (their tangents are
+        ignored: pass ``numpy.zeros(shape, kenaz.float0)``, as in JAX).
+        Without it they are refused, as by ``grad``.
 
     Returns
     -------
     out, tangent_out[, aux]
+        The tangent of an integer or boolean output is a ``kenaz.float0``
+        array (it has no derivative; arithmetic refuses it).
 
     Examples
     --------
@@ -195,7 +195,7 @@ def jvp(f: Callable[..., Any], primals: Any, tangents: Any, has_aux: bool = Fals
     >>> jvp(lambda x: x**2 + 3 * x + 2, (5.0,), (1.0,))
     (Tensor(42.), Tensor(13.))
     """
-    p_flat, t_flat, p_tree = _flatten_pair(primals, tangents, "jvp")
+    p_flat, t_flat, p_tree = flatten_pair(primals, tangents, "jvp", allow_int)
     fwd = ForwardHandler()
     watched = [fwd.watch(p, t) if p.dtype.kind in "fc" else p for p, t in zip(p_flat, t_flat)]
     with scope("jvp"), handler(fwd):
@@ -203,45 +203,34 @@ def jvp(f: Callable[..., Any], primals: Any, tangents: Any, has_aux: bool = Fals
     if has_aux:
         result, aux = split_aux(result, "jvp")
     out_flat, out_tree = tree.flatten(result)
-    out_flat = [leaf_tensor(o, "jvp") for o in out_flat]
+    out_flat = [derivative_leaf(o, "jvp") for o in out_flat]
     tangents_out = []
     for o in out_flat:
-        t = o._trace.get(fwd.level) if o._trace else None
-        tangents_out.append(zeros_like(o) if t is None else t)
-    forget_level(out_flat, fwd.level)
+        t = o._trace.get(fwd.level) if isinstance(o, Tensor) and o._trace else None
+        tangents_out.append(_no_tangent(o) if t is None else t)
+    forget_level([o for o in out_flat if isinstance(o, Tensor)], fwd.level)
     out = tree.unflatten(out_tree, out_flat)
     tangent_out = tree.unflatten(out_tree, distinct(tangents_out))
     return (out, tangent_out, aux) if has_aux else (out, tangent_out)
 
 
-class LinearizeHandler(Handler):
+def _node(o: Any, level: int) -> int | None:
+    return o._trace.get(level) if isinstance(o, Tensor) and o._trace else None
+
+
+def _no_tangent(o: Any) -> Any:
+    """The tangent of an output no tracked input reaches: zeros, float0 for an integer one."""
+    return zeros_like(o) if o.dtype.kind in "fc" else float0_zeros(o.shape)
+
+
+class LinearizeHandler(TapeHandler):
     """Records, for each op that depends on the inputs, what its jvp rules need."""
 
-    mutations: list | tuple = ()  # (node count, memory written): see kenaz.mutation
-
-    differentiates = True  # kenaz.convert refuses to turn its tensors into arrays
-
     def __init__(self) -> None:
-        self.level = fresh_level()
+        super().__init__()
         self.entries: list[tuple[Op, tuple, dict, Tensor, list[tuple[int, int]], Any]] = []
-        self.node_count = 0
-        watch_mutations(self)  # in-place changes of Tensors are noted on self.mutations
-
-    def watch(self, x: Tensor) -> Tensor:
-        watched = alias(x)
-        self.track(watched)
-        return watched
-
-    def track(self, x: Tensor) -> int:
-        """Give ``x`` a new node number at this level and return it."""
-        node = self.node_count
-        self.node_count += 1
-        _set_record(x, self.level, node)
-        return node
 
     def handle(self, op: Op, args: tuple, params: dict) -> Any:
-        if op.joint and op.run is not None:
-            return self.handle_call(op, args, params)
         if not op.differentiable:
             return perform_args(op, args, params)
         try:  # before performing: a list holding tensors must be stacked first
@@ -255,19 +244,18 @@ class LinearizeHandler(Handler):
             self.record(op, args, params, out, parents)
         return out
 
-    def handle_call(self, op: Op, args: tuple, params: dict) -> Any:
-        """The one path for calls: the default, or the primal now and the rule in ``f_jvp``."""
-        if op.forward is None:  # the default: the function, under this handler
-            with handler(self):
-                return op.run(args, params)
+    def handle_call(self, call: Call, args: tuple, params: dict) -> Any:
+        """A call: the primal now and its forward rule in ``f_jvp``, or (without one) its
+        function under this handler."""
+        if call.forward is None:
+            return self.run_call(call, args, params)
         level = self.level
-        parents = tracked_records(op.name, args, level)
+        parents = tracked_records(call.name, args, level)
         if not parents:
-            op.check_closures(params, level)  # type: ignore[attr-defined]
-            return perform_args(op, args, params)
-        out = tuple(fresh_outputs(perform_args(op, args, params), level, args))
-        if _has_float_output(op, out):
-            self.record(op, args, params, out, parents)
+            return perform_args(call, args, params)
+        out = tuple(fresh_outputs(perform_args(call, args, params), level, args))
+        if _has_float_output(call, out):
+            self.record(call, args, params, out, parents)
         return out
 
     def record(self, op: Op, args: tuple, params: dict, out: Any, parents: list) -> None:
@@ -282,14 +270,26 @@ class LinearizeHandler(Handler):
         self.entries.append((op, args, params, out, parents, node))
 
 
-def linearize(f: Callable[..., Out], *primals: Any) -> tuple[Out, Callable[..., Out]]:
+def linearize(
+    f: Callable[..., Out], *primals: Any, allow_int: bool = False
+) -> tuple[Out, Callable[..., Out]]:
     """Evaluate ``f(*primals)`` once and return its linearization.
+
+    Parameters
+    ----------
+    f : callable
+        Function of ``len(primals)`` pytree arguments.
+    *primals
+        The point.
+    allow_int : bool, optional
+        Accept integer and boolean primals, held constant, as :func:`jvp` does.
 
     Returns
     -------
     out, f_jvp
         ``f_jvp(*tangents)`` evaluates the Jacobian-vector product at the
-        primals from the recorded residuals, without running ``f`` again.
+        primals from the recorded residuals, without running ``f`` again
+        (float0 tangents for integer outputs, as :func:`jvp`).
 
     Examples
     --------
@@ -299,22 +299,23 @@ def linearize(f: Callable[..., Out], *primals: Any) -> tuple[Out, Callable[..., 
     >>> f_jvp(2.0)
     Tensor(2.)
     """
+    check_inputs(list(enumerate(primals)), allow_int, "linearize")
     p_flat, p_tree = tree.flatten(primals)
-    p_flat = [leaf_tensor(p, "linearize") for p in p_flat]
+    p_flat = [derivative_leaf(p, "linearize") for p in p_flat]
     lin = LinearizeHandler()
     watched = [lin.watch(p) if p.dtype.kind in "fc" else p for p in p_flat]
     with scope("linearize"), handler(lin):
         result = f(*tree.unflatten(p_tree, watched))
     out_flat, out_tree = tree.flatten(result)
-    out_flat = [leaf_tensor(o, "linearize") for o in out_flat]
+    out_flat = [derivative_leaf(o, "linearize") for o in out_flat]
     level = lin.level
-    in_nodes = [w._trace.get(level) if w._trace else None for w in watched]
-    out_nodes = [o._trace.get(level) if o._trace else None for o in out_flat]
-    forget_level(out_flat, level)
+    in_nodes = [_node(w, level) for w in watched]
+    out_nodes = [_node(o, level) for o in out_flat]
+    forget_level([o for o in out_flat if isinstance(o, Tensor)], level)
     entries = lin.entries
 
     def f_jvp(*tangents: Any) -> Any:
-        _, t_flat, _ = _flatten_pair(tuple(primals), tangents, "linearize")
+        _, t_flat, _ = flatten_pair(tuple(primals), tangents, "linearize", allow_int)
         if lin.mutations:  # a Tensor changed in place since the linearization
             check_saved(entries, lin.mutations, "linearization")
         known: dict[int, Tensor] = {n: t for n, t in zip(in_nodes, t_flat) if n is not None}
@@ -335,10 +336,9 @@ def linearize(f: Callable[..., Out], *primals: Any) -> tuple[Out, Callable[..., 
                 else:
                     known[node] = tangent
         tangents_out = [
-            known[n] if n is not None and n in known else zeros_like(o)
+            known[n] if n is not None and n in known else _no_tangent(o)
             for n, o in zip(out_nodes, out_flat)
         ]
         return tree.unflatten(out_tree, tangents_out)
 
     return tree.unflatten(out_tree, out_flat), f_jvp
-

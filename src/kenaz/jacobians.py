@@ -6,6 +6,11 @@ pushes forward every basis vector of the input space; both do it with one
 than once per vector. As in JAX, the Jacobian of an output of shape ``S_out``
 with respect to an input of shape ``S_in`` has shape ``S_out + S_in``; for
 pytrees it is a pytree of outputs whose leaves are pytrees of the inputs.
+
+Integer and boolean inputs are refused unless ``allow_int``; a block of the
+Jacobian that involves an integer input or output (which have no derivative)
+is a ``kenaz.float0`` array of the block's shape, and only the float leaves
+are pushed forward or pulled back.
 """
 
 from __future__ import annotations
@@ -17,13 +22,13 @@ from typing import Any, ParamSpec
 import numpy as np
 
 from . import tree
-from .convert import leaf_tensor
+from .checks import check_inputs, derivative_leaf, float0_zeros, normalize_argnums
 from .forward import jvp
 from .ops import shape as shape_ops
 from .ops.indexing import getitem
 from .reverse import grad, vjp
 from .tensor import Tensor
-from .transform import normalize_argnums, with_selected
+from .transform import with_selected
 from .vectorize import vmap
 
 __all__ = ["jacfwd", "jacrev", "hessian", "hvp"]
@@ -51,6 +56,26 @@ def _split_axis(x: Tensor, axis: int, sizes: Sequence[int]) -> list[Tensor]:
         pieces.append(getitem(x, (slice(None),) * axis + (slice(start, start + n),)))
         start += n
     return pieces
+
+
+def _is_float(x: Any) -> bool:
+    """Whether the leaf ``x`` (a Tensor or a float0 array) has derivatives."""
+    return isinstance(x, Tensor) and x.dtype.kind in "fc"
+
+
+def _fill(values: Sequence[Any], leaves: Sequence[Any], filler: Any) -> list[Any]:
+    """One entry per leaf: ``values`` in order for the float leaves, ``filler(leaf)`` else."""
+    found = iter(values)
+    return [next(found) if _is_float(leaf) else filler(leaf) for leaf in leaves]
+
+
+def _numbered_floats(leaves: Sequence[Any]) -> list[tuple[int, Any]]:
+    """``(i, leaf)`` for each leaf, ``i`` counting the float leaves before it."""
+    numbered, count = [], 0
+    for leaf in leaves:
+        numbered.append((count, leaf))
+        count += _is_float(leaf)
+    return numbered
 
 
 def _nest(outer_tree: Any, inner_tree: Any, blocks: list[list[Tensor]], single_input: bool) -> Any:
@@ -85,6 +110,7 @@ def jacrev(
     argnums: int | Sequence[int] = 0,
     has_aux: bool = False,
     holomorphic: bool = False,
+    allow_int: bool = False,
 ) -> Callable[P, Any]:
     """Jacobian of ``f`` by reverse mode: one vectorized pullback of every output basis vector.
 
@@ -102,6 +128,10 @@ def jacrev(
         ``f`` is holomorphic, with complex inputs and outputs: the Jacobian
         holds complex derivatives. Without it, outputs (``jacrev``) and
         inputs (``jacfwd``) must be real, as in JAX.
+    allow_int : bool, optional
+        Accept integer and boolean inputs, held constant, as ``grad`` does:
+        their blocks are ``kenaz.float0`` arrays. (An integer output's blocks
+        are float0 arrays too, with or without it.)
 
     Returns
     -------
@@ -123,23 +153,41 @@ def jacrev(
     @functools.wraps(f)
     def jacobian(*args: Any, **kwargs: Any) -> Any:
         nums = normalize_argnums(argnums, len(args), "jacrev")
+        check_inputs([(n, args[n]) for n in nums], allow_int, "jacrev")
         selected = tuple(args[n] for n in nums)
         if holomorphic:
             _check_complex(tree.leaves(selected), True, "jacrev", "inputs")
-        result = vjp(with_selected(f, args, kwargs, nums), *selected, has_aux=has_aux)
+        result = vjp(
+            with_selected(f, args, kwargs, nums), *selected, has_aux=has_aux, allow_int=allow_int
+        )
         out, pullback = result[0], result[1]
         out_flat, out_tree = tree.flatten(out)
-        out_flat = [leaf_tensor(o, "jacrev") for o in out_flat]
-        _check_complex(out_flat, holomorphic, "jacrev", "outputs")
-        cotangents = tree.unflatten(out_tree, _basis(out_flat))
+        out_flat = [derivative_leaf(o, "jacrev") for o in out_flat]
+        float_outs = [o for o in out_flat if _is_float(o)]
+        _check_complex(float_outs, holomorphic, "jacrev", "outputs")
+        in_flat, in_tree = tree.flatten(selected)
+        in_flat = [derivative_leaf(x, "jacrev") for x in in_flat]
+        float_ins = [x for x in in_flat if _is_float(x)]
+
+        def pull_back(cotangents: list[Tensor]) -> list[Tensor]:
+            """The float inputs' cotangents for the float outputs' ``cotangents``."""
+            filled = _fill(cotangents, out_flat, lambda o: float0_zeros(o.shape))
+            grads = tree.leaves(pullback(tree.unflatten(out_tree, filled)))
+            return [g for g, x in zip(grads, in_flat) if _is_float(x)]
+
         # Row i of the Jacobian is the pullback of basis vector i: all rows at once.
-        rows = vmap(pullback)(cotangents)
-        in_flat, in_tree = tree.flatten(rows)
-        sizes = [o.size for o in out_flat]
-        per_input = [_split_axis(g, 0, sizes) for g in in_flat]
+        rows = vmap(pull_back)(_basis(float_outs)) if float_outs and float_ins else []
+        sizes = [o.size for o in float_outs]
+        per_input = [_split_axis(g, 0, sizes) for g in rows]  # [float input][float output]
         blocks = [
-            [shape_ops.reshape(pieces[i], o.shape + pieces[i].shape[1:]) for pieces in per_input]
-            for i, o in enumerate(out_flat)
+            _fill(
+                [shape_ops.reshape(p[i], o.shape + p[i].shape[1:]) for p in per_input],
+                in_flat,
+                lambda x, o=o: float0_zeros(o.shape + x.shape),
+            )
+            if _is_float(o)
+            else [float0_zeros(o.shape + x.shape) for x in in_flat]
+            for i, o in _numbered_floats(out_flat)
         ]
         jac = _nest(out_tree, in_tree, blocks, isinstance(argnums, (int, np.integer)))
         return (jac, result[2]) if has_aux else jac
@@ -152,6 +200,7 @@ def jacfwd(
     argnums: int | Sequence[int] = 0,
     has_aux: bool = False,
     holomorphic: bool = False,
+    allow_int: bool = False,
 ) -> Callable[P, Any]:
     """Jacobian of ``f`` by forward mode: one vectorized push-forward of every input basis vector.
 
@@ -170,32 +219,53 @@ def jacfwd(
     @functools.wraps(f)
     def jacobian(*args: Any, **kwargs: Any) -> Any:
         nums = normalize_argnums(argnums, len(args), "jacfwd")
+        check_inputs([(n, args[n]) for n in nums], allow_int, "jacfwd")
         in_flat, in_tree = tree.flatten(tuple(args[n] for n in nums))
-        in_flat = [leaf_tensor(x, "jacfwd") for x in in_flat]
-        _check_complex(in_flat, holomorphic, "jacfwd", "inputs")
+        in_flat = [derivative_leaf(x, "jacfwd") for x in in_flat]
+        float_ins = [x for x in in_flat if _is_float(x)]
+        _check_complex(float_ins, holomorphic, "jacfwd", "inputs")
         primals = tree.unflatten(in_tree, in_flat)
         f_of_selected = with_selected(f, args, kwargs, nums)
+        outputs: dict[str, Any] = {}  # what the outputs are, noted while tracing
 
-        def push_forward(tangents: Any) -> Any:
-            result = jvp(f_of_selected, primals, tangents, has_aux=has_aux)
-            return result if has_aux else (*result, None)
+        def push_forward(tangents: list[Tensor]) -> Any:
+            """The float outputs' tangents for the float inputs' ``tangents`` (and the
+            outputs that are Tensors, which vmap returns unbatched)."""
+            filled = _fill(tangents, in_flat, lambda x: float0_zeros(x.shape))
+            result = jvp(
+                f_of_selected, primals, tree.unflatten(in_tree, filled), has_aux, allow_int
+            )
+            out_leaves, outputs["tree"] = tree.flatten(result[0])
+            outputs["leaves"] = out_leaves  # float0 leaves, from an inner jacobian, stay out
+            tensors = [o for o in out_leaves if isinstance(o, Tensor)]
+            columns = [t for t, o in zip(tree.leaves(result[1]), out_leaves) if _is_float(o)]
+            return tensors, columns, result[2] if has_aux else None
 
         # Column j of the Jacobian is the push-forward of basis vector j: all columns at once.
-        tangents = tree.unflatten(in_tree, _basis(in_flat))
-        out, columns, aux = vmap(push_forward, out_axes=(None, -1, None))(tangents)
-        out_flat, out_tree = tree.flatten(out)
+        if float_ins:
+            tensors, columns, aux = vmap(push_forward, out_axes=(None, -1, None))(_basis(float_ins))
+        else:  # nothing to push forward: the function once, for its outputs
+            tensors, columns, aux = push_forward([])
+        found = iter(tensors)
+        out_flat = [next(found) if isinstance(o, Tensor) else o for o in outputs["leaves"]]
+        out_tree = outputs["tree"]
         if holomorphic:
-            _check_complex(out_flat, True, "jacfwd", "outputs")
-        sizes = [x.size for x in in_flat]
+            _check_complex([o for o in out_flat if _is_float(o)], True, "jacfwd", "outputs")
+        sizes = [x.size for x in float_ins]
+        float_columns = iter(columns)
         blocks = []
-        for o, column in zip(out_flat, tree.leaves(columns), strict=True):
-            pieces = _split_axis(column, column.ndim - 1, sizes)
-            blocks.append(
-                [
-                    shape_ops.reshape(p, o.shape + x.shape)
-                    for p, x in zip(pieces, in_flat, strict=True)
+        for o in out_flat:
+            if _is_float(o) and float_ins:
+                column = next(float_columns)
+                pieces = _split_axis(column, column.ndim - 1, sizes)
+                reshaped = [
+                    shape_ops.reshape(p, o.shape + x.shape) for p, x in zip(pieces, float_ins)
                 ]
-            )
+                blocks.append(
+                    _fill(reshaped, in_flat, lambda x, o=o: float0_zeros(o.shape + x.shape))
+                )
+            else:
+                blocks.append([float0_zeros(o.shape + x.shape) for x in in_flat])
         jac = _nest(out_tree, in_tree, blocks, isinstance(argnums, (int, np.integer)))
         return (jac, aux) if has_aux else jac
 
@@ -207,10 +277,14 @@ def hessian(
     argnums: int | Sequence[int] = 0,
     has_aux: bool = False,
     holomorphic: bool = False,
+    allow_int: bool = False,
 ) -> Callable[P, Any]:
     """Hessian of the scalar function ``f``: ``jacfwd(jacrev(f))``.
 
-    For an input of shape ``S`` the Hessian has shape ``S + S``.
+    For an input of shape ``S`` the Hessian has shape ``S + S``. Same
+    parameters as :func:`jacrev` (with ``allow_int``, the blocks of integer
+    inputs are ``kenaz.float0`` arrays). An op with only a vjp rule works
+    here too: its jvp is the transpose of its pullback.
 
     Examples
     --------
@@ -220,7 +294,16 @@ def hessian(
     Tensor([[4., 2.],
             [2., 0.]])
     """
-    return jacfwd(jacrev(f, argnums, has_aux, holomorphic), argnums, has_aux, holomorphic)
+    inner = jacrev(f, argnums, has_aux, holomorphic, allow_int)
+    outer = jacfwd(inner, argnums, has_aux, holomorphic, allow_int)
+
+    @functools.wraps(f)
+    def hessian_f(*args: Any, **kwargs: Any) -> Any:
+        nums = normalize_argnums(argnums, len(args), "hessian")
+        check_inputs([(n, args[n]) for n in nums], allow_int, "hessian")  # named as hessian
+        return outer(*args, **kwargs)
+
+    return hessian_f
 
 
 def hvp(f: Callable, primals: Sequence[Any], tangents: Sequence[Any]) -> Any:

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from .effects import Handler, Op, _handlers, current_handlers, perform_args
+from .effects import Handler, Op, current_handlers, handlers_installed, perform_args
 from .tensor import Tensor
 
 __all__ = [
@@ -121,12 +121,12 @@ def _tracked(x: Any, running: set[int]) -> bool:
 
 
 def transformation_running() -> bool:
-    return bool(_handlers.get())
+    return bool(handlers_installed())
 
 
 def refuse_tracked(name: str, args: tuple, kwargs: dict) -> None:
     """Raise naming ``numpy.<name>`` if a transformation runs and an argument is tracked."""
-    if _handlers.get() and (is_tracked(args) or is_tracked(kwargs)):
+    if handlers_installed() and (is_tracked(args) or is_tracked(kwargs)):
         raise TypeError(
             f"kenaz: numpy.{name} has no derivative in kenaz, and it was given a Tensor that "
             "a running transformation tracks: its derivative would be silently dropped. "
@@ -149,7 +149,7 @@ def plain(x: Any) -> Any:
 # -- x[idx] = v -----------------------------------------------------------------------
 def assign(tensor: Tensor, index: Any, value: Any) -> None:
     """``tensor[index] = value``, in place (``Tensor.__setitem__``)."""
-    if _handlers.get():
+    if handlers_installed():
         if is_tracked(tensor):
             raise TypeError(
                 f"kenaz: cannot assign into a Tensor (shape {tensor.shape}) that a running "
@@ -185,7 +185,7 @@ def _plain_index(index: Any) -> Any:
 def in_place_target(tensor: Tensor, name: str) -> np.ndarray:
     """The memory of ``tensor`` for a NumPy function that writes into it (``numpy.<name>``),
     after the same checks as ``x[idx] = v``; the change is noted for the tapes."""
-    if _handlers.get() and is_tracked(tensor):
+    if handlers_installed() and is_tracked(tensor):
         raise TypeError(
             f"kenaz: numpy.{name} would change a Tensor (shape {tensor.shape}) that a running "
             "transformation tracks in place; its derivative cannot follow. Use a functional "
@@ -293,7 +293,7 @@ def update_in_place(tensor: Tensor, op: Op, ufunc: Callable, other: Any) -> Tens
     """
     array = tensor._value if type(tensor) is Tensor else None
     if type(array) is not np.ndarray or (
-        _handlers.get() and (is_tracked(tensor) or is_tracked(other))
+        handlers_installed() and (is_tracked(tensor) or is_tracked(other))
     ):
         return perform_args(op, (tensor, other), {})
     try:

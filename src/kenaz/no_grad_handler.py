@@ -11,10 +11,9 @@ installs its handler inside ``no_grad``'s, so it differentiates normally.
 from __future__ import annotations
 
 from contextlib import ContextDecorator
-from contextvars import Token
 from typing import Any
 
-from .effects import Handler, Op, _handlers, perform_args
+from .effects import Handler, Op, handler, handlers_installed, perform_args
 from .ops.elementwise import stop_gradient
 from .tensor import Tensor
 
@@ -65,15 +64,17 @@ class no_grad(ContextDecorator):  # noqa: N801 - used like a function, as in PyT
     """
 
     def __init__(self) -> None:
-        self._tokens: list[Token | None] = []
+        self._installed: list[handler | None] = []
 
     def __enter__(self) -> no_grad:
-        handlers = _handlers.get()
         # With nothing running there is nothing to cut off: no handler, no cost.
-        self._tokens.append(_handlers.set((handlers, NoGradHandler())) if handlers else None)
+        installed = handler(NoGradHandler()) if handlers_installed() else None
+        if installed is not None:
+            installed.__enter__()
+        self._installed.append(installed)
         return self
 
     def __exit__(self, *exc_info: Any) -> None:
-        token = self._tokens.pop()
-        if token is not None:
-            _handlers.reset(token)
+        installed = self._installed.pop()
+        if installed is not None:
+            installed.__exit__(*exc_info)

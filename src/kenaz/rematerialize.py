@@ -6,20 +6,18 @@ holds only the function's inputs. The backward pass runs the function again
 under a fresh reverse handler and pulls the cotangent back through that.
 Everything else (``jvp``, ``vmap``, ``debug``) sees through it.
 
-Tensors the function closes over (weights of a layer, say) are found while
-the forward pass runs and differentiated like inputs.
+Tensors the function closes over (weights of a layer, say) are found by
+running it and lifted into inputs of the call (:func:`kenaz.call.find_closed_over`), so they
+are differentiated like arguments.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
 
-from .call import Call, CallFunction, CallInfo, run_call, zeros_for
-from .effects import handler
+from .call import Call, CallFunction, CallInfo, run_call
+from .lifted import pull_back
 from .ops.axes import batch_size
-from .reverse import ReverseHandler
-from .tensor import Tensor
 from .vectorize import batched_function
 
 __all__ = ["checkpoint"]
@@ -36,7 +34,7 @@ class Checkpointed(CallFunction):
     kind = "checkpoint"
 
     def make_op(self, name: str) -> Call:
-        return Call(name, run_call, reverse=_reverse, batch=_batch, captures=True)
+        return Call(name, run_call, reverse=_reverse, batch=_batch)
 
 
 def checkpoint(fun: Callable | None = None, *, static_argnums: Sequence[int] = ()) -> Callable:
@@ -87,49 +85,19 @@ def checkpoint(fun: Callable | None = None, *, static_argnums: Sequence[int] = (
 remat = checkpoint
 
 
-def _reverse(args: tuple, *, captured: list[Tensor], call: CallInfo) -> tuple:
+def _reverse(args: tuple, *, call: CallInfo) -> tuple:
     """The function one level out (its ops are not recorded); the pullback recomputes it.
 
-    ``captured`` is filled, while the function runs, with the tensors it closes
-    over that the reverse handler tracks; the pullback returns their cotangents
-    after the arguments'.
+    ``args`` are the arguments' leaves and then the tensors the function
+    closes over (lifted, see :mod:`kenaz.call`): the pullback returns the
+    cotangents of all of them.
     """
     outs = tuple(call.run_primal(args))
 
     def pullback(g: tuple) -> list:
-        return _recompute_and_pull_back(call, list(args), captured, list(g))
+        return pull_back(call, args, g, range(len(args)))
 
     return outs, pullback
-
-
-def _recompute_and_pull_back(
-    call: CallInfo, leaves: list, captured: list[Tensor], cotangents: list[Tensor]
-) -> list[Any]:
-    """Run the function again under a fresh reverse handler; cotangents of leaves and captures."""
-    rev = ReverseHandler()
-    level = rev.level
-    watched = [
-        rev.watch(x) if isinstance(x, Tensor) and x.dtype.kind in "fc" else x for x in leaves
-    ]
-    for c in captured:  # closed-over tensors are watched in place, for this run only
-        rev.track(c)
-    try:
-        with handler(rev):
-            outs = call.run_primal(watched)
-        in_nodes = [
-            x._trace.get(level) if isinstance(x, Tensor) and x._trace else None
-            for x in [*watched, *captured]
-        ]
-        seeds: dict[int, Tensor] = {}
-        for o, g in zip(outs, cotangents):
-            node = o._trace.get(level) if o._trace is not None else None
-            if g is not None and node is not None and o.dtype.kind in "fc":
-                seeds[node] = g if node not in seeds else seeds[node] + g
-        grads = rev.backward(seeds, in_nodes)
-    finally:
-        for c in captured:
-            c._trace.pop(level, None)
-    return [zeros_for(x) if g is None else g for g, x in zip(grads, [*leaves, *captured])]
 
 
 def _batch(op: Call, values: list, axes: list, *, call: CallInfo) -> tuple:

@@ -18,23 +18,25 @@ from typing import Any, Literal, ParamSpec, TypeVar, overload
 import numpy as np
 
 from . import tree
-from .backend import full_like, namespace_of, numpy_dtype, zeros_on
-from .call import ClosureGuard, fresh_outputs
-from .convert import leaf_tensor, perform_stacked
-from .effects import Handler, Op, fresh_level, handler, identity, perform_args, scope
-from .mutation import check_saved, watch_mutations
-from .ops.elementwise import alias
-from .tensor import Tensor, _make, holds_tensor, tracked_records
-from .transform import (
+from .backend import full_like, namespace_of, zeros_on
+from .call import Call, ClosureGuard, fresh_outputs
+from .checks import (
+    check_complex_inputs,
+    check_inputs,
+    check_integer_cotangent,
     check_tangent,
-    distinct,
-    forget_level,
-    gc_paused,
+    derivative_leaf,
+    float0_zeros,
+    grad_complex_error,
+    grad_output_error,
     normalize_argnums,
     split_aux,
-    with_selected,
-    zeros_like,
 )
+from .convert import leaf_tensor, perform_stacked
+from .effects import Op, handler, identity, perform_args, scope
+from .mutation import check_saved
+from .tensor import Tensor, _make, holds_tensor, tracked_records
+from .transform import TapeHandler, distinct, forget_level, gc_paused, with_selected, zeros_like
 
 __all__ = ["vjp", "grad", "value_and_grad"]
 
@@ -44,38 +46,16 @@ Aux = TypeVar("Aux")
 Pullback = Callable[[Any], tuple[Any, ...]]
 
 
-class ReverseHandler(Handler):
+class ReverseHandler(TapeHandler):
     """Records a tape of the ops that depend on the watched inputs."""
 
-    mutations: list | tuple = ()  # (node count, memory written): see kenaz.mutation
-
-    differentiates = True  # kenaz.convert refuses to turn its tensors into arrays
-
     def __init__(self) -> None:
-        self.level = fresh_level()
+        super().__init__()
         self.tape: list[tuple[Any, list[tuple[int, Callable]]]] = []
-        self.node_count = 0
-        watch_mutations(self)  # in-place changes of Tensors are noted on self.mutations
-
-    def watch(self, x: Tensor) -> Tensor:
-        """Give ``x`` a fresh identity (an alias, performed outward) that this level tracks."""
-        watched = alias(x)
-        self.track(watched)
-        return watched
-
-    def track(self, out: Tensor) -> int:
-        """Give ``out`` a new node number at this level (no tape entry) and return it."""
-        node = self.node_count
-        self.node_count = node + 1
-        if out._trace is None:
-            out._trace = {self.level: node}
-        else:
-            out._trace[self.level] = node
-        return node
 
     def handle(self, op: Op, args: tuple, params: dict) -> Any:
-        if op.joint and (op.reverse is not None or op.run is not None):
-            return self.handle_joint(op, args, params)  # calls, and ops with a joint rule
+        if op.reverse is not None:  # a joint rule: outputs and pullback together
+            return self.handle_joint(op, args, params)
         if not op.differentiable:
             return perform_args(op, args, params)
         # `tracked_records(op.name, args, level)`, inlined: the (position, node) pairs
@@ -124,44 +104,39 @@ class ReverseHandler(Handler):
         return out
 
     def handle_joint(self, op: Op, args: tuple, params: dict) -> Any:
-        """The one path for calls and joint rules: outputs and a pullback together.
+        """A primitive's joint rule: it runs one level out; its pullback is the entry's."""
+        parents = tracked_records(op.name, args, self.level)
+        if not parents:
+            return perform_args(op, args, params)
+        out, pullback = op.reverse(args, **params)
+        return self.record_joint(op, out, pullback, args, parents)
 
-        A call without a reverse rule runs its function under this handler
-        (the default: its ops are recorded as if the call were not there).
-        Otherwise the rule runs one level out and the tape gets one entry
-        whose pullback is the rule's. A call's rule and pullback run under a
-        :class:`~kenaz.call.ClosureGuard`: a tracked tensor they use without
-        it being an argument is an error, or, for a call that ``captures``
-        (checkpoint), one more input of the entry.
+    def handle_call(self, call: Call, args: tuple, params: dict) -> Any:
+        """A call: its reverse rule, or (without one) its function under this handler.
+
+        The rule runs one level out and the tape gets one entry whose pullback
+        is the rule's. The call's arguments include the tensors its function
+        closes over (lifted: see :mod:`kenaz.call`); the rule runs under a
+        :class:`~kenaz.call.ClosureGuard`, which refuses any other tensor of
+        this level it reads. (The pullback needs no guard: what it reads is a
+        constant to this level, whose derivatives the rule's inputs carry.)
         """
-        rule = op.reverse
-        if rule is None:  # a call without a reverse rule: the default
-            with handler(self):
-                return op.run(args, params)
+        rule = call.reverse
+        if rule is None:
+            return self.run_call(call, args, params)
         level = self.level
-        parents = tracked_records(op.name, args, level)
-        inputs: Sequence[Any] = args
-        if op.run is None:  # a primitive's joint rule: no user code, no guard
-            if not parents:
-                return perform_args(op, args, params)
+        parents = tracked_records(call.name, args, level)
+        if not parents:
+            return perform_args(call, args, params)  # outer handlers see the call
+        with handler(ClosureGuard(level, args, f"the reverse rule of {call.name}")):
             out, pullback = rule(args, **params)
-        else:
-            if not parents and not op.captures:
-                op.check_closures(params, level)  # type: ignore[attr-defined]
-                return perform_args(op, args, params)  # outer handlers see the call
-            guard = ClosureGuard(level, args, f"the reverse rule of {op.name}", op.captures)
-            with handler(guard):
-                if op.captures:
-                    out, pullback = rule(args, captured=guard.captured, **params)
-                else:
-                    out, pullback = rule(args, **params)
-            if guard.captured:
-                inputs = (*args, *guard.captured)
-                parents = tracked_records(op.name, inputs, level)
-            if not parents:
-                return out
-            pullback = _guarded(pullback, ClosureGuard(level, inputs, f"the pullback of {op.name}"))
-        outs = fresh_outputs(out if op.multiple_results else (out,), level, inputs)
+        return self.record_joint(call, out, pullback, args, parents)
+
+    def record_joint(
+        self, op: Op, out: Any, pullback: Callable, inputs: Sequence[Any], parents: list
+    ) -> Any:
+        """One tape entry for the outputs ``out`` of a joint rule, pulled back by ``pullback``."""
+        outs = fresh_outputs(out if op.multiple_results else (out,), self.level, inputs)
         if not any(o.dtype.kind in "fc" for o in outs):
             return tuple(outs) if op.multiple_results else outs[0]
         shared = SharedPullback(pullback, [(i, inputs[i]) for i, _ in parents])
@@ -217,16 +192,6 @@ class ReverseHandler(Handler):
                     contribution = previous + contribution
                 cotangents[parent] = contribution
         return [None if n is None else cotangents[n] for n in nodes]
-
-
-def _guarded(pullback: Callable, guard: ClosureGuard) -> Callable:
-    """``pullback`` run under ``guard`` (it runs in the backward pass, after the forward one)."""
-
-    def guarded_pullback(g: Any) -> Any:
-        with handler(guard):
-            return pullback(g)
-
-    return guarded_pullback
 
 
 class SharedPullback:
@@ -319,6 +284,62 @@ def _transposed_maker(op: Op, rule: Callable, index: int) -> Callable:
     return maker
 
 
+# -- forward mode of an op with only a vjp rule: the transpose of its pullback ----------------
+def transposed_vjp_rules(op: Op) -> _TransposedVjp:
+    """Jvp rules for an op that has vjp rules only: each is the transpose of its pullback.
+
+    A pullback is linear in the cotangent, so the tangent it is the transpose
+    of is reverse mode through it: the vjp of ``g -> pullback(g)`` (at a zero
+    ``g``: any point gives the same) with the tangent as its cotangent. The
+    transposition's own ops are performed outward, like every rule's, so the
+    derived rule is differentiable to any order. (The mirror of
+    :func:`_transposed_jvp_makers`; :mod:`kenaz.forward` asks for it.)
+    """
+    if op.vjp is None:
+        raise NotImplementedError(
+            f"kenaz: op {op.name!r} has no jvp rule (nor a vjp rule to transpose), so it "
+            "cannot be used under jvp/linearize/jacfwd"
+        )
+    return _TransposedVjp(op)
+
+
+class _TransposedVjp:
+    """``rules[i]``: the jvp rule of argument ``i``, transposing the op's vjp maker ``i``."""
+
+    __slots__ = ("op",)
+
+    def __init__(self, op: Op) -> None:
+        self.op = op
+
+    def __getitem__(self, index: int) -> Callable | None:
+        maker = self.op.vjp[index]
+        return None if maker is None else _transposed_pullback(self.op, maker)
+
+
+def _transposed_pullback(op: Op, maker: Callable) -> Callable:
+    def rule(tangent: Any, ans: Any, *args: Any, **params: Any) -> Any:
+        pullback = maker(ans, *args, **params)
+        if not op.multiple_results:
+            return transpose(lambda g: (pullback(g),), [zeros_like(ans)], (tangent,))[0]
+        # One cotangent per float output (the others get None, as on the tape); the
+        # transposition gives one tangent per output, None for the integer ones.
+        floats = [k for k, o in enumerate(ans) if o.dtype.kind in "fc"]
+
+        def linear(*cotangents: Tensor) -> tuple[Any]:
+            full: list[Any] = [None] * len(ans)
+            for k, g in zip(floats, cotangents):
+                full[k] = g
+            return (pullback(tuple(full)),)
+
+        found = transpose(linear, [zeros_like(ans[k]) for k in floats], (tangent,))
+        tangents: list[Any] = [None] * len(ans)
+        for k, t in zip(floats, found):
+            tangents[k] = t
+        return tuple(tangents)
+
+    return rule
+
+
 _no_context = contextlib.nullcontext()
 
 
@@ -358,13 +379,18 @@ def transpose(
 
 @overload
 def vjp(
-    f: Callable[..., Out], *primals: Any, has_aux: Literal[False] = False
+    f: Callable[..., Out], *primals: Any, has_aux: Literal[False] = False, allow_int: bool = False
 ) -> tuple[Out, Pullback]: ...
 @overload
 def vjp(
-    f: Callable[..., tuple[Out, Aux]], *primals: Any, has_aux: Literal[True]
+    f: Callable[..., tuple[Out, Aux]],
+    *primals: Any,
+    has_aux: Literal[True],
+    allow_int: bool = False,
 ) -> tuple[Out, Pullback, Aux]: ...
-def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
+def vjp(
+    f: Callable[..., Any], *primals: Any, has_aux: bool = False, allow_int: bool = False
+) -> Any:
     """Evaluate ``f(*primals)`` and return its vector-Jacobian product function.
 
     Parameters
@@ -376,6 +402,12 @@ def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
         Pytrees of tensors, arrays or numbers at which to differentiate.
     has_aux : bool, optional
         If True, ``f`` returns ``(output, aux)``; ``aux`` is returned as is.
+    allow_int : bool, optional
+        Accept integer and boolean primals, held constant: their cotangents
+        are ``kenaz.float0`` arrays (no derivative; arithmetic refuses them).
+        Without it they are refused, as by ``grad``. It also lets the
+        pullback take any cotangent for an integer output (ignored); without
+        it only a float0 one, as in JAX.
 
     Returns
     -------
@@ -392,26 +424,28 @@ def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
     >>> pullback(1.0)
     (Tensor(1.),)
     """
-    return _vjp(f, primals, has_aux, reusable=True)
+    check_inputs(list(enumerate(primals)), allow_int, "vjp")
+    return _vjp(f, primals, has_aux, reusable=True, allow_int=allow_int)
 
 
-def _vjp(f: Callable, primals: tuple[Any, ...], has_aux: bool, reusable: bool):
-    """``vjp``; a pullback that is not ``reusable`` frees the tape as it goes (for ``grad``,
-    which calls it once, inside its own pause of the garbage collector)."""
+def _vjp(f: Callable, primals: tuple[Any, ...], has_aux: bool, reusable: bool, allow_int: bool):
+    """``vjp`` of inputs already checked; a pullback that is not ``reusable`` frees the tape
+    as it goes (for ``grad``, which calls it once, inside its own pause of the garbage
+    collector)."""
     rev = ReverseHandler()
     flat, in_tree = tree.flatten(primals)
-    flat = [leaf_tensor(x, "vjp") for x in flat]
+    flat = [derivative_leaf(x, "vjp") for x in flat]
     watched = [rev.watch(x) if x.dtype.kind in "fc" else x for x in flat]
     with scope("vjp"), _pause_unless(reusable), handler(rev):  # grad pauses the GC itself
         result = f(*tree.unflatten(in_tree, watched))
     if has_aux:
         result, aux = split_aux(result, "vjp")
     out_flat, out_tree = tree.flatten(result)
-    out_flat = [leaf_tensor(o, "vjp") for o in out_flat]
+    out_flat = [derivative_leaf(o, "vjp") for o in out_flat]
     level = rev.level
-    in_nodes = [w._trace.get(level) if w._trace else None for w in watched]
-    out_nodes = [o._trace.get(level) if o._trace else None for o in out_flat]
-    forget_level(out_flat, level)
+    in_nodes = [_node(w, level) for w in watched]
+    out_nodes = [_node(o, level) for o in out_flat]
+    forget_level([o for o in out_flat if isinstance(o, Tensor)], level)
     out = tree.unflatten(out_tree, out_flat)
     called = False
 
@@ -428,41 +462,32 @@ def _vjp(f: Callable, primals: tuple[Any, ...], has_aux: bool, reusable: bool):
             )
         seeds: dict[int, Tensor] = {}
         for node, o, ct in zip(out_nodes, out_flat, ct_flat):
+            if o.dtype.kind not in "fc":  # no derivative: only float0 (or allow_int) is taken
+                check_integer_cotangent(o, ct, allow_int, "vjp")
+                continue
             ct = check_tangent(o, leaf_tensor(ct, "vjp"), "vjp", "cotangent", "an output")
             if node is not None:
                 seeds[node] = ct if node not in seeds else seeds[node] + ct
         with scope("vjp: backward"), _pause_unless(reusable):
             grads = rev.backward(seeds, in_nodes, consume=not reusable)
-        grads = [zeros_like(x) if g is None else g for g, x in zip(grads, flat)]
+        grads = [_no_cotangent(x) if g is None else g for g, x in zip(grads, flat)]
         return tree.unflatten(in_tree, distinct(grads) if len(grads) > 1 else grads)
 
     return (out, pullback, aux) if has_aux else (out, pullback)
 
 
+def _node(o: Any, level: int) -> int | None:
+    return o._trace.get(level) if isinstance(o, Tensor) and o._trace else None
+
+
+def _no_cotangent(x: Tensor) -> Any:
+    """The cotangent of an input no output depends on: zeros, float0 for an integer one."""
+    return zeros_like(x) if x.dtype.kind in "fc" else float0_zeros(x.shape)
+
+
 def _pause_unless(reusable: bool) -> Any:
     """``gc_paused()`` for a ``vjp``; ``grad`` (whose pullback is not reusable) holds its own."""
     return gc_paused() if reusable else contextlib.nullcontext()
-
-
-def _leaf_dtype(leaf: Any) -> np.dtype:
-    """The NumPy dtype of an input leaf, without converting it (that would compute Dask's)."""
-    if isinstance(leaf, Tensor):
-        return leaf.dtype
-    if hasattr(leaf, "dtype"):  # a NumPy value, or a backend's array
-        return numpy_dtype(leaf.dtype)
-    return np.asarray(leaf).dtype
-
-
-def _check_inputs(args: Sequence[Any], allow_int: bool, where: str) -> None:
-    for position, arg in args:
-        for leaf in [arg] if isinstance(arg, Tensor) else tree.leaves(arg):
-            dtype = _leaf_dtype(leaf)
-            if dtype.kind not in "fc" and not allow_int:
-                raise TypeError(
-                    f"kenaz.{where}: argument {position} has dtype {dtype}, but only float and "
-                    "complex inputs can be differentiated; convert it with `.astype(float)`, "
-                    "or pass allow_int=True to get zero gradients for integer inputs"
-                )
 
 
 @overload
@@ -509,7 +534,10 @@ def value_and_grad(
     has_aux : bool, optional
         ``f`` returns a pair ``(output, aux)``.
     allow_int : bool, optional
-        Accept integer inputs (their gradient is zero).
+        Accept integer and boolean inputs, held constant: their gradient is a
+        ``kenaz.float0`` array of their shape (JAX's marker for "no
+        derivative", which arithmetic refuses), never a zero that looks
+        like an answer.
     holomorphic : bool, optional
         ``f`` is a holomorphic function of complex inputs with a complex
         output; the gradient is its complex derivative ``f'(z)``. Without it
@@ -537,9 +565,9 @@ def value_and_grad(
         nums = normalized.get(len(args))
         if nums is None:
             nums = normalized[len(args)] = normalize_argnums(argnums, len(args), "grad")
-        _check_inputs([(n, args[n]) for n in nums], allow_int, "grad")
+        check_inputs([(n, args[n]) for n in nums], allow_int, "grad")
         if holomorphic:
-            _check_complex_inputs([(n, args[n]) for n in nums], "grad")
+            check_complex_inputs([(n, args[n]) for n in nums], "grad")
 
         f_of_selected = with_selected(f, args, kwargs, nums)
         if not has_aux:  # one call path below: always (output, aux)
@@ -547,11 +575,13 @@ def value_and_grad(
 
         with scope("grad"), gc_paused():
             selected = tuple(args[n] for n in nums)
-            out, pullback, aux = _vjp(f_of_selected, selected, has_aux=True, reusable=False)
+            out, pullback, aux = _vjp(
+                f_of_selected, selected, has_aux=True, reusable=False, allow_int=allow_int
+            )
             if not isinstance(out, Tensor) or out.shape != () or out.dtype.kind not in "fc":
-                raise TypeError(_grad_output_error(out))
+                raise TypeError(grad_output_error(out))
             if (out.dtype.kind == "c") != holomorphic:
-                raise TypeError(_grad_complex_error(out, holomorphic))
+                raise TypeError(grad_complex_error(out, holomorphic))
             grads = pullback(_make(full_like(out, (), 1, out.dtype)))  # on out's backend
             # Free the tape while the collector is still paused: its objects then
             # leave no debt that would make the collector traverse them on resuming.
@@ -564,48 +594,6 @@ def value_and_grad(
 
 def _with_no_aux(f: Callable) -> Callable:
     return lambda *args: (f(*args), None)
-
-
-def _check_complex_inputs(args: Sequence[Any], where: str) -> None:
-    for position, arg in args:
-        for leaf in tree.leaves(arg):
-            dtype = _leaf_dtype(leaf)
-            if dtype.kind != "c":
-                raise TypeError(
-                    f"kenaz.{where}: with holomorphic=True the inputs must be complex, but "
-                    f"argument {position} has dtype {dtype}; convert it with `.astype(complex)`"
-                )
-
-
-def _grad_complex_error(out: Tensor, holomorphic: bool) -> str:
-    if holomorphic:
-        return (
-            f"kenaz.grad: with holomorphic=True the function must return a complex scalar, "
-            f"got dtype {out.dtype}"
-        )
-    return (
-        f"kenaz.grad: the function returned a complex scalar ({out.dtype}); pass "
-        "holomorphic=True for the complex derivative of a holomorphic function, or return a "
-        "real value (e.g. `abs(z) ** 2` or `z.real`)"
-    )
-
-
-def _grad_output_error(out: Any) -> str:
-    if isinstance(out, Tensor) and out.shape != ():
-        return (
-            f"kenaz.grad: the function must return a scalar (shape ()), but it returned shape "
-            f"{out.shape}; reduce it (e.g. `.sum()`), or use `vjp` or `jacrev` for "
-            "non-scalar outputs"
-        )
-    if isinstance(out, Tensor):
-        return (
-            f"kenaz.grad: the function must return a real float scalar, got dtype {out.dtype}; "
-            "cast it with `.astype(float)`"
-        )
-    return (
-        "kenaz.grad: the function must return a single scalar, got a pytree "
-        f"({type(out).__name__}); use `vjp` for several outputs, or has_aux=True for extra values"
-    )
 
 
 def grad(

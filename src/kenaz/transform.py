@@ -1,6 +1,7 @@
-"""What every transformation shares: converting inputs and outputs, checking
-tangents and ``argnums``, forgetting a finished level's records, and pausing
-the garbage collector while a tape is alive."""
+"""What every transformation shares: the base of the tape handlers, distinct
+results, forgetting a finished level's records, and pausing the garbage
+collector while a tape is alive. (What they check of their arguments is in
+:mod:`kenaz.checks`.)"""
 
 from __future__ import annotations
 
@@ -9,45 +10,56 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import numpy as np
-
 from .backend import full_like
-from .ops.elementwise import copy
+from .effects import Handler, fresh_level
+from .mutation import watch_mutations
+from .ops.elementwise import alias, copy
 from .tensor import Tensor
 
+
+class TapeHandler(Handler):
+    """The base of the handlers that number the tensors they track (reverse, linearize).
+
+    Each instance is one *level*: ``self.level`` is its key in every tensor's
+    record (``tensor._trace[level]``, the tensor's node number there), never
+    reused. It counts its nodes, and notes in-place changes of Tensors made
+    while it lives (``self.mutations``, see :mod:`kenaz.mutation`), so the
+    replay of what it recorded can refuse a changed input.
+    """
+
+    mutations: list | tuple = ()  # (node count, memory written): see kenaz.mutation
+    differentiates = True  # kenaz.convert refuses to turn its tensors into arrays
+
+    def __init__(self) -> None:
+        self.level = fresh_level()
+        self.node_count = 0
+        watch_mutations(self)  # in-place changes of Tensors are noted on self.mutations
+
+    def watch(self, x: Tensor) -> Tensor:
+        """Give ``x`` a fresh identity (an alias, performed outward) that this level tracks."""
+        watched = alias(x)
+        self.track(watched)
+        return watched
+
+    def track(self, out: Tensor) -> int:
+        """Give ``out`` a new node number at this level (no entry recorded) and return it."""
+        node = self.node_count
+        self.node_count = node + 1
+        if out._trace is None:
+            out._trace = {self.level: node}
+        else:
+            out._trace[self.level] = node
+        return node
+
+
 __all__ = [
+    "TapeHandler",
     "distinct",
     "zeros_like",
-    "check_tangent",
-    "split_aux",
-    "normalize_argnums",
     "with_selected",
     "forget_level",
     "gc_paused",
 ]
-
-
-def check_tangent(
-    primal: Tensor, tangent: Tensor, where: str, what: str = "tangent", of: str = "a primal"
-) -> Tensor:
-    """``tangent`` checked against ``primal`` (same shape; a complex one only for a
-    complex primal) and cast to the primal's dtype."""
-    if tangent.shape != primal.shape:
-        raise ValueError(
-            f"kenaz.{where}: a {what} of shape {tangent.shape} was given for {of} of shape "
-            f"{primal.shape}; they must match"
-        )
-    if tangent.dtype != primal.dtype:
-        if tangent.dtype.kind not in "fciub":
-            raise TypeError(f"kenaz.{where}: {what} dtype {tangent.dtype} is not numeric")
-        if tangent.dtype.kind == "c" and primal.dtype.kind != "c":
-            raise TypeError(
-                f"kenaz.{where}: a complex {what} ({tangent.dtype}) was given for {of} of real "
-                f"dtype {primal.dtype}; pass a real {what}, or make the primal complex"
-            )
-        if primal.dtype.kind in "fc":
-            tangent = tangent.astype(primal.dtype)
-    return tangent
 
 
 def zeros_like(x: Tensor) -> Tensor:
@@ -69,40 +81,6 @@ def distinct(leaves: list[Any]) -> list[Any]:
             leaves[i] = copy(leaf)  # an op: an outer transformation differentiates it
         seen.add(id(leaf))
     return leaves
-
-
-def split_aux(result: Any, where: str) -> tuple[Any, Any]:
-    if not (isinstance(result, (tuple, list)) and len(result) == 2):
-        raise TypeError(
-            f"kenaz.{where}: with has_aux=True the function must return a pair (output, aux), "
-            f"got {type(result).__name__}"
-        )
-    return result[0], result[1]
-
-
-def normalize_argnums(argnums: int | Sequence[int], nargs: int, where: str) -> tuple[int, ...]:
-    if isinstance(argnums, (int, np.integer)):
-        nums: tuple[Any, ...] = (argnums,)
-    elif isinstance(argnums, (tuple, list)):
-        nums = tuple(argnums)
-    else:
-        raise TypeError(
-            f"kenaz.{where}: argnums must be an int or a tuple of ints, got {argnums!r}"
-        )
-    if not nums:
-        raise ValueError(f"kenaz.{where}: argnums is empty; name at least one argument")
-    for n in nums:
-        if not isinstance(n, (int, np.integer)) or not -nargs <= n < nargs:
-            raise ValueError(
-                f"kenaz.{where}: argnums={argnums!r} is out of range for a call with "
-                f"{nargs} positional argument{'s' if nargs != 1 else ''}"
-            )
-    normalized = tuple(int(n) % nargs for n in nums)
-    if len(set(normalized)) != len(normalized):
-        raise ValueError(
-            f"kenaz.{where}: argnums={argnums!r} names the same argument twice; name each once"
-        )
-    return normalized
 
 
 def forget_level(outputs: Sequence[Tensor], level: int) -> None:

@@ -11,7 +11,7 @@ one-time warning.
 A batched view has no single value: ``bool``, ``float``, ``.numpy()`` or an
 ``if`` on it raise :class:`~kenaz.errors.ConcretizationError`, whose message
 names the general fallback, ``vmap(f, method="loop")``. When ``vmap`` returns,
-its level is marked dead, so a view that escaped (say, into a global) raises
+its handler is marked dead, so a view that escaped (say, into a global) raises
 :class:`~kenaz.errors.EscapedTracerError` when used, instead of giving a wrong
 number.
 """
@@ -46,15 +46,15 @@ class BatchedTensor(Tensor):
 
     ``shape``, ``ndim``, ``size`` and ``dtype`` are those of one example.
     ``_batched`` is the whole batch (a tensor of the next level out) and
-    ``_batch_axis`` the position of the batch axis in it; ``_level`` is the
+    ``_batch_axis`` the position of the batch axis in it; ``_batcher`` is the
     :class:`BatchHandler` the view belongs to.
     """
 
-    __slots__ = ("_batched", "_batch_axis", "_level", "_example_shape")
+    __slots__ = ("_batched", "_batch_axis", "_batcher", "_example_shape")
 
     @property
     def _value(self) -> Any:  # shadows Tensor's slot: every unwrap of a view raises
-        raise self._level.value_error(self)
+        raise self._batcher.value_error(self)
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -78,19 +78,19 @@ class BatchedTensor(Tensor):
         return math.prod(self.shape)
 
     def __repr__(self) -> str:
-        state = "inside vmap" if self._level.alive else "escaped from a finished vmap"
+        state = "inside vmap" if self._batcher.alive else "escaped from a finished vmap"
         return (
             f"BatchedTensor(shape={self.shape}, dtype={self.dtype}, "
-            f"batch_size={self._level.axis_size}, {state})"
+            f"batch_size={self._batcher.axis_size}, {state})"
         )
 
 
 class BatchHandler(Handler):
     """Runs each op on whole batches through the op's batching rule.
 
-    The handler is also the *level* of its views: a view belongs to this
-    handler when ``view._level is handler``. ``alive`` becomes False when the
-    ``vmap`` call returns.
+    A view belongs to this handler when ``view._batcher is handler`` (the
+    handler object is the views' key, where the tape handlers use an integer
+    ``level``). ``alive`` becomes False when the ``vmap`` call returns.
     """
 
     def __init__(self, axis_size: int) -> None:
@@ -104,7 +104,7 @@ class BatchHandler(Handler):
         view = _new(BatchedTensor)
         view._batched = batched
         view._batch_axis = batch_axis
-        view._level = self
+        view._batcher = self
         view._example_shape = None
         view._trace = None
         return view
@@ -113,7 +113,7 @@ class BatchHandler(Handler):
         # One pass over the arguments: replace our views by their batches.
         batch_axes: list[int | None] | None = None
         for i, a in enumerate(args):
-            if type(a) is BatchedTensor and a._level is self:
+            if type(a) is BatchedTensor and a._batcher is self:
                 if batch_axes is None:  # the first view: copy the arguments once
                     values = list(args)
                     batch_axes = [None] * len(args)
@@ -122,13 +122,10 @@ class BatchHandler(Handler):
             elif type(a) is list or type(a) is tuple:
                 if holds_tensor(a):  # kenaz.convert's one rule: stack it, then batch
                     return perform_stacked(self, op, args, params)
-        if batch_axes is None:  # nothing here is batched at this level
+        if batch_axes is None:  # nothing here is batched by this vmap
             return perform_args(op, args, params)
         rule = op.batch
         if rule is None:
-            if op.run is not None:  # a call without a batching rule: the default
-                with handler(self):  # its function, under this handler
-                    return op.run(args, params)
             rule = _per_example_loop
         try:
             out, out_axis = rule(op, values, batch_axes, **params)
@@ -141,10 +138,19 @@ class BatchHandler(Handler):
         view = _new(BatchedTensor)  # `self.view`, inlined: this runs once per op
         view._batched = out
         view._batch_axis = out_axis
-        view._level = self
+        view._batcher = self
         view._example_shape = None
         view._trace = None
         return view
+
+    def handle_call(self, call: Any, args: tuple, params: dict) -> Any:
+        """A call: its batching rule (as for any op), or, without one, its function
+        under this handler when one of its arguments is batched here."""
+        if call.batch is None and any(
+            type(a) is BatchedTensor and a._batcher is self for a in args
+        ):
+            return self.run_call(call, args, params)
+        return self.handle(call, args, params)
 
     def value_error(self, view: BatchedTensor) -> Exception:
         """The error for asking ``view`` for a concrete value."""
@@ -216,19 +222,19 @@ def vmap_flat(
     for an output that does not depend on the batch). Calls' batching rules
     use it to batch the functions they carry.
     """
-    level = BatchHandler(size)
-    views = [v if a is None else level.view(alias(v), a) for v, a in zip(values, axes)]
+    batcher = BatchHandler(size)
+    views = [v if a is None else batcher.view(alias(v), a) for v, a in zip(values, axes)]
     try:
-        with handler(level):
+        with handler(batcher):
             outs = fn(*views)
         return [
             (o._batched, o._batch_axis)
-            if type(o) is BatchedTensor and o._level is level
+            if type(o) is BatchedTensor and o._batcher is batcher
             else (o, None)
             for o in outs
         ]
     finally:
-        level.alive = False
+        batcher.alive = False
 
 
 def batch_first(value: Any, axis: int | None, size: int) -> Tensor:
@@ -461,19 +467,19 @@ def _shape_of(x: Any) -> tuple[int, ...]:
 
 
 def _run_vectorized(f: Callable, inputs: _Inputs, size: int, out_axes: Any) -> Any:
-    level = BatchHandler(size)
+    batcher = BatchHandler(size)
     # Fresh identities for the batched inputs (an alias, performed outward).
     leaves = [
-        leaf if axis is None else level.view(alias(leaf), axis)
+        leaf if axis is None else batcher.view(alias(leaf), axis)
         for leaf, axis in zip(inputs.leaves, inputs.axes, strict=True)
     ]
     args, kwargs = inputs.rebuild(leaves)
     try:
-        with scope("vmap"), handler(level):
+        with scope("vmap"), handler(batcher):
             result = f(*args, **kwargs)
-        return _unbatch_outputs(result, level, out_axes)
+        return _unbatch_outputs(result, batcher, out_axes)
     finally:
-        level.alive = False
+        batcher.alive = False
 
 
 def _output_axes(result: Any, out_axes: Any) -> tuple[list, list, optree.PyTreeSpec]:
@@ -484,13 +490,13 @@ def _output_axes(result: Any, out_axes: Any) -> tuple[list, list, optree.PyTreeS
     return leaves, _broadcast_prefix(out_axes, result, "out_axes"), treedef
 
 
-def _unbatch_outputs(result: Any, level: BatchHandler, out_axes: Any) -> Any:
+def _unbatch_outputs(result: Any, batcher: BatchHandler, out_axes: Any) -> Any:
     leaves, axes, treedef = _output_axes(result, out_axes)
     outs = []
     for index, (leaf, axis) in enumerate(zip(leaves, axes, strict=True)):
         if leaf is None:
             outs.append(None)
-        elif type(leaf) is BatchedTensor and leaf._level is level:
+        elif type(leaf) is BatchedTensor and leaf._batcher is batcher:
             if axis is None:
                 raise ValueError(
                     f"kenaz.vmap: out_axes is None for output {_output_name(result, index)}, "
@@ -500,7 +506,7 @@ def _unbatch_outputs(result: Any, level: BatchHandler, out_axes: Any) -> Any:
             destination = _normalize_out_axis(axis, batched.ndim, result, index)
             outs.append(batching.move_axis(batched, leaf._batch_axis, destination))
         else:
-            outs.append(_broadcast_unbatched(leaf, axis, level.axis_size, result, index))
+            outs.append(_broadcast_unbatched(leaf, axis, batcher.axis_size, result, index))
     return optree.tree_unflatten(treedef, outs)
 
 

@@ -159,3 +159,62 @@ def test_check_op_runs_the_batching_check(monkeypatch):
 )
 def test_check_grads_of_complex_functions(f):
     check_grads(f, (np.array([0.3 + 0.2j, -1.0 + 0.5j]),))
+
+
+# -- ops with one rule: the other is its transpose (issue 27) ----------------------------------
+def _sine_with_one_rule(jvp=None, vjp=None) -> Op:
+    return Op(
+        "test_sin", np.sin, jvp=None if jvp is None else [jvp], vjp=None if vjp is None else [vjp]
+    )
+
+
+RIGHT_JVP = lambda t, ans, x: t * cos(x)
+RIGHT_VJP = lambda ans, x: lambda g: g * cos(x)
+
+
+@pytest.mark.parametrize("rule", ["jvp", "vjp"])
+def test_an_op_with_one_rule_passes_to_second_order(rule):
+    op = _sine_with_one_rule(**{rule: RIGHT_JVP if rule == "jvp" else RIGHT_VJP})
+    for dtype in (np.float64, np.float32):
+        check_op(op, (X.astype(dtype),), order=2, batching=False)
+    for modes in [("fwd",), ("rev",)]:
+        check_grads(op, (X,), modes=modes, order=2)
+
+
+def test_a_wrong_vjp_only_rule_is_named():
+    wrong = _sine_with_one_rule(vjp=lambda ans, x: lambda g: g * sin(x))
+    with pytest.raises(AssertionError, match="jvp transposed from the vjp rule differs.*vjp rule"):
+        check_op(wrong, (X,), batching=False)
+    for modes in [("fwd",), ("rev",)]:
+        with pytest.raises(AssertionError, match=r"check_grads: (fwd|rev), order 1"):
+            check_grads(wrong, (X,), modes=modes, order=1)
+
+
+def test_a_wrong_jvp_only_rule_is_named():
+    wrong = _sine_with_one_rule(jvp=lambda t, ans, x: t * sin(x))
+    with pytest.raises(AssertionError, match=r"check_op\(test_sin\).*jvp rule differs"):
+        check_op(wrong, (X,), batching=False)
+    with pytest.raises(AssertionError, match=r"check_grads: rev, order 1"):
+        check_grads(wrong, (X,), modes=("rev",), order=1)
+
+
+@pytest.mark.parametrize("rule", ["jvp", "vjp"])
+def test_a_rule_that_is_not_linear_cannot_be_transposed_and_is_caught(rule):
+    # Right at the cotangent (tangent) 1, wrong elsewhere: not linear, so not a rule.
+    nonlinear = _sine_with_one_rule(
+        jvp=(lambda t, ans, x: t * t * cos(x)) if rule == "jvp" else None,
+        vjp=(lambda ans, x: lambda g: g * g * cos(x)) if rule == "vjp" else None,
+    )
+    with pytest.raises(AssertionError, match=r"check_op\(test_sin\)"):
+        check_op(nonlinear, (X,), batching=False, finite_differences=False)
+
+
+@pytest.mark.parametrize("rule", ["jvp", "vjp"])
+def test_a_wrong_second_derivative_of_a_one_rule_op_is_caught_at_order_2(rule):
+    frozen = _sine_with_one_rule(
+        jvp=(lambda t, ans, x: t * stop_gradient(cos(x))) if rule == "jvp" else None,
+        vjp=(lambda ans, x: lambda g: g * stop_gradient(cos(x))) if rule == "vjp" else None,
+    )
+    check_op(frozen, (X,), order=1, batching=False)
+    with pytest.raises(AssertionError, match="order 2"):
+        check_op(frozen, (X,), order=2, batching=False)

@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 
 from .. import tree
-from ..effects import Handler, Op, _handlers, handler, perform_args
+from ..effects import Handler, Op, handler, no_handlers, perform_args
 from ..errors import ConcretizationError, EscapedTracerError, explain_backend_error
 from ..graphing import Graph, GraphNode
 from ..ops.elementwise import alias
@@ -383,8 +383,6 @@ class TracingHandler(Handler):
 
     # -- recording -------------------------------------------------------------------------
     def handle(self, op: Op, args: tuple, params: dict) -> Any:
-        if op.run is not None and _runs_a_function(op):
-            return self.record_call(op, args, params)
         inputs: list[Var | Const] = []
         values: list[Any] = []
         traced = False
@@ -428,8 +426,14 @@ class TracingHandler(Handler):
         self.equations.append(Equation(op, inputs, params, [out._var], False))
         return out
 
-    def record_call(self, op: Op, args: tuple, params: dict) -> Any:
-        """A call: one equation whose body holds the equations of the function it runs."""
+    def handle_call(self, op: Any, args: tuple, params: dict) -> Any:
+        """A call: one equation whose body holds the equations of the function it runs.
+
+        A call with an implementation of its own (``cumprod``, a ``custom_root``'s
+        solve) is recorded as a primitive instead.
+        """
+        if not _runs_a_function(op):
+            return self.handle(op, args, params)
         if not any(_is_traced(x, self) for x in args):
             return perform_args(op, args, params)  # constants only: fold (the stack is outside us)
         outer, self.equations = self.equations, []
@@ -562,14 +566,14 @@ def trace(
     for i in sorted(k for k in static if isinstance(k, int)):
         call_args.insert(i, static[i])
     call_kwargs = {**traced_kwargs, **{k: v for k, v in static.items() if isinstance(k, str)}}
-    token = _handlers.set(((), tracing))
     try:
-        with gc_paused():  # a trace allocates many small objects and frees none: see gc_paused
+        # The tracing handler alone: the program is the function's, whatever runs around it.
+        # (A trace allocates many small objects and frees none: see gc_paused.)
+        with no_handlers(), handler(tracing), gc_paused():
             result = f(*call_args, **call_kwargs)
             out_leaves, out_tree = tree.flatten(result)
             outputs = [tracing._atom(o) if isinstance(o, Tensor) else o for o in out_leaves]
     finally:
-        _handlers.reset(token)
         tracing.alive = False
     return Program(
         tracing.name,

@@ -28,11 +28,11 @@ from typing import Any
 import numpy as np
 
 from ..call import Call
-from ..effects import _handlers, perform_args
+from ..effects import handlers_installed, perform_args
 from ..forward import jvp
 from ..reverse import vjp
 from ..tensor import Tensor, _make
-from ..transform import gc_paused
+from ..transform import gc_paused, zeros_like
 from ..vectorize import vmap
 from .codegen import compile_program
 from .passes import optimize
@@ -101,7 +101,7 @@ class Staged:
     # -- running ----------------------------------------------------------------------------
     def __call__(self, leaves: Sequence[Any]) -> list[Tensor]:
         """The tensor outputs of the program on the input leaves."""
-        if _handlers.get():
+        if handlers_installed():
             return list(perform_args(self.op, (*leaves, *self.extra), {}))
         compiled = self.compiled or self.compile()
         values = [x._value if isinstance(x, Tensor) else x for x in leaves]
@@ -193,7 +193,13 @@ class Staged:
         def pullback(cotangents: Any) -> tuple:
             if not isinstance(cotangents, tuple):
                 cotangents = (cotangents,)
-            grads = split.backward([*residuals, *(cotangents[k] for k in split.inexact_outputs)])
+            seeds = [
+                zeros_like(outs[k])  # a symbolic zero: compiled code needs an array
+                if cotangents[k] is None
+                else cotangents[k]
+                for k in split.inexact_outputs
+            ]
+            grads = split.backward([*residuals, *seeds])
             result: list[Any] = [None] * len(args)
             for i, g in zip(split.inexact_inputs, grads, strict=True):
                 result[i] = g

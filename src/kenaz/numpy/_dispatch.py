@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from ..effects import _handlers
+from ..effects import handlers_installed
 from ..mutation import in_place_target, is_tracked, plain
 from ..tensor import Tensor
 from ._namespace import assembled
@@ -179,7 +179,7 @@ _WRITES_FIRST = {"fill_diagonal", "copyto", "put", "place", "putmask", "put_alon
 
 def _tracked_call(args: Any, kwargs: dict) -> bool:
     """Whether a transformation runs and some argument is tracked by it."""
-    return bool(_handlers.get()) and (is_tracked(args) or is_tracked(kwargs))
+    return bool(handlers_installed()) and (is_tracked(args) or is_tracked(kwargs))
 
 
 def _writable_out(out: Any, name: str) -> Any:

@@ -27,7 +27,7 @@ from ..backend import (
     standard_index,
     take_flat,
 )
-from ..effects import Op, _handlers
+from ..effects import Op, handlers_installed
 from ..tensor import Tensor
 from . import batching, shape
 from .elementwise import equal, where
@@ -253,7 +253,7 @@ def _is_basic_tuple(index: tuple[Any, ...]) -> bool:
     return True
 
 
-_current_handlers = _handlers.get
+_current_handlers = handlers_installed
 _new_tensor = object.__new__
 
 

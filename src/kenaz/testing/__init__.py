@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from .. import tree
+from ..checks import float0_zeros, is_float0
 from ..effects import Op
 from ..forward import jvp
 from ..reverse import vjp
@@ -115,19 +116,23 @@ def _upcast(x: Any) -> np.ndarray:
 
 
 def _as_tensors(values: Any) -> Any:
-    """The leaves of ``values`` as Tensors, as a user's function receives them from kenaz."""
-    return tree.map(lambda leaf: leaf if isinstance(leaf, Tensor) else Tensor(leaf), values)
+    """The leaves of ``values`` as Tensors, as a user's function receives them from kenaz
+    (a float0 leaf, the derivative of an integer, stays as it is)."""
+    return tree.map(
+        lambda leaf: leaf if isinstance(leaf, Tensor) or is_float0(leaf) else Tensor(leaf), values
+    )
 
 
 def _random_like(rng: np.random.Generator, x: Any) -> np.ndarray:
-    """Standard normal values shaped and typed like ``x``; zeros for integer and bool ``x``."""
+    """Standard normal values shaped and typed like ``x``; for integer and bool ``x`` (no
+    derivative) a float0 array, as the transformations give and take."""
     value = _numpy(x)
     if value.dtype.kind == "f":
         return rng.standard_normal(value.shape).astype(value.dtype)
     if value.dtype.kind == "c":
         parts = rng.standard_normal((2, *value.shape))
         return (parts[0] + 1j * parts[1]).astype(value.dtype)
-    return np.zeros(value.shape, dtype=value.dtype)
+    return float0_zeros(value.shape)
 
 
 def _random_tree_like(rng: np.random.Generator, values: Any) -> Any:
@@ -192,6 +197,11 @@ def _assert_trees_close(actual: Any, expected: Any, tol: Tolerance, where: str, 
         a, e = _upcast(a), _upcast(e)
         if a.shape != e.shape:
             raise _fail(where, what, f"output {position} has shape {a.shape}, expected {e.shape}")
+        if is_float0(a) or is_float0(e):  # no derivative: the other side must be zero too
+            other = e if is_float0(a) else a
+            if other.dtype.kind in "fc" and np.any(other != 0):
+                raise _fail(where, what, f"output {position} has no derivative, expected {e}")
+            continue
         if a.dtype.kind not in "fc" and e.dtype.kind not in "fc":
             if not np.array_equal(a, e):
                 raise _fail(where, what, f"output {position} (of dtype {a.dtype}) differs")
@@ -339,12 +349,12 @@ def _check_recursively(
     if "fwd" in modes:
         tangents = _random_tree_like(rng, args)
         _check_jvp(f, args, tangents, tol, rng, path + ("fwd",))
-        jvp_of_f = lambda *xs: jvp(f, xs[:count], xs[count:])
+        jvp_of_f = lambda *xs: jvp(f, xs[:count], xs[count:], allow_int=True)
         _check_recursively(jvp_of_f, args + tangents, modes, order - 1, tol, rng, path + ("fwd",))
     if "rev" in modes:
         cotangent = _random_tree_like(rng, f(*args))
         _check_vjp(f, args, cotangent, tol, rng, path + ("rev",))
-        vjp_of_f = lambda *xs: vjp(f, *xs[:count])[1](xs[count])
+        vjp_of_f = lambda *xs: vjp(f, *xs[:count], allow_int=True)[1](xs[count])
         _check_recursively(
             vjp_of_f, (*args, cotangent), modes, order - 1, tol, rng, path + ("rev",)
         )
@@ -358,7 +368,7 @@ def _check_jvp(
     rng: np.random.Generator,
     path: tuple[str, ...],
 ) -> None:
-    out, tangent_out = jvp(f, args, tangents)
+    out, tangent_out = jvp(f, args, tangents, allow_int=True)
     _assert_trees_close(
         out,
         f(*args),
@@ -384,7 +394,7 @@ def _check_vjp(
     rng: np.random.Generator,
     path: tuple[str, ...],
 ) -> None:
-    out, pullback = vjp(f, *args)
+    out, pullback = vjp(f, *args, allow_int=True)
     _assert_trees_close(
         out,
         f(*args),
@@ -438,6 +448,13 @@ def check_op(
     7. With ``batching=True``, the batching rule under ``vmap`` against a
        per-slice loop (``kenaz.testing.batching.check_batching``).
 
+    An op with only a vjp rule (or only a jvp rule) gets the other by
+    transposition, and the checks run on the pair: for a vjp-only op, 2
+    compares the jvp transposed from its pullback with finite differences
+    (so a wrong pullback fails there, named as such) and 3 catches a
+    pullback that is not linear in the cotangent, which transposition
+    requires (likewise a jvp-only op's rule in the tangent).
+
     Parameters
     ----------
     fn : Op or callable
@@ -486,12 +503,41 @@ def check_op(
     rng = np.random.default_rng(seed)
 
     tangents = _random_tree_like(rng, args)
-    tangent_out = _check_op_jvp(call, args, tangents, out, tol, where, finite_differences)
-    _check_op_vjp(call, args, tangents, tangent_out, out, tol, rng, where)
+    given = _single_rule(fn)
+    tangent_out = _check_op_jvp(call, args, tangents, out, tol, where, finite_differences, given)
+    _check_op_vjp(call, args, tangents, tangent_out, out, tol, rng, where, given)
     if order > 1 and finite_differences:
         _check_rules_derivatives(call, args, tangents, out, order - 1, tol, rng)
     if batching:
         _check_batching(fn, args, params, tol)
+
+
+def _single_rule(fn: Op | Callable[..., Any]) -> str | None:
+    """``"jvp"`` or ``"vjp"`` for an op that gives only that rule (the other is its
+    transpose); None for an op with both, joint rules, or a function."""
+    if not isinstance(fn, Op) or fn.forward is not None or fn.reverse is not None:
+        return None
+    if fn.jvp is None and fn.vjp is not None:
+        return "vjp"
+    if fn.vjp is None and fn.jvp is not None:
+        return "jvp"
+    return None
+
+
+# What the failed comparison says about the rules, by which rule the op gives.
+_JVP_VS_FINITE_DIFFERENCES = {
+    None: "the jvp rule differs from finite differences",
+    "jvp": "the jvp rule differs from finite differences",
+    "vjp": "the jvp transposed from the vjp rule differs from finite differences (the vjp "
+    "rule is wrong)",
+}
+_VJP_VS_JVP = {
+    None: "the vjp rule is not the transpose of the jvp rule",
+    "jvp": "the vjp transposed from the jvp rule is not its transpose (is the jvp rule "
+    "linear in the tangent?)",
+    "vjp": "the jvp transposed from the vjp rule is not its transpose (is the pullback "
+    "linear in the cotangent?)",
+}
 
 
 class _Snapshot:
@@ -527,9 +573,10 @@ def _check_op_jvp(
     tol: Tolerance,
     where: str,
     finite_differences: bool,
+    given: str | None = None,
 ) -> Any:
     watched = _Snapshot((args, tangents))
-    out_primal, tangent_out = jvp(call, args, tangents)
+    out_primal, tangent_out = jvp(call, args, tangents, allow_int=True)
     watched.assert_unchanged(where, "the jvp rule modified its input or tangent")
     _assert_trees_close(out_primal, out, tol, where, "the primal output under jvp differs")
     _assert_dtypes_match(
@@ -537,9 +584,7 @@ def _check_op_jvp(
     )
     if finite_differences:
         expected = numerical_jvp(call, args, tangents, tol.eps)
-        _assert_trees_close(
-            tangent_out, expected, tol, where, "the jvp rule differs from finite differences"
-        )
+        _assert_trees_close(tangent_out, expected, tol, where, _JVP_VS_FINITE_DIFFERENCES[given])
     return tangent_out
 
 
@@ -552,10 +597,11 @@ def _check_op_vjp(
     tol: Tolerance,
     rng: np.random.Generator,
     where: str,
+    given: str | None = None,
 ) -> None:
     cotangent = _random_tree_like(rng, out)
     watched = _Snapshot((args, cotangent))
-    out_primal, pullback = vjp(call, *args)
+    out_primal, pullback = vjp(call, *args, allow_int=True)
     transposed = pullback(cotangent)
     watched.assert_unchanged(where, "the vjp rule modified its input or cotangent")
     _assert_trees_close(out_primal, out, tol, where, "the primal output under vjp differs")
@@ -569,7 +615,7 @@ def _check_op_vjp(
         tangents,
         tol,
         where,
-        "the vjp rule is not the transpose of the jvp rule",
+        _VJP_VS_JVP[given],
     )
     again = pullback(cotangent)
     _assert_trees_close(
@@ -592,8 +638,8 @@ def _check_rules_derivatives(
 ) -> None:
     """check_grads of ``(x, u) -> jvp(op, x, u)`` and ``(x, v) -> vjp(op, x)(v)``."""
     count = len(args)
-    jvp_of_op = lambda *xs: jvp(call, xs[:count], xs[count:])
-    vjp_of_op = lambda *xs: vjp(call, *xs[:count])[1](xs[count])
+    jvp_of_op = lambda *xs: jvp(call, xs[:count], xs[count:], allow_int=True)
+    vjp_of_op = lambda *xs: vjp(call, *xs[:count], allow_int=True)[1](xs[count])
     cotangent = _random_tree_like(rng, out)
     for derived, derived_args, mode in (
         (jvp_of_op, args + tangents, "fwd"),

@@ -1,0 +1,255 @@
+"""What the transformations check of what they are given, and the errors that say so.
+
+``argnums``, ``has_aux`` pairs, the dtypes of differentiated inputs, tangents
+against their primals, and ``grad``'s output: each check next to its error
+message, shared by ``grad``/``vjp`` (:mod:`kenaz.reverse`), ``jvp``/
+``linearize`` (:mod:`kenaz.forward`) and the Jacobians.
+
+Integer and boolean values have no derivative, and a zero would look like
+one. So every transformation refuses an integer input unless
+``allow_int=True``, and then its derivative (gradient, cotangent, Jacobian
+block, the tangent of an integer output) is a :data:`float0` array: JAX's
+marker, a NumPy array of the right shape whose elements hold no data, which
+arithmetic refuses (NumPy has no loop for it) and ``Tensor`` will not wrap.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from . import tree
+from .backend import numpy_dtype
+from .convert import leaf_tensor
+from .tensor import Tensor
+
+__all__ = [
+    "float0",
+    "float0_zeros",
+    "is_float0",
+    "derivative_leaf",
+    "check_integer_cotangent",
+    "normalize_argnums",
+    "split_aux",
+    "leaf_dtype",
+    "check_inputs",
+    "check_complex_inputs",
+    "check_tangent",
+    "flatten_pair",
+    "grad_output_error",
+    "grad_complex_error",
+]
+
+
+float0 = np.dtype([("float0", np.void, 0)])
+"""The dtype of the derivative of an integer or boolean value (JAX's ``float0``).
+
+A structured dtype of no bytes: an array of it has a shape and no values, and
+NumPy has no arithmetic for it, so it cannot pass for a zero. ``grad``, ``vjp``
+and the Jacobians return one for an integer input under ``allow_int=True``;
+``jvp`` and ``linearize`` for an integer output. ``numpy.zeros(shape,
+kenaz.float0)`` is the tangent (cotangent) to give for an integer input (output).
+"""
+
+
+def float0_zeros(shape: tuple[int, ...]) -> np.ndarray:
+    """The derivative of an integer or boolean value of shape ``shape``: a :data:`float0` array.
+
+    Examples
+    --------
+    >>> import kenaz
+    >>> kenaz.grad(lambda x, n: x * n, argnums=1, allow_int=True)(2.0, 3).dtype == kenaz.float0
+    True
+    """
+    return np.zeros(shape, dtype=float0)
+
+
+def is_float0(x: Any) -> bool:
+    """Whether ``x`` is a :data:`float0` array (the derivative of an integer value)."""
+    return isinstance(x, np.ndarray) and x.dtype == float0
+
+
+def derivative_leaf(x: Any, where: str) -> Any:
+    """A leaf of a transformation's inputs or outputs as a tensor (``leaf_tensor``); a
+    float0 array, the derivative of an integer from an inner transformation, stays as it is."""
+    return x if is_float0(x) else leaf_tensor(x, where)
+
+
+def check_tangent(
+    primal: Tensor, tangent: Tensor, where: str, what: str = "tangent", of: str = "a primal"
+) -> Tensor:
+    """``tangent`` checked against ``primal`` (same shape; a complex one only for a
+    complex primal) and cast to the primal's dtype."""
+    if tangent.shape != primal.shape:
+        raise ValueError(
+            f"kenaz.{where}: a {what} of shape {tangent.shape} was given for {of} of shape "
+            f"{primal.shape}; they must match"
+        )
+    if tangent.dtype != primal.dtype:
+        if tangent.dtype.kind not in "fciub":
+            raise TypeError(f"kenaz.{where}: {what} dtype {tangent.dtype} is not numeric")
+        if tangent.dtype.kind == "c" and primal.dtype.kind != "c":
+            raise TypeError(
+                f"kenaz.{where}: a complex {what} ({tangent.dtype}) was given for {of} of real "
+                f"dtype {primal.dtype}; pass a real {what}, or make the primal complex"
+            )
+        if primal.dtype.kind in "fc":
+            tangent = tangent.astype(primal.dtype)
+    return tangent
+
+
+def split_aux(result: Any, where: str) -> tuple[Any, Any]:
+    if not (isinstance(result, (tuple, list)) and len(result) == 2):
+        raise TypeError(
+            f"kenaz.{where}: with has_aux=True the function must return a pair (output, aux), "
+            f"got {type(result).__name__}"
+        )
+    return result[0], result[1]
+
+
+def normalize_argnums(argnums: int | Sequence[int], nargs: int, where: str) -> tuple[int, ...]:
+    if isinstance(argnums, (int, np.integer)):
+        nums: tuple[Any, ...] = (argnums,)
+    elif isinstance(argnums, (tuple, list)):
+        nums = tuple(argnums)
+    else:
+        raise TypeError(
+            f"kenaz.{where}: argnums must be an int or a tuple of ints, got {argnums!r}"
+        )
+    if not nums:
+        raise ValueError(f"kenaz.{where}: argnums is empty; name at least one argument")
+    for n in nums:
+        if not isinstance(n, (int, np.integer)) or not -nargs <= n < nargs:
+            raise ValueError(
+                f"kenaz.{where}: argnums={argnums!r} is out of range for a call with "
+                f"{nargs} positional argument{'s' if nargs != 1 else ''}"
+            )
+    normalized = tuple(int(n) % nargs for n in nums)
+    if len(set(normalized)) != len(normalized):
+        raise ValueError(
+            f"kenaz.{where}: argnums={argnums!r} names the same argument twice; name each once"
+        )
+    return normalized
+
+
+def leaf_dtype(leaf: Any) -> np.dtype:
+    """The NumPy dtype of an input leaf, without converting it (that would compute Dask's)."""
+    if isinstance(leaf, Tensor):
+        return leaf.dtype
+    if hasattr(leaf, "dtype"):  # a NumPy value, or a backend's array
+        return numpy_dtype(leaf.dtype)
+    return np.asarray(leaf).dtype
+
+
+def check_inputs(args: Sequence[Any], allow_int: bool, where: str) -> None:
+    """Refuse integer and boolean leaves of the ``(position, argument)`` pairs ``args``
+    unless ``allow_int`` (a float0 leaf, itself an integer's derivative, counts as one)."""
+    if allow_int:
+        return
+    for position, arg in args:
+        for leaf in [arg] if isinstance(arg, Tensor) else tree.leaves(arg):
+            dtype = leaf_dtype(leaf)
+            if dtype.kind not in "fc":
+                raise TypeError(
+                    f"kenaz.{where}: argument {position} has dtype {dtype}, but only float and "
+                    "complex inputs can be differentiated; convert it with `.astype(float)`, "
+                    "or pass allow_int=True to hold integer inputs constant (their derivatives "
+                    "are then kenaz.float0 arrays, which arithmetic refuses)"
+                )
+
+
+def check_integer_cotangent(
+    output: Any, cotangent: Any, allow_int: bool, where: str, what: str = "cotangent"
+) -> None:
+    """A cotangent (tangent) given for an integer, boolean or float0 ``output``.
+
+    It carries no derivative, so only a :data:`float0` array of the output's
+    shape is accepted, as in JAX; with ``allow_int`` any numeric one is, and
+    ignored. A float one is refused otherwise: it would be silently dropped.
+    """
+    shape = np.shape(cotangent)
+    if shape != tuple(output.shape):
+        raise ValueError(
+            f"kenaz.{where}: a {what} of shape {shape} was given for an output of shape "
+            f"{tuple(output.shape)}; they must match"
+        )
+    if is_float0(cotangent) or allow_int:
+        return
+    raise TypeError(
+        f"kenaz.{where}: a {what} of dtype {leaf_dtype(cotangent)} was given for an output of "
+        f"dtype {output.dtype}, which carries no derivative; pass "
+        f"`numpy.zeros({shape}, kenaz.float0)` for it, or pass allow_int=True to have {what}s "
+        "of integer outputs ignored"
+    )
+
+
+def check_complex_inputs(args: Sequence[Any], where: str) -> None:
+    for position, arg in args:
+        for leaf in tree.leaves(arg):
+            dtype = leaf_dtype(leaf)
+            if dtype.kind != "c":
+                raise TypeError(
+                    f"kenaz.{where}: with holomorphic=True the inputs must be complex, but "
+                    f"argument {position} has dtype {dtype}; convert it with `.astype(complex)`"
+                )
+
+
+def grad_complex_error(out: Tensor, holomorphic: bool) -> str:
+    if holomorphic:
+        return (
+            f"kenaz.grad: with holomorphic=True the function must return a complex scalar, "
+            f"got dtype {out.dtype}"
+        )
+    return (
+        f"kenaz.grad: the function returned a complex scalar ({out.dtype}); pass "
+        "holomorphic=True for the complex derivative of a holomorphic function, or return a "
+        "real value (e.g. `abs(z) ** 2` or `z.real`)"
+    )
+
+
+def grad_output_error(out: Any) -> str:
+    if isinstance(out, Tensor) and out.shape != ():
+        return (
+            f"kenaz.grad: the function must return a scalar (shape ()), but it returned shape "
+            f"{out.shape}; reduce it (e.g. `.sum()`), or use `vjp` or `jacrev` for "
+            "non-scalar outputs"
+        )
+    if isinstance(out, Tensor):
+        return (
+            f"kenaz.grad: the function must return a real float scalar, got dtype {out.dtype}; "
+            "cast it with `.astype(float)`"
+        )
+    return (
+        "kenaz.grad: the function must return a single scalar, got a pytree "
+        f"({type(out).__name__}); use `vjp` for several outputs, or has_aux=True for extra values"
+    )
+
+
+def flatten_pair(primals: Any, tangents: Any, where: str, allow_int: bool = False):
+    """The leaves of ``primals`` (tensors) and of ``tangents`` (checked against them), and
+    the primals' structure. An integer primal is refused unless ``allow_int``; then its
+    tangent is checked by :func:`check_integer_cotangent` and becomes a float0 array."""
+    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
+        raise TypeError(
+            f"kenaz.{where}: primals and tangents must be tuples or lists (one entry per "
+            f"argument), got {type(primals).__name__} and {type(tangents).__name__}; "
+            "write jvp(f, (x,), (t,))"
+        )
+    p_flat, p_tree = tree.flatten(tuple(primals))
+    t_flat, t_tree = tree.flatten(tuple(tangents))
+    if p_tree != t_tree:
+        raise ValueError(
+            f"kenaz.{where}: the tangents' structure {t_tree} differs from the primals' {p_tree}"
+        )
+    check_inputs(list(enumerate(primals)), allow_int, where)
+    p_flat = [derivative_leaf(p, where) for p in p_flat]
+    checked: list[Any] = []
+    for p, t in zip(p_flat, t_flat):
+        if p.dtype.kind in "fc":
+            checked.append(check_tangent(p, leaf_tensor(t, where), where))
+        else:  # allowed: held constant, whatever its tangent
+            check_integer_cotangent(p, t, allow_int, where, "tangent")
+            checked.append(float0_zeros(p.shape))
+    return p_flat, checked, p_tree

@@ -1,0 +1,345 @@
+"""A right-hand side ``dy/dt = fn(y, t, *params)`` as the parameter of a solve op.
+
+:class:`System` holds a kenaz function of a flat state, a scalar time and
+tensor parameters, and the integrator that solves it. Its right-hand side on
+NumPy values is *traced once per signature and compiled* (``kenaz.jit``'s
+pipeline), so a solver's hundreds of steps run generated NumPy code, not
+kenaz ops one by one. A function that cannot be traced (Python control flow
+on a value) runs eagerly instead: same results, slower.
+
+The derived systems the solve op's rules integrate (the adjoint, the forward
+sensitivities, a batch of systems) are :class:`System` s too, built from
+this one with kenaz's own ``vjp``, ``jvp`` and ``vmap`` and cached on it:
+each is traced and compiled once, whatever the number of solves.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from ... import numpy as _knp
+from ...compiler import program as program_module
+from ...compiler import staged as _staged
+from ...effects import _handlers
+from ...errors import ConcretizationError
+from ...forward import jvp
+from ...jacobians import jacfwd
+from ...reverse import vjp
+from ...tensor import Tensor
+from ...vectorize import vmap
+from ._fingerprint import compiled_program, fingerprint, fuse_scalar_stacks, share, shared
+
+
+def _compile_program(program: Any) -> Callable:
+    """Optimized and compiled (once per distinct program: see :mod:`._fingerprint`)."""
+
+    def compile_it(program: Any) -> Callable:
+        return _staged.Staged(fuse_scalar_stacks(program, program_module)).compile()
+
+    return compiled_program(program, compile_it)
+
+
+def _signature(values: Sequence[Any]) -> tuple:
+    """Shapes and dtypes (of arrays and NumPy scalars; a Python number's type)."""
+    return tuple((v.shape, v.dtype) if hasattr(v, "dtype") else type(v) for v in values)
+
+
+def scalars(values: Sequence[Any]) -> list[Any]:
+    """0-d arrays as NumPy scalars: the compiled code's arithmetic on them is three times
+    as fast (NumPy's scalar path), and a solver runs it at every step."""
+    return [v[()] if type(v) is np.ndarray and v.ndim == 0 else v for v in values]
+
+
+def values_of(xs: Sequence[Any]) -> list[Any]:
+    """Plain values of tensors (``_value``), others as they are."""
+    return [x._value if isinstance(x, Tensor) else x for x in xs]
+
+
+class System:
+    """``dy/dt = fn(y, t, *params)`` on a flat state of ``size`` entries.
+
+    Parameters
+    ----------
+    fn : callable
+        A kenaz function ``fn(y, t, *params)`` of a flat state ``(size,)``
+        and a scalar time, returning the flat derivative ``(size,)``. It must
+        not close over tensors that a transformation tracks (those are
+        parameters).
+    size : int
+        Length of the state.
+    integrator : object
+        Solves the system: ``integrator.integrate(rhs, y0, times)`` with
+        ``rhs(y, t)`` on NumPy values; ``integrator.derivative()`` the
+        integrator of the derived systems.
+    name : str
+        Shown by ``debug`` and in errors.
+    traceable : bool, optional
+        Whether ``fn`` can be traced (False: it runs eagerly).
+    """
+
+    def __init__(
+        self, fn: Callable, size: int, integrator: Any, name: str, traceable: bool = True
+    ) -> None:
+        self.fn = fn
+        self.size = size
+        self.integrator = integrator
+        self.name = name
+        self.traceable = traceable
+        self._compiled: dict[tuple, Callable] = {}
+        self._derived: dict[Any, System] = {}
+        self._lock = threading.RLock()
+        # What this system computes, when known: the fingerprint of the traced program it
+        # derives from and the derivations. Its derived programs are shared under it
+        # between solves, whose systems are new objects (see `shared_compile`).
+        self.identity: Any = None
+        self.origin: Any = None  # that program: kept with what is shared (its ids stay taken)
+
+    def __repr__(self) -> str:
+        return f"<ode {self.name}: {self.size} states>"
+
+    # -- the right-hand side on NumPy values ----------------------------------------------------
+    def rhs(self, params: Sequence[Any]) -> Callable[[np.ndarray, float], np.ndarray]:
+        """``rhs(y, t)`` on NumPy values, with ``params`` (plain values) bound."""
+        params = scalars(params)
+        key = _signature(params)
+        compiled = self._compiled.get(key)
+        if compiled is None:
+            compiled = self._compile(key, params)
+        if compiled is _EAGER:
+            fn = self.fn
+
+            def eager(y: np.ndarray, s: float) -> np.ndarray:
+                token = _handlers.set(())
+                try:
+                    out = fn(Tensor(y), Tensor(np.float64(s)), *[Tensor(p) for p in params])
+                finally:
+                    _handlers.reset(token)
+                return out._value
+
+            return eager
+        shape = getattr(self, "out_shape", None)
+        if shape is not None:
+            return lambda y, s: np.reshape(compiled(y, s, *params)[0], shape)
+        return lambda y, s: compiled(y, s, *params)[0]
+
+    def jacobian(self, params: Sequence[Any]) -> Callable[[np.ndarray, float], np.ndarray] | None:
+        """``jac(y, t)``, ``d fn / d y`` on NumPy values (``jacfwd`` of ``fn``, traced and
+        compiled at its first call: a non-stiff solver never asks). None if ``fn`` runs
+        eagerly: the solver's finite differences are cheaper than eager ``jacfwd``."""
+        if not self.traceable:
+            return None
+        params = list(params)
+        found: list[Callable] = []
+
+        def jac(y: np.ndarray, s: float) -> np.ndarray:
+            if not found:
+                found.append(self.derived(("jacobian",), self._jacobian_system).rhs(params))
+            return found[0](y, s)
+
+        return jac
+
+    def _jacobian_system(self) -> System:
+        n = self.size
+        fn = jacfwd(self.fn)
+        flat = lambda y, s, *p: _knp.reshape(fn(y, s, *p), (n * n,))  # noqa: E731
+        # Never solved: its `size` is its input's, as `_compile` traces with it.
+        return System(flat, n, None, f"jacobian of {self.name}").reshaped((n, n))
+
+    def reshaped(self, shape: tuple[int, ...]) -> System:
+        """This system's ``rhs`` gives arrays of ``shape`` (a Jacobian's)."""
+        self.out_shape = shape
+        return self
+
+    def seed(self, program: Any, params: Sequence[Any]) -> None:
+        """Compile an already traced program of ``fn`` for the signature of ``params``."""
+        self._compiled[_signature(list(params))] = _compile_program(program)
+        self.identity, self.origin = fingerprint(program), program
+
+    def _compile(self, key: tuple, params: list[Any]) -> Callable:
+        with self._lock:
+            found = self._compiled.get(key)
+            if found is not None:
+                return found
+            compiled: Any = _EAGER
+            if self.traceable:
+                example = (np.zeros(self.size), np.float64(0.0), *params)
+                compiled = self._shared(("rhs", key), self.fn, example)
+                if compiled is None:
+                    self.traceable = False
+                    compiled = _EAGER
+            self._compiled[key] = compiled
+            return compiled
+
+    def _shared(self, key: Any, fn: Callable, example: tuple) -> Callable | None:
+        """``fn`` traced on ``example`` and compiled, or the compiled function another
+        system with this identity made (no trace); None if ``fn`` cannot be traced."""
+        shared_key = None if self.identity is None else (self.identity, key)
+        if shared_key is not None:
+            found = shared(shared_key)
+            if found is not None:
+                return found
+        try:
+            program = program_module.trace(fn, example, {}, None, self.name)
+        except ConcretizationError:
+            return None
+        compiled = _compile_program(program)
+        if shared_key is not None:
+            share(shared_key, compiled, self.origin)
+        return compiled
+
+    # -- the right-hand side on tensors ---------------------------------------------------------
+    def evaluate(self, y: Any, s: Any, params: Sequence[Any]) -> Tensor:
+        """``fn(y, s, *params)``: compiled on plain values, else performed (differentiated)."""
+        if not _handlers.get():
+            values = values_of(params)
+            out = self.rhs(values)(np.asarray(values_of([y])[0]), values_of([s])[0])
+            return Tensor(np.asarray(out))
+        return self.fn(y, s, *params)
+
+    # -- derived systems ------------------------------------------------------------------------
+    def derived(self, key: Any, build: Callable[[], System]) -> System:
+        """The derived system ``key`` (built once)."""
+        found = self._derived.get(key)
+        if found is None:
+            with self._lock:
+                found = self._derived.get(key)
+                if found is None:
+                    found = self._derived[key] = build()
+                    if self.identity is not None:
+                        found.identity, found.origin = (self.identity, key), self.origin
+        return found
+
+    def adjoint(self, sizes: tuple[int, ...]) -> System:
+        """State ``[y, a, a_params]``: ``y' = f``, ``a' = -a J_y``, ``a_params' = -a J_params``,
+        integrated backwards in time with ``y`` (the differentiable formulation: stable
+        while ``y`` is, backwards too; see :meth:`adjoint_numpy` for first order)."""
+
+        def build() -> System:
+            n, fn = self.size, self.fn
+
+            def adjoint_fn(state: Any, s: Any, *params: Any) -> Tensor:
+                y, a = state[:n], state[n : 2 * n]
+                dy, pullback = vjp(lambda y_, *p: fn(y_, s, *p), y, *params)
+                cotangents = pullback(-a)
+                flat = [_knp.reshape(c, (-1,)) for c in cotangents]
+                return _knp.concatenate([dy, *flat]).astype(np.float64)
+
+            return System(
+                adjoint_fn,
+                2 * n + sum(sizes),
+                self.integrator.derivative(),
+                f"adjoint of {self.name}",
+                self.traceable,
+            )
+
+        return self.derived(("adjoint", sizes), build)
+
+    def adjoint_numpy(
+        self, params: Sequence[Any], copies: int, jacobian: bool = False
+    ) -> Callable[[np.ndarray, np.ndarray, np.ndarray], Any]:
+        """``rhs(a, t, y)`` of ``copies`` adjoints ``[a, a_params]`` side by side on NumPy
+        values: ``a`` and ``y`` of shape ``(copies, n)``, ``t`` of ``(copies,)``, each copy
+        at its own time; ``y`` given (interpolated from the forward solution, so stable
+        for stiff systems). Returns ``(copies, n + params' size)``; with ``jacobian``, its
+        derivative in ``a`` instead, ``(copies, n + params' size, n)`` (exact: the adjoint
+        is linear in ``a``)."""
+        params = scalars(params)
+        key = ("adjoint numpy", copies, jacobian, _signature(params))
+        compiled = self._compiled.get(key)
+        if compiled is None:
+            n, fn = self.size, self.fn
+
+            def adjoint_fn(a: Any, s: Any, y: Any, *ps: Any) -> Tensor:
+                _, pullback = vjp(lambda y_, *p: fn(y_, s, *p), y, *ps)
+                flat = [_knp.reshape(c, (-1,)) for c in pullback(-a)]
+                return _knp.concatenate(flat).astype(np.float64)
+
+            one = jacfwd(adjoint_fn) if jacobian else adjoint_fn
+            mapped = vmap(one, in_axes=(0, 0, 0, *[None] * len(params)))
+            with self._lock:
+                if self.traceable:
+                    example = (np.zeros((copies, n)), np.zeros(copies), np.zeros((copies, n)))
+                    compiled = self._shared(key, mapped, (*example, *params))
+                if compiled is None:  # Python control flow on the time: one copy at a time
+                    eager = _eager(one)
+
+                    def compiled(a: Any, s: Any, y: Any, *ps: Any) -> tuple:
+                        rows = [eager(a[i], s[i], y[i], *ps)[0] for i in range(copies)]
+                        return (np.stack(rows),)
+
+                self._compiled[key] = compiled
+        return lambda a, s, y: compiled(a, s, y, *params)[0]
+
+    def sensitivity(self, active: tuple[int, ...]) -> System:
+        """State ``[y, s]``: ``y' = f``, ``s' = J_y s + J_params params_dot`` for the
+        parameters at positions ``active``, whose tangents are trailing parameters."""
+
+        def build() -> System:
+            n, fn = self.size, self.fn
+
+            def sensitivity_fn(state: Any, s: Any, *params_and_tangents: Any) -> Tensor:
+                count = len(params_and_tangents) - len(active)
+                params = params_and_tangents[:count]
+                tangents = params_and_tangents[count:]
+
+                def moving(y: Any, *moved: Any) -> Tensor:
+                    full = list(params)
+                    for k, value in zip(active, moved, strict=True):
+                        full[k] = value
+                    return fn(y, s, *full)
+
+                primals = (state[:n], *[params[k] for k in active])
+                dy, ds = jvp(moving, primals, (state[n:], *tangents))
+                return _knp.concatenate([dy, ds]).astype(np.float64)
+
+            return System(
+                sensitivity_fn,
+                2 * self.size,
+                self.integrator.derivative(),
+                f"sensitivity of {self.name}",
+                self.traceable,
+            )
+
+        return self.derived(("sensitivity", active), build)
+
+    def batched(self, size: int, batched_params: tuple[bool, ...]) -> System:
+        """``size`` copies of the system as one, states side by side (``vmap`` of ``fn``)."""
+
+        def build() -> System:
+            n, fn = self.size, self.fn
+            in_axes = (0, None, *[0 if b else None for b in batched_params])
+            mapped = vmap(fn, in_axes=in_axes)
+
+            def batched_fn(state: Any, s: Any, *params: Any) -> Tensor:
+                return _knp.reshape(mapped(_knp.reshape(state, (size, n)), s, *params), (-1,))
+
+            return System(
+                batched_fn,
+                size * n,
+                self.integrator.batched(),
+                f"vmap({self.name})",
+                self.traceable,
+            )
+
+        return self.derived(("batched", size, batched_params), build)
+
+
+def _eager(fn: Callable) -> Callable:
+    """``fn`` on NumPy values with no handlers installed: a tuple of one NumPy result."""
+
+    def run(*values: Any) -> tuple:
+        token = _handlers.set(())
+        try:
+            out = fn(*[Tensor(v) for v in values])
+        finally:
+            _handlers.reset(token)
+        return (out._value,)
+
+    return run
+
+
+_EAGER: Any = object()  # the compiled entry of a function that cannot be traced
