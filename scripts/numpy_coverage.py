@@ -1,4 +1,6 @@
-"""Regenerate docs/numpy_coverage.md: how kenaz.numpy covers each name of NumPy's namespace.
+"""Regenerate docs/numpy_coverage.md: how kenaz.numpy covers each name of NumPy's namespace,
+and how the parameters of kenaz.numpy's and kenaz.scipy's functions compare with NumPy's and
+SciPy's (scripts/signatures.py).
 
 Every public name of ``numpy`` (``dir(numpy)`` and ``numpy.__all__``) and every
 name in ``numpy.linalg.__all__`` and ``numpy.fft.__all__`` is classified by
@@ -112,6 +114,7 @@ def render() -> str:
     for title, table in found:
         counts = [str(len(table.get(category, []))) for category in [*CATEGORIES, "missing"]]
         lines.append(f"| `{title}` | " + " | ".join(counts) + " |")
+    lines += ["", *_signature_lines()]
     for title, table in found:
         lines += ["", f"## {title}"]
         for category in [*CATEGORIES, "missing"]:
@@ -120,6 +123,16 @@ def render() -> str:
                 listed = ", ".join(f"`{n}`" for n in names)
                 lines += ["", f"**{category}** ({len(names)}): {listed}"]
     return "\n".join(lines) + "\n"
+
+
+def _signature_lines() -> list[str]:
+    """The signature comparison's section (scripts/signatures.py)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("signatures", ROOT / "scripts" / "signatures.py")
+    signatures = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(signatures)
+    return signatures.render(signatures.compare())
 
 
 def missing_names() -> list[str]:

@@ -384,7 +384,7 @@ def accepts_nested_lists(f: Any, where: str = "kenaz") -> Any:
 # reading anything of it through NumPy, or hands it unread to a primitive, whose handlers
 # stack it (`perform_stacked`). So they are not wrapped: no wrapper frame on the calls of
 # hot loops (sum, mean, reshape, matmul, concatenate, where...).
-STACKS_ITS_OWN_LISTS = ("kenaz.ops.", "kenaz.numpy._signatures")
+STACKS_ITS_OWN_LISTS = ("kenaz.ops.", "kenaz.numpy._signatures", "kenaz.numpy._composed.padding")
 
 
 def stacks_own_lists(f: Function) -> Function:

@@ -230,6 +230,58 @@ def _region(array: np.ndarray, index: Any) -> np.ndarray:
     return view if isinstance(view, np.ndarray) else array
 
 
+# -- out= ----------------------------------------------------------------------------------
+def write_out(out: Any, result: Tensor, name: str, casting: str = "same_kind") -> Any:
+    """NumPy's ``out=``: ``result`` written into ``out`` (a Tensor, an ndarray, or a tuple
+    holding one), which is returned. A Tensor follows ``x[...] = v``'s rules (refused if a
+    transformation tracks either); a NumPy array cannot receive a tracked result."""
+    if isinstance(out, tuple):
+        if len(out) != 1:
+            raise ValueError(f"{name}: out must hold one array, got {len(out)}")
+        out = out[0]
+    if not np.can_cast(result.dtype, out.dtype, casting=casting):
+        raise TypeError(
+            f"{name}: cannot cast the output from {result.dtype} to {out.dtype} with casting "
+            f"rule {casting!r}"
+        )
+    if isinstance(out, Tensor):
+        assign(out, Ellipsis, result)
+        return out
+    if is_tracked(result):
+        raise TypeError(
+            f"{name}: out= a NumPy array would drop the derivative of a tensor a "
+            "transformation tracks; use the returned value"
+        )
+    np.copyto(out, np.asarray(result._value), casting=casting)
+    return out
+
+
+# -- numpy.put and friends: in place, and followed by the derivatives ---------------------
+def write_functional(tensor: Tensor, result: Tensor, name: str) -> None:
+    """``numpy.<name>`` on ``tensor`` under a transformation: ``result`` (the functional
+    update, computed with kenaz ops) is written into ``tensor``'s memory, as NumPy does,
+    and ``tensor`` takes over ``result``'s derivative records, so that later uses of it see
+    the new values *and* carry their derivative (as if the name were rebound to
+    ``x.at[index].set(values)``). A pullback that saved the old memory is caught before the
+    backward pass, as for any in-place change.
+    """
+    where = f"kenaz.numpy.{name}"
+    if type(tensor) is not Tensor:  # a vmap view or a jit tracer: no memory of its own
+        raise TypeError(
+            f"{where}: cannot write into a Tensor that vmap or jit traces; pass "
+            "inplace=False and use the returned value"
+        )
+    array = _writable(tensor, f"write into ({where})")
+    if result._trace and array.base is not None:
+        raise TypeError(
+            f"{where}: this Tensor's memory is a view of another array, whose derivative could "
+            "not follow the change; pass inplace=False and use the returned value"
+        )
+    array[...] = result._value
+    note_mutation(array)
+    tensor._trace = dict(result._trace) if result._trace else None
+
+
 # -- x += v ---------------------------------------------------------------------------
 def update_in_place(tensor: Tensor, op: Op, ufunc: Callable, other: Any) -> Tensor:
     """``tensor <op>= other``: in place when nothing involved is tracked, else ``tensor <op> other``

@@ -94,10 +94,6 @@ def test_out_writes_into_an_untracked_tensor():
 
 def test_unimplemented_function_names_itself_on_tracked_tensors():
     t = knp.ones(3)
-    with pytest.raises(TypeError, match="numpy.histogram"):
-        tracked(np.histogram, t)
-    with pytest.raises(TypeError, match="retstep"):
-        tracked(lambda x: np.linspace(x, 1.0, retstep=True), knp.array(0.0))
     with pytest.raises(TypeError, match="histogram2d"):
         tracked(lambda x: np.histogram2d(x, x), t)
 

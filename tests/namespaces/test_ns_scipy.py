@@ -80,8 +80,39 @@ def test_special_with_order(name, order, x):
 def test_derivative_in_an_order_parameter_raises():
     with pytest.raises(NotImplementedError, match="order"):
         kenaz.grad(lambda v: ks.iv(v, 1.0))(1.5)
-    with pytest.raises(NotImplementedError, match="shape a"):
-        kenaz.grad(lambda a: ks.gammainc(a, 1.0))(1.5)
+    with pytest.raises(NotImplementedError, match="betainc with respect to a"):
+        kenaz.grad(lambda a: ks.betainc(a, 2.0, 0.5))(1.5)
+
+
+@pytest.mark.parametrize("name", ["gammainc", "gammaincc"])
+def test_incomplete_gamma_in_its_shape(name):
+    """Derivatives in the shape ``a`` (a series of digammas), against finite differences
+    of SciPy's values and to second order, also at x = 0 and for large x."""
+    a = np.array([0.5, 1.5, 2.5, 7.0, 3.0])
+    x = np.array([0.3, 1.0, 4.0, 40.0, 0.0])
+    f = getattr(ks, name)
+    step = 1e-6
+    expected = (getattr(scipy.special, name)(a + step, x)
+                - getattr(scipy.special, name)(a - step, x)) / (2 * step)  # fmt: skip
+    _, tangent = kenaz.jvp(lambda p: f(p, x), (a,), (np.ones(5),))
+    np.testing.assert_allclose(tangent.numpy(), expected, atol=1e-8)
+    check(f"special.{name}", f, a[:4], x[:4])
+    check(f"special.{name}", f, a[:4].astype(np.float32), x[:4].astype(np.float32), order=1)
+    check_vmap(f"special.{name}", f, np.stack([a, a + 1]), x, in_axes=(0, None))
+
+
+def test_gamma_and_chi2_cdfs_in_their_shapes():
+    x = np.array([0.5, 1.5, 4.0])
+    for shape_parameter in (0.7, 2.5):
+        check("stats.gamma.cdf", lambda s: kst.gamma.cdf(x, s, 0.1, 1.5), shape_parameter)
+        check("stats.chi2.cdf", lambda df: kst.chi2.cdf(x, df), shape_parameter * 2)
+        check("stats.chi2.logcdf", lambda df: kst.chi2.logcdf(x, df), shape_parameter * 2)
+    grad = kenaz.grad(lambda df: kst.chi2.cdf(3.0, df))(4.0)
+    step = 1e-6
+    expected = (scipy.stats.chi2.cdf(3.0, 4.0 + step) - scipy.stats.chi2.cdf(3.0, 4.0 - step)) / (
+        2 * step
+    )
+    np.testing.assert_allclose(float(grad), expected, rtol=1e-7)
 
 
 @pytest.mark.parametrize("axis", [None, 0, 1, (0, 1)])
@@ -281,3 +312,24 @@ def test_float32_is_preserved():
     for f in functions:
         assert f(v).dtype == np.float32
         assert kenaz.grad(lambda x, f=f: f(x).sum())(v).dtype == np.float32
+
+
+def test_multivariate_normal_allow_singular():
+    factor = rng.standard_normal((3, 2))  # a rank-2 covariance in 3 dimensions
+    cov, mean = factor @ factor.T, rng.standard_normal(3)
+    points = mean + rng.standard_normal((4, 2)) @ factor.T  # on its support
+    for x in (points, points + np.array([1.0, 0.0, 0.0])):  # on and off the support
+        np.testing.assert_allclose(
+            kst.multivariate_normal.logpdf(x, mean, cov, allow_singular=True).numpy(),
+            scipy.stats.multivariate_normal.logpdf(x, mean, cov, allow_singular=True),
+        )
+    full = cov + np.eye(3)
+    np.testing.assert_allclose(
+        kst.multivariate_normal.logpdf(points, mean, full, allow_singular=True).numpy(),
+        scipy.stats.multivariate_normal.logpdf(points, mean, full),
+    )
+
+    def on_support(f, z, m):  # the rank stays 2 under every perturbation of f
+        return kst.multivariate_normal.logpdf(m + z @ f.T, m, f @ f.T, allow_singular=True)
+
+    check("stats.multivariate_normal.logpdf", on_support, factor, rng.standard_normal((4, 2)), mean)

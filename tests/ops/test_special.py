@@ -41,8 +41,8 @@ CASES = [
     _unary(sp.y0, _positive),
     _unary(sp.y1, _positive),
     _second_only(sp.polygamma, 1, _positive),
-    _second_only(sp.gammainc, 2.5, _positive),
-    _second_only(sp.gammaincc, 1.5, _positive),
+    OpCase("gammainc", sp.gammainc, (_positive[::-1] + 0.5, _positive)),  # both arguments
+    OpCase("gammaincc", sp.gammaincc, (_positive[::-1] + 0.5, _positive)),
     _second_only(sp.stdtr, 3.0, _signed),
     _second_only(sp.iv, 1.5, _positive),
     _second_only(sp.ive, 2.0, _signed),

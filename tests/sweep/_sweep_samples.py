@@ -187,13 +187,18 @@ OVERRIDES: dict[str, list[Call]] = {
     "scipy.signal.convolve2d": [c(mat, mat2[:2, :2], fillvalue=0.3)],
     "scipy.signal.correlate2d": [c(mat, mat2[:2, :2], mode="same", fillvalue=0.3)],
     "numpy.cross": [c(vec[:3], vec2[:3]), c(mat, mat2, axisa=0, axisb=1, axisc=0)],
+    # -- issue 24: kenaz's own in place of NumPy's pass-throughs ------------------------------
+    "numpy.piecewise": [c(vec, [vec > 0.5], [lambda t: t * t, 0.25])],
+    "numpy.bincount": [c(np.array([0, 1, 1, 3]), weights=vec)],
+    "numpy.apply_along_axis": [c(lambda row: row * row, 0, mat)],
+    "numpy.apply_over_axes": [c(lambda a, axis: a * 2.0, mat, [0])],
     # -- scipy.linalg -------------------------------------------------------------------------
     "scipy.linalg.cholesky": [c(spd)], "scipy.linalg.eigh": [c(spd)],
     "scipy.linalg.cho_factor": [c(spd)],
     "scipy.linalg.cho_solve": [c((np.linalg.cholesky(spd), True), vec[:3])],
     "scipy.linalg.solve": [c(spd, vec[:3])], "scipy.linalg.lstsq": [c(tall, vec)],
     "scipy.linalg.solve_triangular": [c(np.triu(mat) + np.eye(3), vec[:3])],
-    "scipy.linalg.sqrtm": [c(spd)], "scipy.linalg.qr": [c(tall)],
+    "scipy.linalg.sqrtm": [c(spd)], "scipy.linalg.qr": [c(tall, mode="economic")],
     "scipy.linalg.svd": [c(tall, full_matrices=False)],
     "scipy.linalg.expm": [c(mat * 0.5)],
     # -- scipy.stats ----------------------------------------------------------------------------
@@ -233,6 +238,18 @@ OVERRIDES: dict[str, list[Call]] = {
 
 # Functions with no floating-point argument to sweep, or none whose derivative exists.
 NOT_SWEPT: dict[str, str] = {
+    **{f"scipy.linalg.{n}": "structured arguments (factors, bands, functions, selections): "
+       "tests/namespaces/test_scipy_linalg.py checks it against SciPy and with check_grads"
+       for n in ("lu", "lu_factor", "lu_solve", "solve_banded", "solveh_banded", "eigh_tridiagonal",
+                 "eigvalsh", "funm", "expm_frechet", "polar", "solve_sylvester",
+                 "solve_continuous_lyapunov", "solve_discrete_lyapunov", "logm", "cosm", "sinm",
+                 "tanm", "coshm", "sinhm", "tanhm", "block_diag", "toeplitz", "hankel",
+                 "circulant", "svdvals")},
+    **{f"scipy.linalg.{n}": "not differentiable (values only; refuses tracked tensors)"
+       for n in ("schur", "rsf2csf", "hessenberg", "hilbert")},
+    **{f"numpy.{n}": "writes into its first argument in place, as NumPy's (the sample arrays "
+       "are shared); tests/numpy_api/test_keywords_and_writes.py checks its derivatives"
+       for n in ("put", "place", "put_along_axis", "fill_diagonal")},
     **{f"numpy.{n}": "integers only" for n in (
         "bitwise_and", "bitwise_invert", "bitwise_left_shift", "bitwise_not", "bitwise_or",
         "bitwise_right_shift", "bitwise_xor", "gcd", "lcm", "invert", "left_shift",

@@ -16,6 +16,7 @@ it (``_namespace``) and Tensor's methods are bound (``_tensor_methods``).
 from __future__ import annotations
 
 import builtins as _builtins  # `max`, `min`, `abs`, `any`, `sum` are NumPy's below
+import inspect as _inspect
 import sys as _sys
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -55,7 +56,6 @@ from ..convert import array_argument as _array_argument
 from ..convert import as_tensor as _as_tensor
 from ..convert import read_value as _read_value
 from ..convert import stacks_own_lists as _stacks_own_lists
-from ..ops import elementwise as _ew
 from ..ops import indexing as _indexing
 from ..ops import reduction as _reduction
 from ..ops import shape as _shape
@@ -76,7 +76,6 @@ from ..ops.elementwise import (  # noqa: E402,F401
     arctan,
     arctan2,
     arctanh,
-    astype,
     bitwise_and,
     bitwise_or,
     bitwise_xor,
@@ -93,7 +92,6 @@ from ..ops.elementwise import (  # noqa: E402,F401
     floor_divide,
     greater,
     greater_equal,
-    imag,
     invert,
     isfinite,
     isinf,
@@ -112,7 +110,6 @@ from ..ops.elementwise import (  # noqa: E402,F401
     negative,
     not_equal,
     power,
-    real,
     remainder,
     sign,
     sin,
@@ -133,8 +130,6 @@ from ..ops.shape import (  # noqa: E402,F401
     expand_dims,
     flip,
     moveaxis,
-    pad,
-    ravel,
     repeat,
     reshape,
     split,
@@ -142,6 +137,31 @@ from ..ops.shape import (  # noqa: E402,F401
     swapaxes,
     tile,
     transpose,
+)
+from ._arrays import (  # noqa: E402,F401  (array basics with NumPy's signatures)
+    array,
+    asarray,
+    astype,
+    atleast_1d,
+    atleast_2d,
+    atleast_3d,
+    average,
+    column_stack,
+    count_nonzero,
+    diff,
+    dstack,
+    fliplr,
+    flipud,
+    hstack,
+    imag,
+    linspace,
+    ravel,
+    real,
+    roll,
+    row_stack,
+    take,
+    take_along_axis,
+    vstack,
 )
 
 # NumPy's signatures for the reductions, products and joins (out=, initial, where), and where:
@@ -184,30 +204,6 @@ permute_dims = transpose
 
 
 # -- creation -----------------------------------------------------------------------------
-@_stacks_own_lists
-def array(obj: Any, dtype: Any = None, copy: bool = True) -> Tensor:
-    """Create a tensor. Nested lists of tensors are stacked differentiably (``kenaz.convert``)."""
-    if isinstance(obj, Tensor):
-        if not copy:
-            return obj if dtype is None else _ew.astype(obj, dtype)
-        return _ew.copy(obj) if dtype is None or _np.dtype(dtype) == obj.dtype else (
-            _ew.astype(obj, dtype)
-        )
-    if isinstance(obj, (list, tuple)) and holds_tensor(obj):
-        return _as_tensor(obj, dtype)
-    return Tensor(_np.array(obj, dtype=dtype, copy=copy))
-
-
-@_stacks_own_lists
-def asarray(obj: Any, dtype: Any = None) -> Tensor:
-    """Convert to a tensor without copying where possible (lists of tensors are stacked)."""
-    if isinstance(obj, Tensor):
-        return obj if dtype is None else astype(obj, dtype)
-    if isinstance(obj, (list, tuple)) and holds_tensor(obj):
-        return _as_tensor(obj, dtype)
-    return array(obj, dtype=dtype, copy=None)
-
-
 def _placed(value: Any, like: Any = None) -> Tensor:
     """``value`` (made by NumPy) as a Tensor on the backend of ``like``, or on the default
     backend (``kenaz.default_backend``) when there is no ``like``."""
@@ -293,6 +289,8 @@ def _constant(maker: Callable[..., Any], name: str | None = None) -> Callable[..
         f"NumPy's ``{maker.__name__}``, as a constant Tensor (on the default backend: "
         "``kenaz.default_backend``)."
     )
+    # Every argument goes to NumPy's function: its parameters are this function's.
+    create.__signature__ = _inspect.signature(getattr(_np, name))  # type: ignore[attr-defined]
     return create
 
 
@@ -305,11 +303,13 @@ arange = _constant(_np.arange)
 tri = _constant(_np.tri)
 
 
-def full(shape: Any, fill_value: Any, dtype: Any = None, order: str = "C", **kwargs: Any) -> Tensor:
+def full(shape: Any, fill_value: Any, dtype: Any = None, order: str = "C", *,
+         device: Any = None, like: Any = None) -> Tensor:  # fmt: skip
     """A tensor of ``shape`` filled with ``fill_value`` (differentiable in ``fill_value``)."""
     if not isinstance(fill_value, Tensor) and not (
         isinstance(fill_value, (list, tuple)) and holds_tensor(fill_value)
     ):
+        kwargs = {k: v for k, v in (("device", device), ("like", like)) if v is not None}
         if _backend.current_default() is _np:
             return Tensor(_np.full(shape, fill_value, dtype=dtype, order=order, **kwargs))
         keywords = dict(dtype=dtype, order=order, **kwargs)
@@ -320,10 +320,17 @@ def full(shape: Any, fill_value: Any, dtype: Any = None, order: str = "C", **kwa
 
 
 def _like(maker: Callable[..., Any]) -> Callable[..., Tensor]:
-    def create(a: Any, dtype: Any = None, shape: Any = None, **kwargs: Any) -> Tensor:
+    def create(
+        a: Any, dtype: Any = None, order: str = "K", subok: bool = True, shape: Any = None, *,
+        device: Any = None,
+    ) -> Tensor:  # fmt: skip
+        """A constant tensor shaped like ``a`` (``order``, ``subok``: memory layout and
+        subclass, which a Tensor does not have; ``device``: ``"cpu"`` or None)."""
+        if device not in (None, "cpu"):
+            raise ValueError(f"kenaz.numpy.{maker.__name__}_like: device must be 'cpu' or None")
         a_shape = _shape_of(a) if shape is None else shape
         a_dtype = _result_dtype(a) if dtype is None else dtype
-        return _placed(maker(a_shape, *kwargs.values(), dtype=a_dtype), like=a)
+        return _placed(maker(a_shape, dtype=a_dtype), like=a)
 
     return create
 
@@ -341,24 +348,6 @@ ones_like = _like(_np.ones)
 empty_like = zeros_like
 
 
-def linspace(
-    start: Any, stop: Any, num: int = 50, endpoint: bool = True, dtype: Any = None, axis: int = 0
-) -> Tensor:
-    """Evenly spaced numbers over an interval; differentiable in ``start`` and ``stop``."""
-    if not isinstance(start, Tensor) and not isinstance(stop, Tensor):
-        if _backend.current_default() is _np:
-            return Tensor(
-                _np.linspace(start, stop, num, endpoint=endpoint, dtype=dtype, axis=axis)
-            )
-        keywords = dict(num=num, endpoint=endpoint, dtype=dtype, axis=axis)
-        return Tensor(_creation.create("linspace", _np.linspace, (start, stop), keywords))
-    div = (num - 1) if endpoint else num
-    steps = _np.arange(num, dtype=float) / (div if div > 0 else 1)
-    start, stop = asarray(start), asarray(stop)
-    steps = steps.reshape((-1,) + (1,) * _np.broadcast_shapes(start.shape, stop.shape).__len__())
-    out = start + (stop - start) * steps
-    out = moveaxis(out, 0, axis) if axis != 0 else out
-    return out if dtype is None else out.astype(dtype, copy=False)
 
 
 # -- shape helpers that work on tensors ---------------------------------------------------
@@ -483,123 +472,6 @@ def fmin(x, y) -> Tensor:
     return where(isnan(y), x, where(isnan(x), y, minimum(x, y)))
 
 
-def average(
-    a: Any, axis: Any = None, weights: Any = None, returned: bool = False
-) -> Any:  # a tuple with returned=True
-    """Weighted average over ``axis``."""
-    if weights is None:
-        avg = mean(a, axis=axis)
-        count = size(a) / size(avg)
-        return (avg, full_like(avg, count)) if returned else avg
-    weights = asarray(weights)
-    if weights.shape != shape(a):
-        if axis is None or weights.ndim != 1:
-            raise ValueError("kenaz.average: 1-d weights need an axis; otherwise shapes must match")
-        weights = reshape(weights, [-1 if i == axis % ndim(a) else 1 for i in range(ndim(a))])
-    total = sum(weights * ones_like(a), axis=axis)
-    avg = sum(a * weights, axis=axis) / total
-    return (avg, total) if returned else avg
-
-
-def diff(a, n: int = 1, axis: int = -1) -> Tensor:
-    """n-th discrete difference along ``axis``."""
-    for _ in range(n):
-        length = shape(a)[axis]
-        ax = axis % ndim(a)
-        a = _shape.slice_axis(a, ax, 1, length) - _shape.slice_axis(a, ax, 0, length - 1)
-    return a
-
-
-def hstack(xs: Sequence[Any]) -> Tensor:
-    xs = [atleast_1d(x) for x in xs]
-    return concatenate(xs, axis=0 if ndim(xs[0]) == 1 else 1)
-
-
-def vstack(xs: Sequence[Any]) -> Tensor:
-    return concatenate([atleast_2d(x) for x in xs], axis=0)
-
-
-row_stack = vstack
-
-
-def column_stack(xs: Sequence[Any]) -> Tensor:
-    return concatenate([reshape(x, (-1, 1)) if ndim(x) < 2 else x for x in xs], axis=1)
-
-
-def dstack(xs: Sequence[Any]) -> Tensor:
-    return concatenate([atleast_3d(x) for x in xs], axis=2)
-
-
-@_stacks_own_lists
-def atleast_1d(x) -> Tensor:
-    x = asarray(x)
-    return reshape(x, (1,)) if x.ndim == 0 else x
-
-
-@_stacks_own_lists
-def atleast_2d(x) -> Tensor:
-    x = asarray(x)
-    return reshape(x, (1,) * (2 - x.ndim) + x.shape) if x.ndim < 2 else x
-
-
-@_stacks_own_lists
-def atleast_3d(x) -> Tensor:
-    x = asarray(x)
-    if x.ndim == 0:
-        return reshape(x, (1, 1, 1))
-    if x.ndim == 1:
-        return reshape(x, (1, -1, 1))
-    if x.ndim == 2:
-        return expand_dims(x, 2)
-    return x
-
-
-def fliplr(x) -> Tensor:
-    return flip(x, 1)
-
-
-def flipud(x) -> Tensor:
-    return flip(x, 0)
-
-
-def roll(x, shift, axis=None) -> Tensor:
-    """Roll elements along ``axis`` (of the flattened array when None)."""
-    if axis is None:
-        return reshape(roll(ravel(x), shift, 0), shape(x))
-    n = shape(x)[axis]
-    if n == 0:
-        return asarray(x)
-    shift = int(shift) % n
-    if shift == 0:
-        return asarray(x)
-    ax = axis % ndim(x)
-    return concatenate(
-        [_shape.slice_axis(x, ax, n - shift, n), _shape.slice_axis(x, ax, 0, n - shift)], axis=ax
-    )
-
-
-def take(a, indices, axis=None) -> Tensor:
-    """Elements of ``a`` at ``indices`` along ``axis`` (flattened when None)."""
-    if axis is None:
-        return getitem(ravel(a), indices)
-    ax = axis % ndim(a)
-    return getitem(a, (slice(None),) * ax + (indices,))
-
-
-def take_along_axis(a, indices, axis: int) -> Tensor:
-    """Pick values along ``axis`` at ``indices`` of the same rank as ``a``."""
-    a = asarray(a)
-    ax = axis % a.ndim
-    idx = indices if isinstance(indices, Tensor) else _np.asarray(indices)
-    index = []
-    for d in range(a.ndim):
-        if d == ax:
-            index.append(idx)
-        else:
-            shape_d = [1] * a.ndim
-            shape_d[d] = a.shape[d]
-            index.append(_np.arange(a.shape[d]).reshape(shape_d))
-    return getitem(a, tuple(index))
 
 
 def trace(a, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Tensor:
@@ -681,10 +553,6 @@ def isclose(a, b, rtol: float = 1e-5, atol: float = 1e-8, equal_nan: bool = Fals
     return logical_or(close, logical_and(isnan(a), isnan(b))) if equal_nan else close
 
 
-@_stacks_own_lists
-def count_nonzero(a, axis=None) -> Tensor:
-    """The number of nonzero elements along ``axis``."""
-    return sum(not_equal(a, 0), axis=axis)
 
 
 def argsort(a, axis: int | None = -1, kind: Any = None, order: Any = None, *,
@@ -748,7 +616,7 @@ __all__ = [
     "less_equal", "linalg", "linspace", "log", "log10", "log1p", "log2", "logaddexp",
     "logaddexp2", "logical_and", "logical_not", "logical_or", "logical_xor", "logsumexp",
     "maximum", "minimum", "mod", "moveaxis", "multiply", "nan", "ndarray", "ndim", "negative",
-    "newaxis", "not_equal", "ones", "ones_like", "outer", "pad", "permute_dims",
+    "newaxis", "not_equal", "ones", "ones_like", "outer", "permute_dims",
     "pi", "power", "rad2deg", "radians", "random", "ravel", "real", "reciprocal", "remainder",
     "repeat", "reshape", "result_type", "roll", "row_stack", "scatter", "shape", "sign", "sin",
     "sinc", "sinh", "size", "sort", "split", "sqrt", "square", "squeeze", "stop_gradient",

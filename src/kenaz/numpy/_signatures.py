@@ -206,11 +206,45 @@ def matmul(x1, x2, /, out=None, **kwargs) -> Tensor:
 
 
 def einsum(subscripts, *operands, out=None, optimize=False, **kwargs) -> Tensor:
-    """Einstein summation (``optimize`` is accepted and ignored)."""
+    """Einstein summation (``optimize`` is accepted and ignored); also NumPy's sublist form
+    ``einsum(a, [0, 1], b, [1, 2], [0, 2])``."""
     reject_out(out, "einsum")
     if kwargs:
         raise TypeError(f"kenaz.numpy.einsum: unsupported arguments {sorted(kwargs)}")
+    if not isinstance(subscripts, str):
+        subscripts, operands = _from_sublists((subscripts, *operands))
     return _products.einsum(subscripts, *operands)
+
+
+_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+def _from_sublists(arguments: tuple) -> tuple[str, tuple]:
+    """``(a, [0, 1], b, [1, 2][, [0, 2]])`` -> ``("ab,bc->ac", (a, b))``."""
+
+    def letters(sublist: Any) -> str:
+        text = ""
+        for axis in sublist:
+            if axis is Ellipsis:
+                text += "..."
+            elif isinstance(axis, (int, _np.integer)) and 0 <= axis < len(_LETTERS):
+                text += _LETTERS[int(axis)]
+            else:
+                raise ValueError(
+                    f"kenaz.numpy.einsum: sublist entries must be integers in [0, 52) or "
+                    f"Ellipsis, got {axis!r}"
+                )
+        return text
+
+    operands = arguments[0::2]
+    sublists = arguments[1::2]
+    output = None
+    if len(arguments) % 2:  # a trailing output sublist
+        operands, output = operands[:-1], arguments[-1]
+    subscripts = ",".join(letters(s) for s in sublists)
+    if output is not None:
+        subscripts += "->" + letters(output)
+    return subscripts, tuple(operands)
 
 
 def concatenate(

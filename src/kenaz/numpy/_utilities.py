@@ -59,16 +59,16 @@ VALUES_ONLY = frozenset({
 
 # -- NumPy on untracked values; a tracked argument is refused by name ------------------
 PASS_THROUGH = frozenset({
-    "histogram", "histogram2d", "histogramdd", "histogram_bin_edges", "bincount",
-    "intersect1d", "setdiff1d", "setxor1d", "union1d", "sort_complex", "piecewise",
-    "apply_along_axis", "apply_over_axes", "fromfunction", "polydiv", "roots",
+    "histogram2d", "histogramdd", "histogram_bin_edges",
+    "intersect1d", "setdiff1d", "setxor1d", "union1d", "fromfunction",
     "bartlett", "blackman", "hamming", "hanning", "kaiser",
     "frombuffer", "fromfile", "fromiter", "fromregex", "fromstring", "from_dlpack",
     "genfromtxt", "load", "loadtxt", "asmatrix", "bmat",
-    # write into their first argument (a Tensor nothing tracks changes in place)
-    "fill_diagonal", "copyto", "put", "place", "putmask", "put_along_axis",
+    # write into their first argument (a Tensor nothing tracks changes in place); put,
+    # place, put_along_axis and fill_diagonal are kenaz.s own (numpy/_composed/writes.py)
+    "copyto", "putmask",
 })  # fmt: skip
-WRITES_FIRST = frozenset({"fill_diagonal", "copyto", "put", "place", "putmask", "put_along_axis"})
+WRITES_FIRST = frozenset({"copyto", "putmask"})
 
 
 def _as_tensors(result: Any) -> Any:

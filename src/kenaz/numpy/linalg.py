@@ -315,8 +315,13 @@ def qr(a: Any, mode: str = "reduced") -> Any:
     return r if mode == "r" else QRResult(q, r)
 
 
-def pinv(a: Any, rcond: Any = None, hermitian: bool = False) -> Tensor:
-    """Moore-Penrose pseudo-inverse; differentiable where the rank is locally constant."""
+def pinv(a: Any, rcond: Any = None, hermitian: bool = False, *, rtol: Any = None) -> Tensor:
+    """Moore-Penrose pseudo-inverse; differentiable where the rank is locally constant
+    (``rtol``, the Array API's name, is ``rcond``)."""
+    if rtol is not None:
+        if rcond is not None:
+            raise ValueError("kenaz.linalg.pinv: give rcond or rtol, not both")
+        rcond = rtol
     return _dec.pinv_op(_as_inexact(a), rcond=rcond)
 
 
@@ -345,11 +350,12 @@ def lstsq(a: Any, b: Any, rcond: Any = None) -> tuple[Tensor, Tensor, int, Tenso
     return x, residuals, rank, singular_values
 
 
-def matrix_rank(a: Any, tol: Any = None, hermitian: bool = False, *, rtol: Any = None) -> Tensor:
+def matrix_rank(A: Any, tol: Any = None, hermitian: bool = False, *, rtol: Any = None) -> Tensor:  # noqa: N803
     """Rank from the singular values (an integer: no derivative), as NumPy counts it.
 
     Computed with kenaz's own decompositions, so on the input's backend (lazily on Dask).
     """
+    a = A  # NumPy's name for the argument
     a = _ew.stop_gradient(a if isinstance(a, Tensor) else Tensor(a))
     if a.ndim < 2:
         return _ew.astype(_ew.greater(_reduction.sum(_ew.not_equal(a, 0)), 0), _np.intp)

@@ -329,8 +329,9 @@ def dot(x, y) -> Tensor:
     return tensordot(x, y, axes=([-1], [-2]))
 
 
-def tensordot(x, y, axes=2) -> Tensor:
-    """Sum products over the given axes of ``x`` and ``y`` (``numpy.tensordot``)."""
+def tensordot(a, b, axes=2) -> Tensor:
+    """Sum products over the given axes of ``a`` and ``b`` (``numpy.tensordot``)."""
+    x, y = a, b  # NumPy's names for the arguments
     if not isinstance(x, Tensor):
         x = array_argument(x)
     if not isinstance(y, Tensor):
@@ -364,9 +365,9 @@ def inner(x, y) -> Tensor:
     return tensordot(x, y, axes=([-1], [-1]))
 
 
-def outer(x, y) -> Tensor:
+def outer(a, b) -> Tensor:
     """Outer product of the flattened inputs."""
-    return shape.expand_dims(shape.ravel(x), 1) * shape.expand_dims(shape.ravel(y), 0)
+    return shape.expand_dims(shape.ravel(a), 1) * shape.expand_dims(shape.ravel(b), 0)
 
 
 def vdot(x, y) -> Tensor:

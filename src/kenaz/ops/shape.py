@@ -91,8 +91,11 @@ _reshape = Op(
 )
 
 
-def reshape(x, shape: int | Sequence[int], order: str = "C") -> Tensor:
-    """Give ``x`` a new shape (``-1`` infers one dimension), as NumPy does."""
+def reshape(x, shape: int | Sequence[int], order: str = "C", *, copy: bool | None = None) -> Tensor:
+    """Give ``x`` a new shape (``-1`` infers one dimension), as NumPy does; ``copy=True``
+    returns new memory, ``copy=False`` refuses to copy (NumPy's meanings)."""
+    if copy is not None:
+        return _reshape_copy(x, shape, order, copy)
     if isinstance(x, Tensor):
         x_shape = x.shape
     else:  # a list of tensors: stacked before its shape is read
@@ -112,6 +115,19 @@ def reshape(x, shape: int | Sequence[int], order: str = "C") -> Tensor:
     if x_shape == shape and isinstance(x, Tensor):
         return x
     return _reshape(x, shape=shape, order=order)
+
+
+def _reshape_copy(x, shape, order: str, copy: bool) -> Tensor:
+    result = reshape(x, shape, order)
+    if copy:  # new memory: a one-part concatenate copies (and is differentiable)
+        flat = concatenate([reshape(result, (-1,))], axis=0)
+        return reshape(flat, result.shape)
+    source, made = getattr(x, "_value", None), getattr(result, "_value", None)
+    if isinstance(source, np.ndarray) and isinstance(made, np.ndarray) and source.size and (
+        not np.shares_memory(source, made)
+    ):
+        raise ValueError("kenaz.reshape: copy=False, but the new shape needs a copy")
+    return result
 
 
 def ravel(x) -> Tensor:
@@ -151,8 +167,9 @@ _broadcast_to = Op(
 )
 
 
-def broadcast_to(x, shape: Sequence[int]) -> Tensor:
+def broadcast_to(array, shape: Sequence[int]) -> Tensor:
     """Broadcast ``x`` to ``shape`` (NumPy's rules)."""
+    x = array  # NumPy's name for the argument
     if not isinstance(x, Tensor):
         x = array_argument(x)
     shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(n) for n in shape)
@@ -193,8 +210,9 @@ _transpose = Op(
 )
 
 
-def transpose(x, axes: Sequence[int] | None = None) -> Tensor:
+def transpose(a, axes: Sequence[int] | None = None) -> Tensor:
     """Permute the axes of ``x`` (reverse them when ``axes`` is None)."""
+    x = a  # NumPy's name for the argument
     if isinstance(x, Tensor):
         ndim = x.ndim
     else:  # a list of tensors: stacked before its shape is read
@@ -214,8 +232,9 @@ def transpose(x, axes: Sequence[int] | None = None) -> Tensor:
     return _transpose(x, axes=axes)
 
 
-def moveaxis(x, source, destination) -> Tensor:
+def moveaxis(a, source, destination) -> Tensor:
     """Move axes of ``x`` from ``source`` to ``destination`` positions."""
+    x = a  # NumPy's name for the argument
     if not isinstance(x, Tensor):
         x = array_argument(x)
     ndim = len(_shape(x))
@@ -234,8 +253,9 @@ def _axes_in_order(axis, ndim: int, op: str) -> tuple[int, ...]:
     return tuple(_axes(a, ndim, op)[0] for a in axes)
 
 
-def swapaxes(x, axis1: int, axis2: int) -> Tensor:
+def swapaxes(a, axis1: int, axis2: int) -> Tensor:
     """Interchange two axes of ``x``."""
+    x = a  # NumPy's name for the argument
     if not isinstance(x, Tensor):
         x = array_argument(x)
     ndim = len(_shape(x))
@@ -267,8 +287,9 @@ _squeeze = Op(
 )
 
 
-def squeeze(x, axis: int | Sequence[int] | None = None) -> Tensor:
+def squeeze(a, axis: int | Sequence[int] | None = None) -> Tensor:
     """Remove unit axes (all of them when ``axis`` is None)."""
+    x = a  # NumPy's name for the argument
     if not isinstance(x, Tensor):
         x = array_argument(x)
     x_shape = _shape(x)
@@ -310,8 +331,9 @@ _expand_dims = Op(
 )
 
 
-def expand_dims(x, axis: int | Sequence[int]) -> Tensor:
+def expand_dims(a, axis: int | Sequence[int]) -> Tensor:
     """Insert unit axes at the positions ``axis`` of the result."""
+    x = a  # NumPy's name for the argument
     if not isinstance(x, Tensor):
         x = array_argument(x)
     count = 1 if isinstance(axis, (int, np.integer)) else len(axis)
@@ -399,8 +421,9 @@ def slice_axis(x, axis: int, start: int, stop: int, step: int = 1) -> Tensor:
     return _above["getitem"](x, index)  # indexing, a family above: see `provide`
 
 
-def split(x, indices_or_sections, axis: int = 0) -> list[Tensor]:
-    """Split ``x`` into sub-tensors along ``axis`` (NumPy's ``split``)."""
+def split(ary, indices_or_sections, axis: int = 0) -> list[Tensor]:
+    """Split ``ary`` into sub-tensors along ``axis`` (NumPy's ``split``)."""
+    x = ary  # NumPy's name for the argument
     if not isinstance(x, Tensor):
         x = array_argument(x)
     x_shape = _shape(x)
@@ -433,8 +456,9 @@ _flip = Op(
 )
 
 
-def flip(x, axis: int | Sequence[int] | None = None) -> Tensor:
+def flip(m, axis: int | Sequence[int] | None = None) -> Tensor:
     """Reverse the order of elements along ``axis`` (all axes when None)."""
+    x = m  # NumPy's name for the argument
     if not isinstance(x, Tensor):
         x = array_argument(x)
     return _flip(x, axis=_axes(axis, len(_shape(x)), "flip"))
@@ -541,8 +565,9 @@ _repeat = Op(
 )
 
 
-def repeat(x, repeats, axis: int | None = None) -> Tensor:
+def repeat(a, repeats, axis: int | None = None) -> Tensor:
     """Repeat each element ``repeats`` times along ``axis`` (flattened when None)."""
+    x = a  # NumPy's name for the argument
     if not isinstance(x, Tensor):
         x = array_argument(x)
     if axis is None:
@@ -580,8 +605,9 @@ _tile = Op(
 )
 
 
-def tile(x, reps) -> Tensor:
+def tile(A, reps) -> Tensor:  # noqa: N803  (NumPy's name)
     """Repeat ``x`` ``reps`` times along each axis (NumPy's ``tile``)."""
+    x = A  # NumPy's name for the argument
     if not isinstance(x, Tensor):
         x = array_argument(x)
     reps = (int(reps),) if np.ndim(reps) == 0 else tuple(int(r) for r in reps)

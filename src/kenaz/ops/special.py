@@ -4,8 +4,8 @@ The values come from SciPy, imported when an op first runs, so that
 ``kenaz`` itself needs only NumPy. Derivatives are the classical identities,
 written with kenaz ops so that they differentiate again (``digamma`` ->
 ``polygamma(1)`` -> ``polygamma(2)`` ...). Arguments with no derivative
-implemented (the order of a Bessel function, the shape of an incomplete
-gamma function) raise when a transformation asks for one, instead of
+implemented (the order of a Bessel function, the parameters of the incomplete
+beta function) raise when a transformation asks for one, instead of
 silently returning zero.
 """
 
@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from ..effects import Op
+from ..tensor import Tensor
 from . import batching, reduction, shape
 from . import elementwise as ew
 
@@ -120,17 +121,73 @@ gamma = unary("gamma", d_ans=None, d_x=lambda x: gamma(x) * digamma(x))
 polygamma = with_fixed_first("polygamma", lambda ans, n, x: polygamma(n + 1, x), "the order n")
 rgamma = unary("rgamma", d_x=lambda x: -rgamma(x) * digamma(x))
 
-# Regularized incomplete gamma functions: derivatives in x only (x^(a-1) e^-x / Gamma(a)).
-gammainc = with_fixed_first(
-    "gammainc",
-    lambda ans, a, x: ew.exp((a - 1) * ew.log(x) - x - gammaln(a)),
-    "the shape a",
-)
-gammaincc = with_fixed_first(
-    "gammaincc",
-    lambda ans, a, x: -ew.exp((a - 1) * ew.log(x) - x - gammaln(a)),
-    "the shape a",
-)
+
+# Regularized incomplete gamma functions P(a, x) and Q(a, x) = 1 - P(a, x).
+def _gamma_density(a, x):
+    """``dP/dx = x^(a-1) e^-x / Gamma(a)``."""
+    return ew.exp((a - 1) * ew.log(x) - x - gammaln(a))
+
+
+# Terms of the series below when the values cannot be read (inside vmap): enough for x < 150.
+_SERIES_TERMS = 256
+
+
+def _series_length(x) -> int:
+    """Terms the series of P needs to reach double precision: past its peak at ``n ~ x``.
+
+    Read from the values (a batched view of ``vmap`` is a subclass: it has no one value)."""
+    if type(x) is not Tensor or not isinstance(x._value, np.ndarray) or x.size == 0:
+        return _SERIES_TERMS
+    largest = float(np.max(np.where(np.isfinite(x._value), x._value, 0.0), initial=0.0))
+    return max(int(largest + 12 * math.sqrt(largest) + 40), 40)
+
+
+def _gammainc_d_a(a, x):
+    """``dP(a, x)/da`` from the series ``P = sum_n exp((a + n) log x - x - gammaln(a + n + 1))``,
+    differentiated term by term: ``sum_n term_n (log x - digamma(a + n + 1))``.
+
+    Written with kenaz ops (gammaln, digamma), so it differentiates again, to any order.
+    The terms are positive and peak near ``n = x``: the sum is accurate in absolute terms.
+    """
+    a, x = _broadcast(a, x)
+    positive = ew.greater(x, 0)
+    x = ew.where(positive, x, 1.0)  # log(0): the derivative is 0 there
+    n = np.arange(_series_length(x), dtype=x.dtype)
+    a_n = shape.expand_dims(a, -1) + n
+    log_x = shape.expand_dims(ew.log(x), -1)
+    terms = ew.exp(a_n * log_x - shape.expand_dims(x, -1) - gammaln(a_n + 1))
+    return ew.where(positive, reduction.sum(terms * (log_x - digamma(a_n + 1)), axis=-1), 0.0)
+
+
+def _broadcast(a, x):
+    target = np.broadcast_shapes(a.shape, x.shape)
+    a = a if a.shape == target else shape.broadcast_to(a, target)
+    x = x if x.shape == target else shape.broadcast_to(x, target)
+    dtype = np.result_type(a.dtype, x.dtype)
+    return (a if a.dtype == dtype else ew.astype(a, dtype)), (
+        x if x.dtype == dtype else ew.astype(x, dtype)
+    )
+
+
+def _incomplete_gamma(name: str, sign: float) -> Op:
+    """``gammainc`` (``sign=1``) or ``gammaincc`` (``sign=-1``), differentiable in both."""
+    return Op(
+        name,
+        _from_scipy(name),
+        jvp=[
+            lambda t, ans, a, x: _fit(t * (sign * _gammainc_d_a(a, x)), ans),
+            lambda t, ans, a, x: _fit(t * (sign * _gamma_density(a, x)), ans),
+        ],
+        vjp=[
+            lambda ans, a, x: _unbroadcast(a, lambda g: g * (sign * _gammainc_d_a(a, x))),
+            lambda ans, a, x: _unbroadcast(x, lambda g: g * (sign * _gamma_density(a, x))),
+        ],
+        batch=batching.elementwise,
+    )
+
+
+gammainc = _incomplete_gamma("gammainc", 1.0)
+gammaincc = _incomplete_gamma("gammaincc", -1.0)
 
 
 def _betainc_d_x(a, b, x):
@@ -230,4 +287,3 @@ ive = with_fixed_first(
 )
 jv = with_fixed_first("jv", lambda ans, v, x: (jv(v - 1, x) - jv(v + 1, x)) / 2, "the order v")
 yv = with_fixed_first("yv", lambda ans, v, x: (yv(v - 1, x) - yv(v + 1, x)) / 2, "the order v")
-

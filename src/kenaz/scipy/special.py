@@ -15,6 +15,7 @@ from .. import numpy as _knp
 from ..effects import Op as _Op
 from ..ops import batching as _batching
 from ..ops import elementwise as _ew
+from ..ops.special import scipy_special as _scipy_special_module
 from ..tensor import Tensor
 
 __all__ = [
@@ -22,7 +23,7 @@ __all__ = [
     "erfinv", "erfcinv", "ndtr", "ndtri", "log_ndtr", "gamma", "gammaln", "loggamma", "rgamma",
     "digamma", "psi", "polygamma", "multigammaln", "gammainc", "gammaincc", "betainc", "beta",
     "betaln", "xlogy", "xlog1py", "entr", "rel_entr", "kl_div", "i0", "i1", "i0e", "i1e", "iv",
-    "ive", "j0", "j1", "jv", "jn", "y0", "y1", "yv", "yn", "stdtr", "sinc",
+    "ive", "j0", "j1", "jv", "jn", "y0", "y1", "yv", "yn", "stdtr", "sinc", "gammasgn",
 ]  # fmt: skip
 
 from ..ops.elementwise import erf  # noqa: E402
@@ -48,7 +49,6 @@ from ..ops.special import (  # noqa: E402,F401
     jv,
     log_ndtr,
     ndtri,
-    polygamma,
     rgamma,
     stdtr,
     xlog1py,
@@ -56,6 +56,9 @@ from ..ops.special import (  # noqa: E402,F401
     y0,
     y1,
     yv,
+)
+from ..ops.special import (
+    polygamma as _polygamma,
 )
 
 psi = digamma
@@ -142,6 +145,11 @@ def beta(a: Any, b: Any) -> Tensor:
     return _ew.exp(betaln(a, b))
 
 
+def polygamma(n: Any, x: Any) -> Tensor:
+    """The ``n``-th derivative of ``digamma`` at ``x`` (differentiable in ``x``)."""
+    return _polygamma(n, x)
+
+
 def multigammaln(a: Any, d: int) -> Tensor:
     """Log of the multivariate gamma function of dimension ``d``."""
     a = _float(a)
@@ -187,3 +195,8 @@ from ..convert import accept_nested_lists_in as _accept_nested_lists_in  # noqa:
 
 # Every public function accepts lists holding tensors as array-likes (kenaz.convert).
 _accept_nested_lists_in(globals())
+
+from ._ufunc_keywords import wrap_ufuncs as _wrap_ufuncs  # noqa: E402
+
+# Functions that are ufuncs in SciPy take NumPy's ufunc keywords (out=, where=, dtype=, ...).
+_wrap_ufuncs(globals(), _scipy_special_module())

@@ -22,24 +22,25 @@ def copy(a: Any, order: str = "K", subok: bool = False) -> Tensor:
     return _ew.copy(a)
 
 
-def asanyarray(a: Any, dtype: Any = None) -> Tensor:
+def asanyarray(a: Any, dtype: Any = None, order: Any = None, *, device: Any = None,
+               copy: Any = None, like: Any = None) -> Tensor:  # fmt: skip
     """``asarray``: Tensor is kenaz's only array type."""
-    return _knp().asarray(a, dtype=dtype)
+    return _knp().asarray(a, dtype, order, device=device, copy=copy, like=like)
 
 
-def ascontiguousarray(a: Any, dtype: Any = None) -> Tensor:
+def ascontiguousarray(a: Any, dtype: Any = None, *, like: Any = None) -> Tensor:
     """``asarray`` (memory layout is NumPy's business; the values are the same)."""
-    return _knp().asarray(a, dtype=dtype)
+    return _knp().asarray(a, dtype=dtype, like=like)
 
 
-def asfortranarray(a: Any, dtype: Any = None) -> Tensor:
+def asfortranarray(a: Any, dtype: Any = None, *, like: Any = None) -> Tensor:
     """``asarray`` (memory layout is NumPy's business; the values are the same)."""
-    return _knp().asarray(a, dtype=dtype)
+    return _knp().asarray(a, dtype=dtype, like=like)
 
 
-def require(a: Any, dtype: Any = None, requirements: Any = None) -> Tensor:
+def require(a: Any, dtype: Any = None, requirements: Any = None, *, like: Any = None) -> Tensor:
     """``asarray``; the layout requirements do not change the values."""
-    return _knp().asarray(a, dtype=dtype)
+    return _knp().asarray(a, dtype=dtype, like=like)
 
 
 def asarray_chkfinite(a: Any, dtype: Any = None, order: Any = None) -> Tensor:

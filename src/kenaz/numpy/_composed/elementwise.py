@@ -11,6 +11,8 @@ from typing import Any
 
 import numpy as _np
 
+from ...convert import read_value as _read_value
+from ...mutation import write_out
 from ...ops import bits as _bits
 from ...ops import elementwise as _ew
 from ...ops import special as _special
@@ -34,7 +36,10 @@ left_shift = bitwise_left_shift = _bits.left_shift
 right_shift = bitwise_right_shift = _bits.right_shift
 signbit, spacing, nextafter = _bits.signbit, _bits.spacing, _bits.nextafter
 gcd, lcm, rint, trunc = _bits.gcd, _bits.lcm, _bits.rint, _bits.trunc
-fix = trunc
+def fix(x: Any, out: Any = None) -> Tensor:
+    """Round towards zero (zero derivative, as ``trunc``); ``out=`` as NumPy's."""
+    result = trunc(x)
+    return result if out is None else write_out(out, result, "kenaz.numpy.fix")
 
 
 def fabs(x: Any) -> Tensor:
@@ -71,12 +76,13 @@ def heaviside(x: Any, h0: Any) -> Tensor:
 
 
 def real_if_close(a: Any, tol: float = 100) -> Tensor:
-    """The real part when every imaginary part is within ``tol`` machine epsilons of 0."""
+    """The real part when every imaginary part is within ``tol`` machine epsilons of 0
+    (decided on the values; the real part is differentiable)."""
     a = _t(a)
     if a.dtype.kind != "c":
         return a
     limit = tol * _np.finfo(a.dtype).eps if tol > 1 else tol
-    return _ew.real(a) if _np.all(_np.abs(_np.imag(_np.asarray(a))) < limit) else a
+    return _ew.real(a) if _np.all(_np.abs(_np.imag(_read_value(a))) < limit) else a
 
 
 def isreal(x: Any) -> Tensor:

@@ -57,35 +57,46 @@ def unique(
     axis: Any = None,
     *,
     equal_nan: bool = True,
+    sorted: bool = True,  # noqa: A002  (NumPy's name)
 ) -> Any:
-    """Sorted unique elements; the values are differentiable (gathered from ``ar``)."""
-    if axis is not None:
-        raise NotImplementedError("kenaz.unique: axis is not supported")
+    """Sorted unique elements (or, with ``axis``, unique slices along it); the values are
+    differentiable (gathered from ``ar``). ``sorted=False`` is accepted: the result is sorted
+    (NumPy allows either)."""
     values = _read_value(ar)  # the order and grouping only: piecewise constant
-    _, first, inverse, counts = _np.unique(
-        values, return_index=True, return_inverse=True, return_counts=True, equal_nan=equal_nan
-    )
-    result: list[Any] = [_getitem(_shape.ravel(_t(ar)), first)]
+    source = _t(ar)
+    if axis is None:
+        _, first, inverse, counts = _np.unique(values, return_index=True, return_inverse=True,
+                                               return_counts=True, equal_nan=equal_nan)  # fmt: skip
+        unique_values = _getitem(_shape.ravel(source), first)
+        inverse = inverse.reshape(values.shape)
+    else:
+        axis = int(axis) % values.ndim
+        _, first, inverse, counts = _np.unique(values, return_index=True, return_inverse=True,
+                                               return_counts=True, axis=axis,
+                                               equal_nan=equal_nan)  # fmt: skip
+        unique_values = _getitem(source, (slice(None),) * axis + (first,))
+        inverse = inverse.reshape(-1)
+    result: list[Any] = [unique_values]
     if return_index:
         result.append(Tensor(first))
     if return_inverse:
-        result.append(Tensor(inverse.reshape(values.shape)))
+        result.append(Tensor(inverse))
     if return_counts:
         result.append(Tensor(counts))
     return result[0] if len(result) == 1 else tuple(result)
 
 
-def unique_values(x: Any, /) -> Tensor:
+def unique_values(x: Any) -> Tensor:
     return unique(x)
 
 
-def unique_counts(x: Any, /) -> tuple[Tensor, Tensor]:
+def unique_counts(x: Any) -> tuple[Tensor, Tensor]:
     return unique(x, return_counts=True)
 
 
-def unique_inverse(x: Any, /) -> tuple[Tensor, Tensor]:
+def unique_inverse(x: Any) -> tuple[Tensor, Tensor]:
     return unique(x, return_inverse=True)
 
 
-def unique_all(x: Any, /) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+def unique_all(x: Any) -> tuple[Tensor, Tensor, Tensor, Tensor]:
     return unique(x, return_index=True, return_inverse=True, return_counts=True)

@@ -13,7 +13,7 @@ from ...ops import elementwise as _ew
 from ...ops import reduction as _reduction
 from ...ops import shape as _shape
 from ...tensor import Tensor
-from ._arguments import _axis, _float, _t
+from ._arguments import _axis, _float, _knp, _t
 
 __all__ = [
     "ptp", "nansum", "nanmean", "nanvar", "nanstd", "nanmax", "nanmin", "nanprod",
@@ -31,14 +31,16 @@ def _without_nan(a: Any, fill: float) -> Tensor:
     return _ew.where(_ew.isnan(a), fill, a) if a.dtype.kind in "fc" else a
 
 
-def nansum(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Tensor:
-    """Sum treating NaN as 0."""
-    return _reduction.sum(_without_nan(a, 0.0), axis=axis, keepdims=keepdims, dtype=dtype)
+def nansum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False,
+           initial: Any = None, where: Any = None) -> Tensor:  # fmt: skip
+    """Sum treating NaN as 0 (NumPy's signature: ``initial`` is added, ``where`` masks)."""
+    return _knp().sum(_without_nan(a, 0.0), axis, dtype, out, keepdims, initial, where)
 
 
-def nanprod(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Tensor:
-    """Product treating NaN as 1."""
-    return _reduction.prod(_without_nan(a, 1.0), axis=axis, keepdims=keepdims, dtype=dtype)
+def nanprod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False,
+            initial: Any = None, where: Any = None) -> Tensor:  # fmt: skip
+    """Product treating NaN as 1 (NumPy's signature)."""
+    return _knp().prod(_without_nan(a, 1.0), axis, dtype, out, keepdims, initial, where)
 
 
 def _count(a: Tensor, axis: Any, keepdims: bool) -> Tensor:
@@ -46,18 +48,31 @@ def _count(a: Tensor, axis: Any, keepdims: bool) -> Tensor:
     return _reduction.sum(present, axis=axis, keepdims=keepdims)
 
 
-def nanmean(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Tensor:
-    """Mean ignoring NaNs."""
+def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False,
+            *, where: Any = None) -> Tensor:  # fmt: skip
+    """Mean ignoring NaNs (and the elements ``where`` excludes)."""
+    if out is not None:
+        raise TypeError("kenaz.numpy.nanmean: out= is not supported; use the returned value")
     a = _float(a)
-    return nansum(a, axis, dtype, keepdims) / _count(a, axis, keepdims)
+    if where is not None and where is not True:
+        a = _ew.where(where, a, _np.nan)
+    total = _reduction.sum(_without_nan(a, 0.0), axis=axis, keepdims=keepdims, dtype=dtype)
+    return total / _count(a, axis, keepdims)
 
 
-def nanvar(
-    a: Any, axis: Any = None, dtype: Any = None, ddof: int = 0, keepdims: bool = False
-) -> Tensor:
-    """Variance ignoring NaNs."""
-    a = _float(a)
-    centered = _without_nan(a - nanmean(a, axis, keepdims=True), 0.0)
+def nanvar(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: Any = 0,
+           keepdims: bool = False, *, where: Any = None, mean: Any = None,
+           correction: Any = None) -> Tensor:  # fmt: skip
+    """Variance ignoring NaNs (and the elements ``where`` excludes); ``mean`` is a mean
+    already computed (with ``keepdims=True``), ``correction`` the Array API's ``ddof``."""
+    if out is not None:
+        raise TypeError("kenaz.numpy.nanvar: out= is not supported; use the returned value")
+    a = _float(a) if dtype is None else _ew.astype(_float(a), dtype)
+    if where is not None and where is not True:
+        a = _ew.where(where, a, _np.nan)
+    ddof = ddof if correction is None else correction
+    center = nanmean(a, axis, keepdims=True) if mean is None else mean
+    centered = _without_nan(a - center, 0.0)
     squared = _ew.real(centered * _ew.conjugate(centered)) if a.dtype.kind == "c" else (
         centered * centered
     )
@@ -65,29 +80,38 @@ def nanvar(
     return total / (_count(a, axis, keepdims) - ddof)
 
 
-def nanstd(
-    a: Any, axis: Any = None, dtype: Any = None, ddof: int = 0, keepdims: bool = False
-) -> Tensor:
-    """Standard deviation ignoring NaNs."""
-    return _ew.sqrt(nanvar(a, axis, dtype, ddof, keepdims))
+def nanstd(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: Any = 0,
+           keepdims: bool = False, *, where: Any = None, mean: Any = None,
+           correction: Any = None) -> Tensor:  # fmt: skip
+    """Standard deviation ignoring NaNs (NumPy's signature, as :func:`nanvar`)."""
+    return _ew.sqrt(nanvar(a, axis, dtype, out, ddof, keepdims, where=where, mean=mean,
+                           correction=correction))  # fmt: skip
 
 
-def nanmax(a: Any, axis: Any = None, keepdims: bool = False) -> Tensor:
-    """Maximum ignoring NaNs."""
-    return _reduction.amax(_without_nan(a, -_np.inf), axis, keepdims)
+def nanmax(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False, initial: Any = None,
+           where: Any = None) -> Tensor:  # fmt: skip
+    """Maximum ignoring NaNs (NumPy's signature)."""
+    return _knp().max(_without_nan(a, -_np.inf), axis, out, keepdims, initial, where)
 
 
-def nanmin(a: Any, axis: Any = None, keepdims: bool = False) -> Tensor:
-    """Minimum ignoring NaNs."""
-    return _reduction.amin(_without_nan(a, _np.inf), axis, keepdims)
+def nanmin(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False, initial: Any = None,
+           where: Any = None) -> Tensor:  # fmt: skip
+    """Minimum ignoring NaNs (NumPy's signature)."""
+    return _knp().min(_without_nan(a, _np.inf), axis, out, keepdims, initial, where)
 
 
-def nanargmax(a: Any, axis: Any = None) -> Tensor:
-    return _reduction.argmax(_without_nan(a, -_np.inf), axis)
+def nanargmax(a: Any, axis: Any = None, out: Any = None, *, keepdims: bool = False) -> Tensor:
+    """Index of the maximum ignoring NaNs (integer: no derivative)."""
+    if out is not None:
+        raise TypeError("kenaz.numpy.nanargmax: out= is not supported; use the returned value")
+    return _reduction.argmax(_without_nan(a, -_np.inf), axis, keepdims=keepdims)
 
 
-def nanargmin(a: Any, axis: Any = None) -> Tensor:
-    return _reduction.argmin(_without_nan(a, _np.inf), axis)
+def nanargmin(a: Any, axis: Any = None, out: Any = None, *, keepdims: bool = False) -> Tensor:
+    """Index of the minimum ignoring NaNs (integer: no derivative)."""
+    if out is not None:
+        raise TypeError("kenaz.numpy.nanargmin: out= is not supported; use the returned value")
+    return _reduction.argmin(_without_nan(a, _np.inf), axis, keepdims=keepdims)
 
 
 def nancumsum(a: Any, axis: Any = None) -> Tensor:

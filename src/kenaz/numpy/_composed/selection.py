@@ -19,12 +19,20 @@ from .shape_manipulation import broadcast_arrays
 __all__ = ["partition", "argpartition", "select", "choose", "compress", "extract"]
 
 
-def partition(a: Any, kth: Any, axis: int = -1) -> Tensor:
-    """A partition around ``kth``: here the fully sorted array, which is one."""
+def partition(a: Any, kth: Any, axis: int = -1, kind: str = "introselect",
+              order: Any = None) -> Tensor:  # fmt: skip
+    """A partition around ``kth``: here the fully sorted array, which is one (``kind`` does
+    not change it; ``order`` names fields of structured arrays, which a Tensor is not)."""
+    if order is not None:
+        raise ValueError("kenaz.numpy.partition: order= needs a structured array")
     return _knp().sort(a, axis=axis)
 
 
-def argpartition(a: Any, kth: Any, axis: int = -1) -> Tensor:
+def argpartition(a: Any, kth: Any, axis: int = -1, kind: str = "introselect",
+                 order: Any = None) -> Tensor:  # fmt: skip
+    """Indices of a partition around ``kth``: those of the full sort, which is one."""
+    if order is not None:
+        raise ValueError("kenaz.numpy.argpartition: order= needs a structured array")
     return _knp().argsort(a, axis=axis)  # a full sort is a valid partition
 
 

@@ -45,7 +45,8 @@ def broadcast_arrays(*args: Any) -> tuple[Tensor, ...]:
     return tuple(_shape.broadcast_to(t, target) for t in tensors)
 
 
-def array_split(x: Any, indices_or_sections: Any, axis: int = 0) -> list[Tensor]:
+def array_split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list[Tensor]:
+    x = ary  # NumPy's name for the argument
     """Split into sections that may differ in size by one."""
     x = _t(x)
     axis = _axis(axis, x.ndim)
@@ -64,16 +65,19 @@ def array_split(x: Any, indices_or_sections: Any, axis: int = 0) -> list[Tensor]
     ]
 
 
-def hsplit(x: Any, indices_or_sections: Any) -> list[Tensor]:
+def hsplit(ary: Any, indices_or_sections: Any) -> list[Tensor]:
+    x = ary  # NumPy's name for the argument
     x = _t(x)
     return _shape.split(x, indices_or_sections, axis=1 if x.ndim > 1 else 0)
 
 
-def vsplit(x: Any, indices_or_sections: Any) -> list[Tensor]:
+def vsplit(ary: Any, indices_or_sections: Any) -> list[Tensor]:
+    x = ary  # NumPy's name for the argument
     return _shape.split(x, indices_or_sections, axis=0)
 
 
-def dsplit(x: Any, indices_or_sections: Any) -> list[Tensor]:
+def dsplit(ary: Any, indices_or_sections: Any) -> list[Tensor]:
+    x = ary  # NumPy's name for the argument
     return _shape.split(x, indices_or_sections, axis=2)
 
 
@@ -127,15 +131,25 @@ def block(arrays: Any) -> Tensor:
     return assemble(arrays, 0)
 
 
-def trim_zeros(filt: Any, trim: str = "fb") -> Tensor:
-    """Drop leading (``"f"``) and trailing (``"b"``) zeros of a 1-d array."""
+def trim_zeros(filt: Any, trim: str = "fb", axis: Any = None) -> Tensor:
+    """Drop leading (``"f"``) and trailing (``"b"``) zeros along ``axis`` (every axis by
+    default: the slices that are zero throughout), as NumPy 2's ``trim_zeros``."""
     values = _read_value(filt)
-    nonzero = _np.nonzero(values)[0]
-    if nonzero.size == 0:
-        return _getitem(_t(filt), slice(0, 0))
-    start = nonzero[0] if "f" in trim.lower() else 0
-    stop = nonzero[-1] + 1 if "b" in trim.lower() else values.shape[0]
-    return _getitem(_t(filt), slice(int(start), int(stop)))
+    result = _t(filt)
+    axes = range(values.ndim) if axis is None else [
+        int(a) % values.ndim for a in _np.atleast_1d(axis)
+    ]
+    for ax in axes:
+        others = tuple(i for i in range(values.ndim) if i != ax)
+        nonzero = _np.flatnonzero(_np.any(values != 0, axis=others) if others else values != 0)
+        if nonzero.size == 0:
+            start = stop = 0
+        else:
+            start = int(nonzero[0]) if "f" in trim.lower() else 0
+            stop = int(nonzero[-1]) + 1 if "b" in trim.lower() else values.shape[ax]
+        result = _getitem(result, (slice(None),) * ax + (slice(start, stop),))
+        values = values[(slice(None),) * ax + (slice(start, stop),)]
+    return result
 
 
 def resize(a: Any, new_shape: Any) -> Tensor:

@@ -23,7 +23,7 @@ def pdf(x: Any, df: Any, loc: Any = 0.0, scale: Any = 1.0) -> Tensor:
 
 
 def cdf(x: Any, df: Any, loc: Any = 0.0, scale: Any = 1.0) -> Tensor:
-    """The distribution function (differentiable in ``x``)."""
+    """The distribution function (differentiable in ``x`` and ``df``)."""
     return gamma.cdf(x, scaled(df, 0.5), loc, scaled(scale, 2.0))
 
 

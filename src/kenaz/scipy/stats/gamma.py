@@ -27,7 +27,7 @@ def pdf(x: Any, a: Any, loc: Any = 0.0, scale: Any = 1.0) -> Tensor:
 
 
 def cdf(x: Any, a: Any, loc: Any = 0.0, scale: Any = 1.0) -> Tensor:
-    """The distribution function (differentiable in ``x``, ``loc`` and ``scale``)."""
+    """The distribution function (differentiable in ``x``, ``a``, ``loc`` and ``scale``)."""
     z, _ = standardize(x, loc, scale)
     return special.gammainc(as_float(a, like=z), ew.maximum(z, 0.0))
 
