@@ -56,9 +56,9 @@ from ..convert import array_argument as _array_argument
 from ..convert import as_tensor as _as_tensor
 from ..convert import read_value as _read_value
 from ..convert import stacks_own_lists as _stacks_own_lists
+from ..ops import elementwise as _ew
 from ..ops import indexing as _indexing
 from ..ops import reduction as _reduction
-from ..ops import shape as _shape
 from ..ops.sorting import argsort as _argsort
 from ..tensor import Tensor, holds_tensor
 from . import _creation
