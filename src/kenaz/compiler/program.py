@@ -547,7 +547,12 @@ def _user_frame(frame: Any) -> str:
 
 # -- tracing -------------------------------------------------------------------------------
 def trace(
-    f: Callable, args: tuple, kwargs: dict, static: dict[Any, Any] | None = None, name: str = ""
+    f: Callable,
+    args: tuple,
+    kwargs: dict,
+    static: dict[Any, Any] | None = None,
+    name: str = "",
+    tracing: TracingHandler | None = None,
 ) -> Program:
     """Trace ``f(*args, **kwargs)`` into a :class:`Program`.
 
@@ -555,10 +560,13 @@ def trace(
     (whose values are passed as they are), and leaves that are neither tensors,
     arrays nor numbers (``None``, strings, callables), which are kept as they are.
     The trace runs with no other handler installed, so the program is the
-    function alone, whatever transformation it is called under.
+    function alone, whatever transformation it is called under. ``tracing``
+    is a fresh handler to record with (jit's purity check passes one that
+    notes where constants come from).
     """
     static = static or {}
-    tracing = TracingHandler(name or getattr(f, "__name__", type(f).__name__))
+    if tracing is None:
+        tracing = TracingHandler(name or getattr(f, "__name__", type(f).__name__))
     leaves, in_tree = tree.flatten(dynamic_arguments(args, kwargs, static))
     traced_leaves = [tracing.input(x) if is_traceable(x) else x for x in leaves]
     traced_args, traced_kwargs = tree.unflatten(in_tree, traced_leaves)
