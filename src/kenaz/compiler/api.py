@@ -73,6 +73,7 @@ class Jitted(Generic[P, R]):
         static_argnames: Sequence[str],
         optimize: bool,
         check_purity: bool = True,
+        fuse: bool | None = None,
     ) -> None:
         functools.update_wrapper(self, fun)
         self.__name__ = getattr(fun, "__name__", type(fun).__name__)
@@ -81,6 +82,7 @@ class Jitted(Generic[P, R]):
         self.static_argnames = tuple(static_argnames)
         self.optimize = optimize
         self.check_purity = check_purity
+        self.fuse = fuse
         self.impure: str | None = None  # why the function runs eagerly, once found impure
         self._checks = 0
         self._cache: dict[Any, _Entry] = {}
@@ -156,7 +158,7 @@ class Jitted(Generic[P, R]):
             RuntimeWarning,
             stacklevel=3,
         )
-        return _Entry(program, self.optimize), None
+        return _Entry(program, self.optimize, self.fuse), None
 
     def _eagerly(self, value: Any, args: tuple, kwargs: dict) -> Any:
         """Run the function itself: compiled programs call NumPy, which would convert
@@ -179,7 +181,9 @@ class Jitted(Generic[P, R]):
             if entry is not None:  # another thread traced it meanwhile: a hit after all
                 next(self._hits)
                 return entry
-            entry = _Entry(trace(self.fun, args, kwargs, static, self.__name__), self.optimize)
+            entry = _Entry(
+                trace(self.fun, args, kwargs, static, self.__name__), self.optimize, self.fuse
+            )
             if not self.check_purity:
                 entry.checked, entry.program = True, None
             self._traces += 1
@@ -230,10 +234,10 @@ class _Entry:
 
     __slots__ = ("staged", "outputs", "out_tree", "checked", "program")
 
-    def __init__(self, program: Program, optimize: bool) -> None:
+    def __init__(self, program: Program, optimize: bool, fuse: bool | None = None) -> None:
         self.checked = False
         self.program: Program | None = program
-        self.staged = Staged(program, optimize)
+        self.staged = Staged(program, optimize, fuse)
         self.outputs = program.outputs  # Var/Const for tensor leaves, else the static leaf
         self.out_tree = program.out_tree
 
@@ -312,6 +316,7 @@ def jit(
     static_argnames: str | Sequence[str] = (),
     optimize: bool = True,
     check_purity: bool = True,
+    fuse: bool | None = None,
 ) -> Any:
     """Compile ``fun``: trace it once per signature, then run plain NumPy code.
 
@@ -336,6 +341,13 @@ def jit(
         once, naming the first constant that changed and the line that made
         it, and run the function eagerly from then on. ``False`` skips the
         check: values that change are then frozen at their first trace.
+    fuse : bool or None, optional
+        With the extra ``kenaz[jit]`` (numba): compile runs of elementwise
+        ops into one loop each (:mod:`kenaz.compiler.fusion`). ``None``
+        (default): a signature starts on NumPy code and is fused at its 20th
+        call if the fused code is faster on that call's arguments; ``True``:
+        fused from the first call; ``False``: never. Without numba, NumPy
+        code always.
 
     Returns
     -------
@@ -377,5 +389,5 @@ def jit(
     """
     nums, names = static_argument_names(static_argnums, static_argnames)
     if fun is None:
-        return lambda f: Jitted(f, nums, names, optimize, check_purity)
-    return Jitted(fun, nums, names, optimize, check_purity)
+        return lambda f: Jitted(f, nums, names, optimize, check_purity, fuse)
+    return Jitted(fun, nums, names, optimize, check_purity, fuse)

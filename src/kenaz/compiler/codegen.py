@@ -37,26 +37,19 @@ _OPERATOR_SYMBOLS = {
 
 
 def ufunc_of(impl: Callable) -> np.ufunc | None:
-    """The ufunc an op's implementation computes: the impl itself, or the ufunc wrapped by
-    ``kenaz.ops.elementwise._by_operator`` (which carries its name)."""
+    """The ufunc an op's implementation computes: the impl itself, or the one it states in
+    its ``ufunc`` field (``kenaz.ops.elementwise._by_operator`` sets it)."""
     if isinstance(impl, np.ufunc):
         return impl
-    for cell in getattr(impl, "__closure__", None) or ():
-        contents = cell.cell_contents
-        if isinstance(contents, np.ufunc) and contents.__name__ == impl.__name__:
-            return contents
-    return None
+    found = getattr(impl, "ufunc", None)
+    return found if isinstance(found, np.ufunc) else None
 
 
 def operator_of(impl: Callable) -> str | None:
-    """The Python operator symbol a ``_by_operator`` implementation uses, if any."""
-    if ufunc_of(impl) is None or isinstance(impl, np.ufunc):
+    """The Python operator symbol a ``_by_operator`` implementation states it uses, if any."""
+    if isinstance(impl, np.ufunc) or ufunc_of(impl) is None:
         return None
-    for cell in impl.__closure__ or ():
-        symbol = _OPERATOR_SYMBOLS.get(cell.cell_contents)  # type: ignore[call-overload]
-        if symbol is not None:
-            return symbol
-    return None
+    return _OPERATOR_SYMBOLS.get(getattr(impl, "operator", None))  # type: ignore[call-overload]
 
 
 def _is_numpy_operand(atom: Any) -> bool:
@@ -79,7 +72,9 @@ class _Namespace:
     """The generated function's globals: implementations and constants, each given a name."""
 
     def __init__(self) -> None:
-        self.values: dict[str, Any] = {"__builtins__": {}}
+        # No builtins but __import__: C code called from the generated function (numba's
+        # dispatcher, kenaz.compiler.fusion) imports through the calling frame's builtins.
+        self.values: dict[str, Any] = {"__builtins__": {"__import__": __import__}}
         self._names: dict[int, str] = {}
         self._bases: dict[str, str] = {}
         self._counts: dict[str, int] = {}

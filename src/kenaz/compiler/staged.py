@@ -34,9 +34,11 @@ from ..reverse import vjp
 from ..tensor import Tensor, _make
 from ..transform import gc_paused, zeros_like
 from ..vectorize import vmap
+from . import fusion
 from .codegen import compile_program
 from .passes import optimize
 from .program import Const, Equation, Program, Var, _as_output, iterate_primitives, replay, trace
+from .tiers import fused_code, tiered
 
 __all__ = ["Staged"]
 
@@ -65,12 +67,15 @@ class Staged:
         that transformations see them.
     optimize : bool
         Whether compiled code runs the optimized program.
+    fuse : bool or None
+        Fuse elementwise runs with numba (:mod:`kenaz.compiler.tiers`): ``None``
+        once the program is hot and if it pays, ``True`` at once, ``False`` never.
     """
 
     # A trace that meets this call records the program's equations (see kenaz.compiler.program).
     inline_when_traced = True
 
-    def __init__(self, program: Program, optimize: bool = True) -> None:
+    def __init__(self, program: Program, optimize: bool = True, fuse: bool | None = None) -> None:
         captured_vars = [v for v, _ in program.captured]
         self.extra = [t for _, t in program.captured]
         self.name = program.name
@@ -85,6 +90,7 @@ class Staged:
             None,
         )
         self.optimize = optimize
+        self.fuse = fuse
         self.optimized: Program | None = None
         self.compiled: Callable[..., tuple] | None = None
         self._derived: dict[Any, Any] = {}
@@ -136,7 +142,13 @@ class Staged:
                         None,
                     )
                 self.optimized = program
-                self.compiled = compile_program(program, in_place=self.optimize)
+                code = compile_program(program, in_place=self.optimize)
+                if self.fuse is not False and self.optimize and fusion.available():
+                    if self.fuse:
+                        code = fused_code(program, self.optimize) or code
+                    else:
+                        code = tiered(self, program, code)
+                self.compiled = code
             return self.compiled
 
     def _derive(self, key: Any, build: Callable[[], Any]) -> Any:
@@ -151,7 +163,7 @@ class Staged:
 
     def _stage(self, function: Callable, leaves: Sequence[Any], what: str) -> Staged:
         program = trace(function, tuple(leaves), {}, None, f"{what} of {self.name}")
-        return Staged(program, self.optimize)
+        return Staged(program, self.optimize, self.fuse)
 
     # -- forward mode -------------------------------------------------------------------------
     def _forward(self, primals: tuple, tangents: tuple, **params: Any) -> tuple:
@@ -277,8 +289,8 @@ class _SplitVjp:
         examples = [Tensor(np.ones(*shapes[k])) for k in self.inexact_outputs]
         program = trace(vjp_program, (*args, *examples), {}, None, f"vjp of {staged.name}")
         forward, backward = split_program(program, count, len(outputs))
-        self.forward = Staged(forward, staged.optimize)
-        self.backward = Staged(backward, staged.optimize)
+        self.forward = Staged(forward, staged.optimize, staged.fuse)
+        self.backward = Staged(backward, staged.optimize, staged.fuse)
 
 
 def split_program(program: Program, arg_count: int, out_count: int) -> tuple[Program, Program]:
