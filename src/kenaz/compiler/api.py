@@ -89,7 +89,6 @@ class Jitted(Generic[P, R]):
         self._lock = threading.RLock()  # re-entrant: a traced function may call itself
         self._traces = 0
         self._hits = itertools.count()  # `next` on it is atomic: exact from many threads
-        self._warned_eager = False
 
     # -- the call ---------------------------------------------------------------------------
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
@@ -102,10 +101,7 @@ class Jitted(Generic[P, R]):
             static = None
             dynamic = (args, kwargs)
         leaves, in_tree = tree.flatten(dynamic)
-        try:
-            key = (in_tree, _static_key(static), tuple([_leaf_key(x) for x in leaves]))
-        except _OtherBackend as error:
-            return self._eagerly(error.args[0], args, kwargs)
+        key = (in_tree, _static_key(static), tuple([_leaf_key(x) for x in leaves]))
         entry = self._cache.get(key)
         if entry is None:
             entry = self._trace(key, args, kwargs, static)
@@ -158,22 +154,7 @@ class Jitted(Generic[P, R]):
             RuntimeWarning,
             stacklevel=3,
         )
-        return _Entry(program, self.optimize, self.fuse), None
-
-    def _eagerly(self, value: Any, args: tuple, kwargs: dict) -> Any:
-        """Run the function itself: compiled programs call NumPy, which would convert
-        (or refuse) another library's arrays. Warned once per jitted function."""
-        if not self._warned_eager:
-            self._warned_eager = True
-            kind = type(value)
-            warnings.warn(
-                f"kenaz.jit({self.__name__}): compiled programs run on NumPy arrays; with "
-                f"{kind.__module__}.{kind.__name__} arguments the function runs eagerly (same "
-                "results, no compilation)",
-                RuntimeWarning,
-                stacklevel=3,
-            )
-        return self.fun(*args, **kwargs)
+        return _Entry(program, self.optimize, self.fuse, entry.staged.neutral), None
 
     def _trace(self, key: Any, args: tuple, kwargs: dict, static: dict | None) -> _Entry:
         with self._lock:
@@ -181,9 +162,8 @@ class Jitted(Generic[P, R]):
             if entry is not None:  # another thread traced it meanwhile: a hit after all
                 next(self._hits)
                 return entry
-            entry = _Entry(
-                trace(self.fun, args, kwargs, static, self.__name__), self.optimize, self.fuse
-            )
+            program = trace(self.fun, args, kwargs, static, self.__name__)
+            entry = _Entry(program, self.optimize, self.fuse, _on_other_backend(key))
             if not self.check_purity:
                 entry.checked, entry.program = True, None
             self._traces += 1
@@ -234,10 +214,12 @@ class _Entry:
 
     __slots__ = ("staged", "outputs", "out_tree", "checked", "program")
 
-    def __init__(self, program: Program, optimize: bool, fuse: bool | None = None) -> None:
+    def __init__(
+        self, program: Program, optimize: bool, fuse: bool | None = None, neutral: bool = False
+    ) -> None:
         self.checked = False
         self.program: Program | None = program
-        self.staged = Staged(program, optimize, fuse)
+        self.staged = Staged(program, optimize, fuse, neutral)
         self.outputs = program.outputs  # Var/Const for tensor leaves, else the static leaf
         self.out_tree = program.out_tree
 
@@ -249,17 +231,13 @@ class _Entry:
         return tree.unflatten(self.out_tree, leaves)
 
 
-class _OtherBackend(Exception):
-    """An argument holds an array of a library other than NumPy (its value in ``args[0]``)."""
-
-
 def _leaf_key(x: Any) -> Any:
     """The part of the signature one argument leaf contributes."""
     if isinstance(x, Tensor):
         # A plain tensor's value is at hand (a vmap view's or a tracer's is not: theirs
         # were checked where they were made).
         if type(x) is Tensor and type(x._value) not in NUMPY_TYPES and is_backend_array(x._value):
-            raise _OtherBackend(x._value)
+            return _backend_key(x._value)
         return (x.shape, x.dtype)
     if isinstance(x, (np.ndarray, np.generic)):
         return (x.shape, x.dtype)
@@ -267,7 +245,7 @@ def _leaf_key(x: Any) -> Any:
     if kind in (bool, int, float, complex):
         return kind
     if is_backend_array(x):
-        raise _OtherBackend(x)
+        return _backend_key(x)
     try:
         hash(x)
     except TypeError:
@@ -277,6 +255,16 @@ def _leaf_key(x: Any) -> Any:
             "is hashable, or make it a pytree of arrays"
         ) from None
     return ("static", kind, x)
+
+
+def _backend_key(value: Any) -> tuple:
+    """Another library's array: its programs call that library (its type is in the key)."""
+    return ("backend", type(value), tuple(value.shape), str(value.dtype))
+
+
+def _on_other_backend(key: Any) -> bool:
+    """Whether a signature holds another library's arrays (then the code is neutral)."""
+    return any(type(k) is tuple and k[:1] == ("backend",) for k in key[2])
 
 
 def _static_key(static: dict | None) -> Any:

@@ -130,12 +130,17 @@ def _uses(equations: list[Equation], outputs: list[Any]) -> tuple[dict[int, int]
     return last, count
 
 
-def generate_source(program: Program, in_place: bool = True) -> tuple[str, dict[str, Any]]:
+def generate_source(
+    program: Program, in_place: bool = True, neutral: bool = False
+) -> tuple[str, dict[str, Any]]:
     """The source of the compiled function of ``program`` (already optimized) and its globals.
 
     The function takes the input values, then the captured values, and returns
-    the tuple of the output values.
+    the tuple of the output values. ``neutral``: the inputs are another library's
+    arrays (array-api-strict, Dask, CuPy): every equation calls its op's own
+    implementation, which runs in the array's namespace, not NumPy's ufuncs.
     """
+    in_place = in_place and not neutral
     equations = program.equations
     namespace = _Namespace()
     last, count = _uses(equations, program.outputs)
@@ -162,10 +167,11 @@ def generate_source(program: Program, in_place: bool = True) -> tuple[str, dict[
     kinds: dict[Any, tuple[np.ufunc | None, str | None]] = {}  # impl -> (ufunc, operator)
     for index, eq in enumerate(equations):
         args = [operand(a) for a in eq.inputs]
-        impl = eq.op.numpy_impl or eq.op.impl  # compiled code runs on NumPy values
+        # Compiled code runs on NumPy values (or, neutral, in the arrays' own namespace).
+        impl = eq.op.impl if neutral else eq.op.numpy_impl or eq.op.impl
         kind = kinds.get(impl)
         if kind is None:
-            kind = kinds[impl] = (ufunc_of(impl), operator_of(impl))
+            kind = kinds[impl] = (None, None) if neutral else (ufunc_of(impl), operator_of(impl))
         ufunc, symbol = kind
         target = None
         if in_place and ufunc is not None and not eq.params and not eq.multiple:
@@ -231,12 +237,14 @@ def generate_source(program: Program, in_place: bool = True) -> tuple[str, dict[
     return "\n".join(lines) + "\n", namespace.values
 
 
-def compile_program(program: Program, in_place: bool = True) -> Callable[..., tuple]:
+def compile_program(
+    program: Program, in_place: bool = True, neutral: bool = False
+) -> Callable[..., tuple]:
     """The compiled function of ``program`` (see :func:`generate_source`).
 
     Captured tensors are read now and baked in as constants.
     """
-    source, namespace = generate_source(program, in_place)
+    source, namespace = generate_source(program, in_place, neutral)
     code = compile(source, f"<kenaz.jit {program.name}>", "exec")
     exec(code, namespace)  # noqa: S102 - our own generated source
     compiled = namespace["compiled"]

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from .. import tree
+from ..backend import is_backend_array, namespace
 from ..effects import Op
 from ..tensor import Tensor
 from .program import Const, Equation, Program, Tracer, TracingHandler, Var, _user_frame
@@ -147,6 +148,10 @@ def _same(a: Any, b: Any) -> bool:
         return bool(np.array_equal(a, b))
     if isinstance(a, float):
         return a == b or (a != a and b != b)
+    if is_backend_array(a):  # another library's array: compared in its namespace
+        if tuple(a.shape) != tuple(b.shape) or a.dtype != b.dtype:
+            return False
+        return bool(namespace(a).all(a == b))
     if isinstance(a, (tuple, list)):
         return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
     if isinstance(a, dict):

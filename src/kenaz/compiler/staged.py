@@ -70,12 +70,21 @@ class Staged:
     fuse : bool or None
         Fuse elementwise runs with numba (:mod:`kenaz.compiler.tiers`): ``None``
         once the program is hot and if it pays, ``True`` at once, ``False`` never.
+    neutral : bool
+        The program runs on another library's arrays: compiled code calls each
+        op's implementation in the arrays' namespace (no ufuncs, no fusion).
     """
 
     # A trace that meets this call records the program's equations (see kenaz.compiler.program).
     inline_when_traced = True
 
-    def __init__(self, program: Program, optimize: bool = True, fuse: bool | None = None) -> None:
+    def __init__(
+        self,
+        program: Program,
+        optimize: bool = True,
+        fuse: bool | None = None,
+        neutral: bool = False,
+    ) -> None:
         captured_vars = [v for v, _ in program.captured]
         self.extra = [t for _, t in program.captured]
         self.name = program.name
@@ -91,6 +100,7 @@ class Staged:
         )
         self.optimize = optimize
         self.fuse = fuse
+        self.neutral = neutral
         self.optimized: Program | None = None
         self.compiled: Callable[..., tuple] | None = None
         self._derived: dict[Any, Any] = {}
@@ -142,8 +152,13 @@ class Staged:
                         None,
                     )
                 self.optimized = program
-                code = compile_program(program, in_place=self.optimize)
-                if self.fuse is not False and self.optimize and fusion.available():
+                code = compile_program(program, self.optimize, self.neutral)
+                if (
+                    self.fuse is not False
+                    and self.optimize
+                    and not self.neutral
+                    and fusion.available()
+                ):
                     if self.fuse:
                         code = fused_code(program, self.optimize) or code
                     else:
@@ -163,7 +178,7 @@ class Staged:
 
     def _stage(self, function: Callable, leaves: Sequence[Any], what: str) -> Staged:
         program = trace(function, tuple(leaves), {}, None, f"{what} of {self.name}")
-        return Staged(program, self.optimize, self.fuse)
+        return Staged(program, self.optimize, self.fuse, self.neutral)
 
     # -- forward mode -------------------------------------------------------------------------
     def _forward(self, primals: tuple, tangents: tuple, **params: Any) -> tuple:
@@ -289,8 +304,8 @@ class _SplitVjp:
         examples = [Tensor(np.ones(*shapes[k])) for k in self.inexact_outputs]
         program = trace(vjp_program, (*args, *examples), {}, None, f"vjp of {staged.name}")
         forward, backward = split_program(program, count, len(outputs))
-        self.forward = Staged(forward, staged.optimize, staged.fuse)
-        self.backward = Staged(backward, staged.optimize, staged.fuse)
+        self.forward = Staged(forward, staged.optimize, staged.fuse, staged.neutral)
+        self.backward = Staged(backward, staged.optimize, staged.fuse, staged.neutral)
 
 
 def split_program(program: Program, arg_count: int, out_count: int) -> tuple[Program, Program]:
