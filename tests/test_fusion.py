@@ -76,8 +76,11 @@ def test_a_gradient_chain_fuses_into_one_loop_and_matches() -> None:
     x = knp.asarray(np.linspace(-1, 1, 16))
     gradient = kenaz.grad(lambda x: knp.sum(chain(x)))
     fused, (got,), (expected,) = fused_and_plain(gradient, x)
-    source = fused.source(x)
-    assert source.count("fused") == 1, source  # forward and backward: one loop
+    program = fused._entry((x,), {}).staged.compile().program
+    unfused = fused.program(x)
+    assert all(eq.op.name.startswith("fused") for eq in program.equations[1:])
+    # forward and backward in loops of up to MAX_OPS ops each
+    assert len(program.equations) <= len(unfused.equations) // fusion.MAX_OPS + 3
     np.testing.assert_allclose(got, expected, rtol=ULP_BOUND * 60 * np.finfo(float).eps)
 
 
@@ -123,9 +126,12 @@ def test_tiering_switches_at_the_hot_call_only_when_it_pays(monkeypatch) -> None
     for call in range(1, tiers.HOT + 2):
         jitted(x)
         staged = jitted._entry((x,), {}).staged
-        if call < tiers.HOT:
+        # The first call traces, the second is the purity check: then the staged program
+        # runs interpreted until its WARM-th call, on generated code until its HOT-th.
+        assert (staged.generated is not None) == (call - 1 >= tiers.WARM)
+        if call - 1 < tiers.HOT:
             assert getattr(staged.compiled, "fused_runs", None) is None
-    assert getattr(staged.compiled, "fused_runs", 0) == 1  # 60 small ops: fusion pays
+    assert getattr(staged.compiled, "fused_runs", 0) >= 1  # 60 small ops: fusion pays
 
     # When the fused code is slower, the NumPy code stays.
     slower = lambda code, values: 1.0 if hasattr(code, "fused_runs") else 0.5  # noqa: E731
@@ -133,7 +139,8 @@ def test_tiering_switches_at_the_hot_call_only_when_it_pays(monkeypatch) -> None
     slow = kenaz.jit(chain)
     for _ in range(tiers.HOT + 1):
         slow(x)
-    assert getattr(slow._entry((x,), {}).staged.compiled, "fused_runs", None) is None
+    staged = slow._entry((x,), {}).staged
+    assert staged.compiled is staged.generated  # the generated NumPy code stays
 
 
 def test_without_numba_jit_keeps_its_numpy_code(monkeypatch) -> None:

@@ -179,7 +179,7 @@ class Jitted(Generic[P, R]):
 
     def source(self, *args: Any, **kwargs: Any) -> str:
         """The generated Python source that calls with these arguments run."""
-        return self._entry(args, kwargs).staged.compile().source  # type: ignore[attr-defined]
+        return self._entry(args, kwargs).staged.source()
 
     def _entry(self, args: tuple, kwargs: dict) -> _Entry:
         static = static_arguments(args, kwargs, self.static_argnums, self.static_argnames)

@@ -35,10 +35,11 @@ from .program import Const, Equation, Program, Var
 
 __all__ = ["available", "fuse", "MAX_OPS", "MAX_INPUTS"]
 
-# A run is cut after this many ops (LLVM's compile time grows with the function) or when
-# it would read more inputs than this (each is a dispatcher argument).
-MAX_OPS = 400
-MAX_INPUTS = 48
+# A run is cut after this many ops (LLVM's compile time grows faster than the function:
+# minutes for 400 ops) or when it would read more inputs than this (each is a dispatcher
+# argument). Short runs also repeat: a loop's steps give one source, compiled once.
+MAX_OPS = 24
+MAX_INPUTS = 16
 
 _BINARY = {np.add: "+", np.subtract: "-", np.multiply: "*", np.true_divide: "/"}
 # Unary ufuncs numba compiles on scalars; the name is NumPy's, called as np.<name> in numba.
@@ -286,9 +287,13 @@ def _kernel_source(run: _Run, inputs: Sequence[Var | Const], outputs: Sequence[V
             loads.append(f"        e{k} = f{k}[i]")
             names[_input_key(atom)] = f"e{k}"
 
+    # Temporaries are numbered within the run, so that runs computing the same thing (the
+    # steps of a loop) have the same source and share one compiled kernel.
+    local: dict[int, str] = {}
+
     def operand(atom: Var | Const) -> str:
         if type(atom) is Var and atom.id in run.defined:
-            return f"t{atom.id}"
+            return local[atom.id]
         if _is_kernel_input(atom, run.defined):
             return names[_input_key(atom)]
         # A number: of the run's dtype, as NumPy casts a weak scalar.
@@ -298,19 +303,20 @@ def _kernel_source(run: _Run, inputs: Sequence[Var | Const], outputs: Sequence[V
 
     for eq, formula in zip(run.equations, run.formulas, strict=True):
         text = formula.format(*[operand(a) for a in eq.inputs]).replace("C(", f"np.{dt}(")
-        body.append(f"t{eq.outputs[0].id} = {text}")
+        local[eq.outputs[0].id] = f"t{len(local)}"
+        body.append(f"{local[eq.outputs[0].id]} = {text}")
     lines = [f"def kernel({', '.join(arguments)}):", f"    ONE = np.{dt}(1.0)", *header]
     if run.shape == ():
         lines += [f"    {line}" for line in body]
         lines.append(f"    out = np.empty({len(outputs)}, np.{dt})")
-        lines += [f"    out[{j}] = t{o.id}" for j, o in enumerate(outputs)]
+        lines += [f"    out[{j}] = {local[o.id]}" for j, o in enumerate(outputs)]
         lines.append("    return out")
     else:
         lines += [f"    o{j} = np.empty({size}, np.{dt})" for j in range(len(outputs))]
         lines.append(f"    for i in range({size}):")
         lines += loads
         lines += [f"        {line}" for line in body]
-        lines += [f"        o{j}[i] = t{o.id}" for j, o in enumerate(outputs)]
+        lines += [f"        o{j}[i] = {local[o.id]}" for j, o in enumerate(outputs)]
         results = [f"o{j}.reshape({run.shape!r})" for j in range(len(outputs))]
         lines.append(f"    return {', '.join(results)}")
     return "\n".join(lines) + "\n"

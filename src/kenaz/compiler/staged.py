@@ -35,7 +35,7 @@ from ..tensor import Tensor, _make
 from ..transform import gc_paused, zeros_like
 from ..vectorize import vmap
 from . import fusion
-from .codegen import compile_program
+from .codegen import compile_program, generate_source
 from .passes import optimize
 from .program import Const, Equation, Program, Var, _as_output, iterate_primitives, replay, trace
 from .tiers import fused_code, tiered
@@ -103,6 +103,7 @@ class Staged:
         self.neutral = neutral
         self.optimized: Program | None = None
         self.compiled: Callable[..., tuple] | None = None
+        self.generated: Callable[..., tuple] | None = None  # its generated code, once warm
         self._derived: dict[Any, Any] = {}
         self._lock = threading.RLock()
         self.op = Call(
@@ -152,19 +153,20 @@ class Staged:
                         None,
                     )
                 self.optimized = program
-                code = compile_program(program, self.optimize, self.neutral)
-                if (
-                    self.fuse is not False
-                    and self.optimize
-                    and not self.neutral
-                    and fusion.available()
-                ):
-                    if self.fuse:
-                        code = fused_code(program, self.optimize) or code
-                    else:
-                        code = tiered(self, program, code)
-                self.compiled = code
+                fuse = self.fuse is not False and self.optimize and not self.neutral
+                fuse = fuse and fusion.available()
+                if fuse and self.fuse:  # fuse=True: fused code at once
+                    code = compile_program(program, self.optimize, self.neutral)
+                    self.compiled = fused_code(program, self.optimize) or code
+                else:  # interpreted, then generated, then fused if it pays (see tiers)
+                    self.compiled = tiered(self, program, fuse)
             return self.compiled
+
+    def source(self) -> str:
+        """The Python source the program runs once warm (its fused form once hot, if any)."""
+        self.compile()
+        found = getattr(self.compiled, "source", None)
+        return found or generate_source(self.optimized, self.optimize)[0]  # type: ignore[arg-type]
 
     def _derive(self, key: Any, build: Callable[[], Any]) -> Any:
         """A derived program for ``key``, built once."""

@@ -1,8 +1,11 @@
-"""Tiering: a program starts on its NumPy code and moves to fused code once it is hot.
+"""Tiering: a program starts interpreted, then runs generated NumPy code, then fused code.
 
-numba compiles a fused kernel in tens of milliseconds, where the NumPy code of a
-program is ready in microseconds per op. So a staged program first runs its
-NumPy code, counting calls; at the :data:`HOT`-th call it fuses
+The interpreter (:mod:`kenaz.compiler.interpreter`) is ready in about a
+microsecond per op; generated Python code (:mod:`kenaz.compiler.codegen`) costs
+CPython's ``compile`` about 10 µs per op and runs each op faster; numba compiles a
+fused kernel in tens of milliseconds. So a staged program first runs on the
+interpreter, counting calls; at the :data:`WARM`-th it generates its NumPy
+code, and (with numba) at the :data:`HOT`-th call it fuses
 (:mod:`kenaz.compiler.fusion`), compiles, and times both versions on that
 call's arguments, keeping the faster: fusion is kept only where it pays (it
 does not on large arrays whose ufuncs NumPy vectorizes with SIMD better than a
@@ -17,11 +20,13 @@ from typing import Any
 
 from . import fusion
 from .codegen import compile_program
+from .interpreter import interpret
 from .program import Program
 
-__all__ = ["HOT", "tiered", "fused_code"]
+__all__ = ["WARM", "HOT", "tiered", "fused_code"]
 
-HOT = 20  # calls on NumPy code before a signature is fused
+WARM = 3  # calls on the interpreter before a signature's Python code is generated
+HOT = 20  # calls before a signature is fused (if that pays)
 
 
 def fused_code(program: Program, in_place: bool) -> Callable[..., tuple] | None:
@@ -35,21 +40,29 @@ def fused_code(program: Program, in_place: bool) -> Callable[..., tuple] | None:
     return code
 
 
-def tiered(staged: Any, program: Program, numpy_code: Callable[..., tuple]) -> Callable:
-    """``numpy_code``, counting calls: the :data:`HOT`-th sets ``staged.compiled`` to the
-    faster of it and the fused code, measured on that call's values."""
+def tiered(staged: Any, program: Program, fuse: bool) -> Callable:
+    """The interpreter of ``program``, counting calls: the :data:`WARM`-th sets
+    ``staged.compiled`` to its generated NumPy code, and with ``fuse`` the :data:`HOT`-th to
+    the faster of that and the fused code, measured on that call's values."""
     calls = 0
+    first = interpret(program, staged.neutral)
 
     def counting(*values: Any) -> tuple:
         nonlocal calls
         calls += 1
-        if calls == HOT:
+        if calls == WARM:
             with staged._lock:
-                staged.compiled = _faster(program, numpy_code, values, staged.optimize)
-            return staged.compiled(*values)
-        return numpy_code(*values)
+                code = compile_program(program, staged.optimize, staged.neutral)
+                staged.compiled = counting if fuse else code
+                staged.generated = code
+        if calls >= WARM:
+            if fuse and calls == HOT:
+                with staged._lock:
+                    staged.compiled = _faster(program, staged.generated, values, staged.optimize)
+                return staged.compiled(*values)
+            return staged.generated(*values)
+        return first(*values)
 
-    counting.source = numpy_code.source  # type: ignore[attr-defined]
     return counting
 
 
