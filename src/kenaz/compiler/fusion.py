@@ -23,6 +23,7 @@ with the same runs (the steps of a loop) compile each kernel once.
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -60,10 +61,16 @@ _lock = threading.Lock()
 
 
 def available() -> bool:
-    """Whether numba can be imported (``pip install 'kenaz[jit]'``); imported on first ask."""
+    """Whether numba can be imported (``pip install 'kenaz[jit]'``); imported on first ask.
+
+    ``KENAZ_JIT_FUSE=0`` in the environment turns fusion off (to compare, or to
+    avoid numba's compile time).
+    """
     global _numba
     if not _state["checked"]:
         _state["checked"] = True
+        if os.environ.get("KENAZ_JIT_FUSE") == "0":
+            return False
         try:
             import numba
         except ImportError:

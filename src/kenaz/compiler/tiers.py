@@ -50,18 +50,20 @@ def tiered(staged: Any, program: Program, fuse: bool) -> Callable:
     def counting(*values: Any) -> tuple:
         nonlocal calls
         calls += 1
-        if calls == WARM:
+        if calls >= WARM and staged.generated is None:
             with staged._lock:
-                code = compile_program(program, staged.optimize, staged.neutral)
-                staged.compiled = counting if fuse else code
-                staged.generated = code
-        if calls >= WARM:
-            if fuse and calls == HOT:
-                with staged._lock:
-                    staged.compiled = _faster(program, staged.generated, values, staged.optimize)
-                return staged.compiled(*values)
-            return staged.generated(*values)
-        return first(*values)
+                if staged.generated is None:  # (another thread may have generated it)
+                    code = compile_program(program, staged.optimize, staged.neutral)
+                    staged.compiled = counting if fuse else code
+                    staged.generated = code
+        generated = staged.generated
+        if generated is None:  # not warm yet
+            return first(*values)
+        if fuse and calls == HOT:
+            with staged._lock:
+                staged.compiled = _faster(program, generated, values, staged.optimize)
+            return staged.compiled(*values)
+        return generated(*values)
 
     return counting
 
