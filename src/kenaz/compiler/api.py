@@ -288,6 +288,8 @@ def jit(
     static_argnums: int | Sequence[int] = (),
     static_argnames: str | Sequence[str] = (),
     optimize: bool = True,
+    check_purity: bool = True,
+    fuse: bool | None = None,
 ) -> Jitted[P, R]: ...
 @overload
 def jit(
@@ -296,6 +298,8 @@ def jit(
     static_argnums: int | Sequence[int] = (),
     static_argnames: str | Sequence[str] = (),
     optimize: bool = True,
+    check_purity: bool = True,
+    fuse: bool | None = None,
 ) -> Callable[[Callable[P, R]], Jitted[P, R]]: ...
 def jit(
     fun: Callable | None = None,
