@@ -51,7 +51,7 @@ $(BENCH_BIN)/python:
 
 $(BENCH_STAMP): $(BENCH_BIN)/python pyproject.toml
 	$(BENCH_BIN)/python -m pip install --quiet --upgrade pip
-	$(BENCH_BIN)/python -m pip install --quiet -e .
+	$(BENCH_BIN)/python -m pip install --quiet -e '.[jit]'
 	@for peer in $(BENCH_PEERS); do \
 		$(BENCH_BIN)/python -m pip install --quiet $$peer \
 			|| echo "make bench: could not install $$peer; its rows will say so"; \

@@ -3,7 +3,10 @@ signature; clear errors instead of baked-in values; safe from many threads."""
 
 from __future__ import annotations
 
+import contextlib
 import threading
+import warnings
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -207,7 +210,7 @@ def test_retraces_on_new_shape_dtype_or_static_value_only() -> None:
     jitted(x, 2)
     jitted(x + 1.0, 2)  # new values, same signature
     jitted(x.numpy(), 2)  # an array instead of a tensor: same shape and dtype
-    assert jitted.cache_info() == CacheInfo(traces=1, hits=3, size=1)
+    assert jitted.cache_info() == CacheInfo(traces=1, hits=3, size=1, checks=1)
     jitted(knp.ones(4), 2)  # new shape
     assert jitted.cache_info().traces == 2
     jitted(knp.ones(3, dtype=np.float32), 2)  # new dtype
@@ -216,7 +219,7 @@ def test_retraces_on_new_shape_dtype_or_static_value_only() -> None:
     assert jitted.cache_info().traces == 4
     jitted(x, 3)
     assert jitted.cache_info().traces == 4
-    assert len(calls) == 4
+    assert len(calls) == 4 + 2  # and the purity checks at the second calls of (3,), 2 and 3
     close(jitted(x * 2.0, 3), Tensor(24.0))
 
 
@@ -247,12 +250,17 @@ def test_python_numbers_keep_weak_promotion() -> None:
     assert (x32 * 2.0).dtype == np.float32
 
 
-def test_closed_over_arrays_are_constants() -> None:
+def test_closed_over_arrays_are_constants_checked_at_the_second_call() -> None:
     scale = np.array([2.0])
     jitted = kenaz.jit(lambda x: x * scale)
     close(jitted(X), X * 2.0)
-    scale = np.array([3.0])  # noqa: F841 - rebinding is not seen: the value was baked in
-    close(jitted(X), X * 2.0)
+    scale = np.array([3.0])  # rebinding is seen by the second trace: no frozen value
+    with pytest.warns(RuntimeWarning, match=r"the constant \[2\.0\], operand 1 of mul"):
+        close(jitted(X), X * 3.0)
+    frozen = kenaz.jit(lambda x: x * scale, check_purity=False)
+    close(frozen(X), X * 3.0)
+    scale = np.array([4.0])  # noqa: F841 - without the check the value stays baked in
+    close(frozen(X), X * 3.0)
 
 
 # -- errors: never a baked-in value ---------------------------------------------------------------
@@ -353,3 +361,106 @@ def test_eight_threads_share_one_jitted_function() -> None:
         np.testing.assert_allclose(r.numpy(), e, rtol=1e-12)
     assert jitted.cache_info().traces == 1
     assert jitted.cache_info().hits == 8 * 50 - 1
+
+
+# -- the purity check: nothing that changes between calls is frozen ------------------------------
+def test_a_function_drawing_from_numpy_random_gives_fresh_draws_after_one_warning() -> None:
+    def noisy(x):
+        return x + knp.asarray(np.random.normal(size=3))
+
+    jitted = kenaz.jit(noisy)
+    x = knp.zeros(3)
+    np.random.seed(0)
+    with pytest.warns(RuntimeWarning, match="not pure") as caught:
+        outs = [jitted(x).numpy() for _ in range(6)]
+    assert len(caught) == 1  # once, not once per call
+    message = str(caught[0].message)
+    assert "operand 1 of add" in message  # the first constant that changed
+    assert f"{__file__}:" in message and "(in noisy)" in message  # the user's line
+    np.random.seed(0)
+    expected = [np.random.normal(size=3) for _ in range(6)]  # one draw per call, as eagerly
+    for out, draws in zip(outs, expected, strict=True):
+        np.testing.assert_array_equal(out, draws)
+    assert jitted.impure is not None
+    # Under grad too: the eager function draws afresh.
+    grads = [kenaz.grad(lambda x: knp.sum(jitted(x) ** 2))(x).numpy() for _ in range(2)]
+    assert not np.array_equal(grads[0], grads[1])
+
+
+def test_a_pure_function_is_traced_exactly_twice_per_signature() -> None:
+    runs = []
+
+    def pure(x, c):
+        runs.append(1)  # a Python side effect: counts the traces
+        return knp.sum(knp.sin(x) * c + CONSTANT) ** 2
+
+    jitted = kenaz.jit(pure)
+    with warnings_as_errors():
+        for i in range(10):
+            close(jitted(X + i, 2.0), pure(X + i, 2.0))
+    assert len(runs) == 2 + 10  # two traces, then only the ten eager reference calls
+    assert jitted.cache_info() == CacheInfo(traces=1, hits=9, size=1, checks=1)
+    ones = knp.ones(3, dtype=np.float32)
+    jitted(ones, 2.0)  # a new signature: checked at its own second call
+    jitted(ones, 3.0)
+    jitted(ones, 4.0)
+    assert jitted.cache_info().checks == 2 and jitted.impure is None
+    # jit(grad(...)): the backward pass's constants are the same at every trace too.
+    stepped = kenaz.jit(kenaz.grad(pure))
+    with warnings_as_errors():
+        for i in range(3):
+            close(stepped(X + i, 2.0), kenaz.grad(pure)(X + i, 2.0))
+    assert stepped.impure is None and stepped.cache_info().checks == 1
+
+
+CONSTANT = np.linspace(0.0, 1.0, 3)
+
+
+@contextlib.contextmanager
+def warnings_as_errors() -> Iterator[None]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        yield
+
+
+def test_the_check_names_a_changed_global_and_can_be_turned_off() -> None:
+    scale = {"now": 1.0}
+
+    def scaled(x):
+        return x * scale["now"]
+
+    jitted = kenaz.jit(scaled)
+    x = knp.ones(3)
+    close(jitted(x), x)
+    scale["now"] = 2.0
+    with pytest.warns(RuntimeWarning, match=r"the constant 1\.0, operand 1 of mul, became 2\.0"):
+        close(jitted(x), 2.0 * x)
+    scale["now"] = 3.0
+    close(jitted(x), 3.0 * x)  # eagerly: the value it has now
+
+    frozen = kenaz.jit(scaled, check_purity=False)
+    runs = frozen(x)
+    scale["now"] = 4.0
+    close(frozen(x), runs)  # frozen on purpose: traced once, never compared
+    assert frozen.cache_info().checks == 0 and frozen.impure is None
+
+
+def test_fit_with_numpy_random_augmentation_matches_jit_false() -> None:
+    from kenaz import nn, optim, train
+
+    x = np.linspace(-1, 1, 40)
+    y = 2 * x - 1
+
+    def augmented(params, x, y):
+        noisy = x + 0.1 * np.random.normal(size=np.shape(x))  # augmentation inside the loss
+        return nn.mse(params["a"] * noisy + params["b"], y)
+
+    curves = []
+    for use_jit in (False, True):
+        np.random.seed(3)
+        expected = pytest.warns(RuntimeWarning, match="not pure")
+        with expected if use_jit else contextlib.nullcontext():
+            result = train.fit(augmented, {"a": 0.0, "b": 0.0}, optim.sgd(0.1), (x, y),
+                               epochs=3, batch_size=16, progress=False, jit=use_jit)
+        curves.append(result.history["step_loss"])
+    np.testing.assert_allclose(curves[1], curves[0], rtol=1e-12)

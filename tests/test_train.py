@@ -180,7 +180,7 @@ def test_fit_jits_the_step_by_default_and_can_opt_out():
     params = {"a": knp.zeros(()), "b": knp.zeros(())}
     compiled = train.fit(loss, params, optim.adam(0.1), (x, y), epochs=20, batch_size=16,
                          progress=False)
-    assert len(runs) == 1  # 4 batches of 16 a step, 80 steps, one trace
+    assert len(runs) == 2  # 4 batches of 16 a step, 80 steps: one trace and one purity check
     runs.clear()
     eager = train.fit(loss, params, optim.adam(0.1), (x, y), epochs=20, batch_size=16,
                       progress=False, jit=False)

@@ -148,7 +148,12 @@ def fit(
         Compile the loss and gradient computation with :func:`kenaz.jit`
         (traced once per batch shape; the optimizer's update stays eager).
         ``loss_fn``'s Python side effects then run only while tracing. With
-        ``key`` (fresh random draws every step) the step runs eagerly. If
+        ``key`` (fresh random draws every step) the step runs eagerly. A
+        loss that draws from ``numpy.random`` (augmentation, noise) or reads
+        a value that changes between steps is not frozen: ``jit`` traces the
+        step again at its second call, finds that the program changed, warns
+        once naming the value and the line, and runs the step eagerly from
+        then on, so the loss curve is the one of ``jit=False``. If
         the step cannot be traced (it reads a value, e.g. ``if loss > 0:``),
         ``fit`` warns once with the reason and runs eagerly. ``False`` never
         compiles.

@@ -31,7 +31,8 @@ import numpy as np
 
 from .. import tree
 from ..backend import NUMPY_TYPES, is_backend_array
-from ..tensor import Tensor
+from ..effects import _handlers
+from ..tensor import Tensor, _make
 from .program import (
     Const,
     Program,
@@ -42,6 +43,7 @@ from .program import (
     static_arguments,
     trace,
 )
+from .purity import CheckingTracer, first_difference
 from .staged import Staged
 
 P = ParamSpec("P")  # the function's parameters: jit keeps its signature
@@ -51,11 +53,13 @@ __all__ = ["jit", "Jitted", "CacheInfo"]
 
 
 class CacheInfo(NamedTuple):
-    """``traces``: signatures traced; ``hits``: calls that reused one; ``size``: entries."""
+    """``traces``: signatures traced; ``hits``: calls that reused one; ``size``: entries;
+    ``checks``: purity checks run (a second trace on the second call of a signature)."""
 
     traces: int
     hits: int
     size: int
+    checks: int = 0
 
 
 class Jitted(Generic[P, R]):
@@ -68,6 +72,8 @@ class Jitted(Generic[P, R]):
         static_argnums: Sequence[int],
         static_argnames: Sequence[str],
         optimize: bool,
+        check_purity: bool = True,
+        fuse: bool | None = None,
     ) -> None:
         functools.update_wrapper(self, fun)
         self.__name__ = getattr(fun, "__name__", type(fun).__name__)
@@ -75,14 +81,19 @@ class Jitted(Generic[P, R]):
         self.static_argnums = tuple(static_argnums)
         self.static_argnames = tuple(static_argnames)
         self.optimize = optimize
+        self.check_purity = check_purity
+        self.fuse = fuse
+        self.impure: str | None = None  # why the function runs eagerly, once found impure
+        self._checks = 0
         self._cache: dict[Any, _Entry] = {}
         self._lock = threading.RLock()  # re-entrant: a traced function may call itself
         self._traces = 0
         self._hits = itertools.count()  # `next` on it is atomic: exact from many threads
-        self._warned_eager = False
 
     # -- the call ---------------------------------------------------------------------------
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
+        if self.impure is not None:
+            return self.fun(*args, **kwargs)
         if self.static_argnums or self.static_argnames:
             static = static_arguments(args, kwargs, self.static_argnums, self.static_argnames)
             dynamic: Any = dynamic_arguments(args, kwargs, static)
@@ -90,32 +101,60 @@ class Jitted(Generic[P, R]):
             static = None
             dynamic = (args, kwargs)
         leaves, in_tree = tree.flatten(dynamic)
-        try:
-            key = (in_tree, _static_key(static), tuple([_leaf_key(x) for x in leaves]))
-        except _OtherBackend as error:
-            return self._eagerly(error.args[0], args, kwargs)
+        key = (in_tree, _static_key(static), tuple([_leaf_key(x) for x in leaves]))
         entry = self._cache.get(key)
         if entry is None:
             entry = self._trace(key, args, kwargs, static)
         else:
             next(self._hits)
+            if not entry.checked:
+                entry, values = self._check(entry, args, kwargs, static)
+                if entry is None:  # impure, found by another thread meanwhile
+                    return self.fun(*args, **kwargs)
+                if values is not None:  # the check's trace computed this call's results
+                    return entry.result([_make(v) for v in values])
         outs = entry.staged([x for x in leaves if is_traceable(x)])
         return entry.result(outs)
 
-    def _eagerly(self, value: Any, args: tuple, kwargs: dict) -> Any:
-        """Run the function itself: compiled programs call NumPy, which would convert
-        (or refuse) another library's arrays. Warned once per jitted function."""
-        if not self._warned_eager:
-            self._warned_eager = True
-            kind = type(value)
-            warnings.warn(
-                f"kenaz.jit({self.__name__}): compiled programs run on NumPy arrays; with "
-                f"{kind.__module__}.{kind.__name__} arguments the function runs eagerly (same "
-                "results, no compilation)",
-                RuntimeWarning,
-                stacklevel=3,
-            )
-        return self.fun(*args, **kwargs)
+    def _check(
+        self, entry: _Entry, args: tuple, kwargs: dict, static: dict | None
+    ) -> tuple[_Entry | None, list[Any] | None]:
+        """The second call of a signature: trace again and compare the programs.
+
+        Returns the entry to run this call with: the cached one if the programs are the
+        same; if not, one for the new program (so that this call computes what the
+        function computes now, with the values it drew during this trace), after which
+        the function runs eagerly. ``None`` if it was found impure meanwhile. Second:
+        this call's tensor results, when the trace computed them and no transformation
+        needs to see the call (else ``None``: run the entry).
+        """
+        with self._lock:
+            if self.impure is not None:
+                return None, None
+            if entry.checked:
+                return entry, None
+            tracing = CheckingTracer(self.__name__)
+            fun = tracing.watching(self.fun)
+            program = trace(fun, args, kwargs, static, self.__name__, tracing)
+            self._checks += 1
+            difference = first_difference(entry.program, program, tracing.where)
+            entry.checked = True
+            if difference is None:
+                entry.program = None  # no longer needed: free its constants
+                if _handlers.get() or program.captured:
+                    return entry, None
+                return entry, tracing.results
+            self.impure = difference
+        warnings.warn(
+            f"kenaz.jit({self.__name__}): the function is not pure: traced again at its "
+            f"second call, {difference}. Compiling it would freeze that value, so "
+            f"{self.__name__} runs eagerly from now on (same results, no compilation). Pass "
+            "what changes as an argument (e.g. a numpy.random.Generator's draws) to compile "
+            "it, or jit(f, check_purity=False) to freeze the first value on purpose.",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+        return _Entry(program, self.optimize, self.fuse, entry.staged.neutral), None
 
     def _trace(self, key: Any, args: tuple, kwargs: dict, static: dict | None) -> _Entry:
         with self._lock:
@@ -123,7 +162,10 @@ class Jitted(Generic[P, R]):
             if entry is not None:  # another thread traced it meanwhile: a hit after all
                 next(self._hits)
                 return entry
-            entry = _Entry(trace(self.fun, args, kwargs, static, self.__name__), self.optimize)
+            program = trace(self.fun, args, kwargs, static, self.__name__)
+            entry = _Entry(program, self.optimize, self.fuse, _on_other_backend(key))
+            if not self.check_purity:
+                entry.checked, entry.program = True, None
             self._traces += 1
             self._cache[key] = entry
             return entry
@@ -137,7 +179,7 @@ class Jitted(Generic[P, R]):
 
     def source(self, *args: Any, **kwargs: Any) -> str:
         """The generated Python source that calls with these arguments run."""
-        return self._entry(args, kwargs).staged.compile().source  # type: ignore[attr-defined]
+        return self._entry(args, kwargs).staged.source()
 
     def _entry(self, args: tuple, kwargs: dict) -> _Entry:
         static = static_arguments(args, kwargs, self.static_argnums, self.static_argnames)
@@ -147,7 +189,9 @@ class Jitted(Generic[P, R]):
 
     def cache_info(self) -> CacheInfo:
         """How many signatures were traced, how many calls reused one, how many are cached."""
-        return CacheInfo(self._traces, self._hits.__reduce__()[1][0], len(self._cache))
+        return CacheInfo(
+            self._traces, self._hits.__reduce__()[1][0], len(self._cache), self._checks
+        )
 
     def clear_cache(self) -> None:
         """Forget every traced signature (the next call traces again)."""
@@ -162,12 +206,20 @@ class Jitted(Generic[P, R]):
 
 
 class _Entry:
-    """One signature: its staged program, and how to rebuild the result's structure."""
+    """One signature: its staged program, and how to rebuild the result's structure.
 
-    __slots__ = ("staged", "outputs", "out_tree")
+    ``checked``: the purity check ran (or is off); until then ``program`` keeps the
+    traced program to compare with.
+    """
 
-    def __init__(self, program: Program, optimize: bool) -> None:
-        self.staged = Staged(program, optimize)
+    __slots__ = ("staged", "outputs", "out_tree", "checked", "program")
+
+    def __init__(
+        self, program: Program, optimize: bool, fuse: bool | None = None, neutral: bool = False
+    ) -> None:
+        self.checked = False
+        self.program: Program | None = program
+        self.staged = Staged(program, optimize, fuse, neutral)
         self.outputs = program.outputs  # Var/Const for tensor leaves, else the static leaf
         self.out_tree = program.out_tree
 
@@ -179,17 +231,13 @@ class _Entry:
         return tree.unflatten(self.out_tree, leaves)
 
 
-class _OtherBackend(Exception):
-    """An argument holds an array of a library other than NumPy (its value in ``args[0]``)."""
-
-
 def _leaf_key(x: Any) -> Any:
     """The part of the signature one argument leaf contributes."""
     if isinstance(x, Tensor):
         # A plain tensor's value is at hand (a vmap view's or a tracer's is not: theirs
         # were checked where they were made).
         if type(x) is Tensor and type(x._value) not in NUMPY_TYPES and is_backend_array(x._value):
-            raise _OtherBackend(x._value)
+            return _backend_key(x._value)
         return (x.shape, x.dtype)
     if isinstance(x, (np.ndarray, np.generic)):
         return (x.shape, x.dtype)
@@ -197,7 +245,7 @@ def _leaf_key(x: Any) -> Any:
     if kind in (bool, int, float, complex):
         return kind
     if is_backend_array(x):
-        raise _OtherBackend(x)
+        return _backend_key(x)
     try:
         hash(x)
     except TypeError:
@@ -207,6 +255,16 @@ def _leaf_key(x: Any) -> Any:
             "is hashable, or make it a pytree of arrays"
         ) from None
     return ("static", kind, x)
+
+
+def _backend_key(value: Any) -> tuple:
+    """Another library's array: its programs call that library (its type is in the key)."""
+    return ("backend", type(value), tuple(value.shape), str(value.dtype))
+
+
+def _on_other_backend(key: Any) -> bool:
+    """Whether a signature holds another library's arrays (then the code is neutral)."""
+    return any(type(k) is tuple and k[:1] == ("backend",) for k in key[2])
 
 
 def _static_key(static: dict | None) -> Any:
@@ -230,6 +288,8 @@ def jit(
     static_argnums: int | Sequence[int] = (),
     static_argnames: str | Sequence[str] = (),
     optimize: bool = True,
+    check_purity: bool = True,
+    fuse: bool | None = None,
 ) -> Jitted[P, R]: ...
 @overload
 def jit(
@@ -238,6 +298,8 @@ def jit(
     static_argnums: int | Sequence[int] = (),
     static_argnames: str | Sequence[str] = (),
     optimize: bool = True,
+    check_purity: bool = True,
+    fuse: bool | None = None,
 ) -> Callable[[Callable[P, R]], Jitted[P, R]]: ...
 def jit(
     fun: Callable | None = None,
@@ -245,6 +307,8 @@ def jit(
     static_argnums: int | Sequence[int] = (),
     static_argnames: str | Sequence[str] = (),
     optimize: bool = True,
+    check_purity: bool = True,
+    fuse: bool | None = None,
 ) -> Any:
     """Compile ``fun``: trace it once per signature, then run plain NumPy code.
 
@@ -262,6 +326,20 @@ def jit(
     optimize : bool, optional
         Run the program optimizations (dead code, common subexpressions,
         identity ops, in-place buffers). On by default.
+    check_purity : bool, optional
+        On the second call of each signature, trace once more and compare
+        the two programs, constants included. If they differ (the function
+        draws from ``numpy.random``, reads a global that changed...), warn
+        once, naming the first constant that changed and the line that made
+        it, and run the function eagerly from then on. ``False`` skips the
+        check: values that change are then frozen at their first trace.
+    fuse : bool or None, optional
+        With the extra ``kenaz[jit]`` (numba): compile runs of elementwise
+        ops into one loop each (:mod:`kenaz.compiler.fusion`). ``None``
+        (default): a signature starts on NumPy code and is fused at its 20th
+        call if the fused code is faster on that call's arguments; ``True``:
+        fused from the first call; ``False``: never. Without numba, NumPy
+        code always.
 
     Returns
     -------
@@ -279,11 +357,12 @@ def jit(
     raise :class:`~kenaz.errors.ConcretizationError`. Python side effects
     (``print``, appending to a list, NumPy's global random generator) happen
     only while tracing, and arrays the function closes over are baked in with
-    the value they had then, as in JAX. Under a transformation a call is one
-    call op, ``jit[name]`` (``debug`` shows one op), whose forward, reverse and
-    batching rules are derived from its program and compiled in turn (see
-    docs/jit.md), so it is differentiated, batched or debugged like the
-    original.
+    the value they had then, as in JAX; a value that changes between calls is
+    caught by the purity check (``check_purity``), not frozen. Under a
+    transformation a call is one call op, ``jit[name]`` (``debug`` shows one
+    op), whose forward, reverse and batching rules are derived from its program
+    and compiled in turn (see docs/jit.md), so it is differentiated, batched or
+    debugged like the original.
 
     Examples
     --------
@@ -302,5 +381,5 @@ def jit(
     """
     nums, names = static_argument_names(static_argnums, static_argnames)
     if fun is None:
-        return lambda f: Jitted(f, nums, names, optimize)
-    return Jitted(fun, nums, names, optimize)
+        return lambda f: Jitted(f, nums, names, optimize, check_purity, fuse)
+    return Jitted(fun, nums, names, optimize, check_purity, fuse)

@@ -37,26 +37,19 @@ _OPERATOR_SYMBOLS = {
 
 
 def ufunc_of(impl: Callable) -> np.ufunc | None:
-    """The ufunc an op's implementation computes: the impl itself, or the ufunc wrapped by
-    ``kenaz.ops.elementwise._by_operator`` (which carries its name)."""
+    """The ufunc an op's implementation computes: the impl itself, or the one it states in
+    its ``ufunc`` field (``kenaz.ops.elementwise._by_operator`` sets it)."""
     if isinstance(impl, np.ufunc):
         return impl
-    for cell in getattr(impl, "__closure__", None) or ():
-        contents = cell.cell_contents
-        if isinstance(contents, np.ufunc) and contents.__name__ == impl.__name__:
-            return contents
-    return None
+    found = getattr(impl, "ufunc", None)
+    return found if isinstance(found, np.ufunc) else None
 
 
 def operator_of(impl: Callable) -> str | None:
-    """The Python operator symbol a ``_by_operator`` implementation uses, if any."""
-    if ufunc_of(impl) is None or isinstance(impl, np.ufunc):
+    """The Python operator symbol a ``_by_operator`` implementation states it uses, if any."""
+    if isinstance(impl, np.ufunc) or ufunc_of(impl) is None:
         return None
-    for cell in impl.__closure__ or ():
-        symbol = _OPERATOR_SYMBOLS.get(cell.cell_contents)  # type: ignore[call-overload]
-        if symbol is not None:
-            return symbol
-    return None
+    return _OPERATOR_SYMBOLS.get(getattr(impl, "operator", None))  # type: ignore[call-overload]
 
 
 def _is_numpy_operand(atom: Any) -> bool:
@@ -79,7 +72,9 @@ class _Namespace:
     """The generated function's globals: implementations and constants, each given a name."""
 
     def __init__(self) -> None:
-        self.values: dict[str, Any] = {"__builtins__": {}}
+        # No builtins but __import__: C code called from the generated function (numba's
+        # dispatcher, kenaz.compiler.fusion) imports through the calling frame's builtins.
+        self.values: dict[str, Any] = {"__builtins__": {"__import__": __import__}}
         self._names: dict[int, str] = {}
         self._bases: dict[str, str] = {}
         self._counts: dict[str, int] = {}
@@ -135,12 +130,17 @@ def _uses(equations: list[Equation], outputs: list[Any]) -> tuple[dict[int, int]
     return last, count
 
 
-def generate_source(program: Program, in_place: bool = True) -> tuple[str, dict[str, Any]]:
+def generate_source(
+    program: Program, in_place: bool = True, neutral: bool = False
+) -> tuple[str, dict[str, Any]]:
     """The source of the compiled function of ``program`` (already optimized) and its globals.
 
     The function takes the input values, then the captured values, and returns
-    the tuple of the output values.
+    the tuple of the output values. ``neutral``: the inputs are another library's
+    arrays (array-api-strict, Dask, CuPy): every equation calls its op's own
+    implementation, which runs in the array's namespace, not NumPy's ufuncs.
     """
+    in_place = in_place and not neutral
     equations = program.equations
     namespace = _Namespace()
     last, count = _uses(equations, program.outputs)
@@ -167,10 +167,11 @@ def generate_source(program: Program, in_place: bool = True) -> tuple[str, dict[
     kinds: dict[Any, tuple[np.ufunc | None, str | None]] = {}  # impl -> (ufunc, operator)
     for index, eq in enumerate(equations):
         args = [operand(a) for a in eq.inputs]
-        impl = eq.op.numpy_impl or eq.op.impl  # compiled code runs on NumPy values
+        # Compiled code runs on NumPy values (or, neutral, in the arrays' own namespace).
+        impl = eq.op.impl if neutral else eq.op.numpy_impl or eq.op.impl
         kind = kinds.get(impl)
         if kind is None:
-            kind = kinds[impl] = (ufunc_of(impl), operator_of(impl))
+            kind = kinds[impl] = (None, None) if neutral else (ufunc_of(impl), operator_of(impl))
         ufunc, symbol = kind
         target = None
         if in_place and ufunc is not None and not eq.params and not eq.multiple:
@@ -236,12 +237,14 @@ def generate_source(program: Program, in_place: bool = True) -> tuple[str, dict[
     return "\n".join(lines) + "\n", namespace.values
 
 
-def compile_program(program: Program, in_place: bool = True) -> Callable[..., tuple]:
+def compile_program(
+    program: Program, in_place: bool = True, neutral: bool = False
+) -> Callable[..., tuple]:
     """The compiled function of ``program`` (see :func:`generate_source`).
 
     Captured tensors are read now and baked in as constants.
     """
-    source, namespace = generate_source(program, in_place)
+    source, namespace = generate_source(program, in_place, neutral)
     code = compile(source, f"<kenaz.jit {program.name}>", "exec")
     exec(code, namespace)  # noqa: S102 - our own generated source
     compiled = namespace["compiled"]

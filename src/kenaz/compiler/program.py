@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 
 from .. import tree
+from ..backend import is_backend_array, numpy_dtype
 from ..effects import Handler, Op, handler, no_handlers, perform_args
 from ..errors import ConcretizationError, EscapedTracerError, explain_backend_error
 from ..graphing import Graph, GraphNode
@@ -345,6 +346,8 @@ class TracingHandler(Handler):
     def new_var(self, value: Any, weak: type | None = None) -> Var:
         if type(value) is np.ndarray or isinstance(value, np.generic):
             var = Var(self._count, value.shape, value.dtype, weak)  # the common case, fast
+        elif is_backend_array(value):  # another library's array: traced on it, as it is
+            var = Var(self._count, tuple(value.shape), numpy_dtype(value.dtype), weak)
         else:
             var = Var(self._count, tuple(np.shape(value)), np.result_type(value), weak)
         self._count += 1
@@ -365,7 +368,7 @@ class TracingHandler(Handler):
             value = example_value(value)
         elif type(value) in (bool, int, float, complex):
             weak = type(value)
-        else:
+        elif not is_backend_array(value):
             value = np.asarray(value)
         var = self.new_var(value, weak)
         self.inputs.append(var)
@@ -547,7 +550,12 @@ def _user_frame(frame: Any) -> str:
 
 # -- tracing -------------------------------------------------------------------------------
 def trace(
-    f: Callable, args: tuple, kwargs: dict, static: dict[Any, Any] | None = None, name: str = ""
+    f: Callable,
+    args: tuple,
+    kwargs: dict,
+    static: dict[Any, Any] | None = None,
+    name: str = "",
+    tracing: TracingHandler | None = None,
 ) -> Program:
     """Trace ``f(*args, **kwargs)`` into a :class:`Program`.
 
@@ -555,10 +563,13 @@ def trace(
     (whose values are passed as they are), and leaves that are neither tensors,
     arrays nor numbers (``None``, strings, callables), which are kept as they are.
     The trace runs with no other handler installed, so the program is the
-    function alone, whatever transformation it is called under.
+    function alone, whatever transformation it is called under. ``tracing``
+    is a fresh handler to record with (jit's purity check passes one that
+    notes where constants come from).
     """
     static = static or {}
-    tracing = TracingHandler(name or getattr(f, "__name__", type(f).__name__))
+    if tracing is None:
+        tracing = TracingHandler(name or getattr(f, "__name__", type(f).__name__))
     leaves, in_tree = tree.flatten(dynamic_arguments(args, kwargs, static))
     traced_leaves = [tracing.input(x) if is_traceable(x) else x for x in leaves]
     traced_args, traced_kwargs = tree.unflatten(in_tree, traced_leaves)
@@ -587,8 +598,10 @@ def trace(
 
 
 def is_traceable(x: Any) -> bool:
-    """Whether an argument leaf becomes a traced input (tensors, arrays, numbers)."""
-    return isinstance(x, (Tensor, np.ndarray, np.generic)) or type(x) in (bool, int, float, complex)
+    """Whether an argument leaf becomes a traced input (tensors, arrays of any backend, numbers)."""
+    if isinstance(x, (Tensor, np.ndarray, np.generic)) or type(x) in (bool, int, float, complex):
+        return True
+    return is_backend_array(x)
 
 
 def static_argument_names(

@@ -34,9 +34,11 @@ from ..reverse import vjp
 from ..tensor import Tensor, _make
 from ..transform import gc_paused, zeros_like
 from ..vectorize import vmap
-from .codegen import compile_program
+from . import fusion
+from .codegen import compile_program, generate_source
 from .passes import optimize
 from .program import Const, Equation, Program, Var, _as_output, iterate_primitives, replay, trace
+from .tiers import fused_code, tiered
 
 __all__ = ["Staged"]
 
@@ -65,12 +67,24 @@ class Staged:
         that transformations see them.
     optimize : bool
         Whether compiled code runs the optimized program.
+    fuse : bool or None
+        Fuse elementwise runs with numba (:mod:`kenaz.compiler.tiers`): ``None``
+        once the program is hot and if it pays, ``True`` at once, ``False`` never.
+    neutral : bool
+        The program runs on another library's arrays: compiled code calls each
+        op's implementation in the arrays' namespace (no ufuncs, no fusion).
     """
 
     # A trace that meets this call records the program's equations (see kenaz.compiler.program).
     inline_when_traced = True
 
-    def __init__(self, program: Program, optimize: bool = True) -> None:
+    def __init__(
+        self,
+        program: Program,
+        optimize: bool = True,
+        fuse: bool | None = None,
+        neutral: bool = False,
+    ) -> None:
         captured_vars = [v for v, _ in program.captured]
         self.extra = [t for _, t in program.captured]
         self.name = program.name
@@ -85,8 +99,11 @@ class Staged:
             None,
         )
         self.optimize = optimize
+        self.fuse = fuse
+        self.neutral = neutral
         self.optimized: Program | None = None
         self.compiled: Callable[..., tuple] | None = None
+        self.generated: Callable[..., tuple] | None = None  # its generated code, once warm
         self._derived: dict[Any, Any] = {}
         self._lock = threading.RLock()
         self.op = Call(
@@ -136,8 +153,20 @@ class Staged:
                         None,
                     )
                 self.optimized = program
-                self.compiled = compile_program(program, in_place=self.optimize)
+                fuse = self.fuse is not False and self.optimize and not self.neutral
+                fuse = fuse and fusion.available()
+                if fuse and self.fuse:  # fuse=True: fused code at once
+                    code = compile_program(program, self.optimize, self.neutral)
+                    self.compiled = fused_code(program, self.optimize) or code
+                else:  # interpreted, then generated, then fused if it pays (see tiers)
+                    self.compiled = tiered(self, program, fuse)
             return self.compiled
+
+    def source(self) -> str:
+        """The Python source the program runs once warm (its fused form once hot, if any)."""
+        self.compile()
+        found = getattr(self.compiled, "source", None)
+        return found or generate_source(self.optimized, self.optimize)[0]  # type: ignore[arg-type]
 
     def _derive(self, key: Any, build: Callable[[], Any]) -> Any:
         """A derived program for ``key``, built once."""
@@ -151,7 +180,7 @@ class Staged:
 
     def _stage(self, function: Callable, leaves: Sequence[Any], what: str) -> Staged:
         program = trace(function, tuple(leaves), {}, None, f"{what} of {self.name}")
-        return Staged(program, self.optimize)
+        return Staged(program, self.optimize, self.fuse, self.neutral)
 
     # -- forward mode -------------------------------------------------------------------------
     def _forward(self, primals: tuple, tangents: tuple, **params: Any) -> tuple:
@@ -277,8 +306,8 @@ class _SplitVjp:
         examples = [Tensor(np.ones(*shapes[k])) for k in self.inexact_outputs]
         program = trace(vjp_program, (*args, *examples), {}, None, f"vjp of {staged.name}")
         forward, backward = split_program(program, count, len(outputs))
-        self.forward = Staged(forward, staged.optimize)
-        self.backward = Staged(backward, staged.optimize)
+        self.forward = Staged(forward, staged.optimize, staged.fuse, staged.neutral)
+        self.backward = Staged(backward, staged.optimize, staged.fuse, staged.neutral)
 
 
 def split_program(program: Program, arg_count: int, out_count: int) -> tuple[Program, Program]:

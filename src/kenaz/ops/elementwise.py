@@ -183,6 +183,7 @@ def unary_with_slope(
     slope_times: Callable[[np.ndarray, np.ndarray], np.ndarray],
     slope_derivative: Callable[[Tensor], Tensor],
     of_output: bool = False,
+    formula: str | None = None,
 ) -> Op:
     """Define a unary op whose rules are one primitive, ``d<name>(g, r) = g * f'(r)``.
 
@@ -202,7 +203,14 @@ def unary_with_slope(
         so that derivatives of every order hold.
     of_output : bool, optional
         ``f'`` is written in terms of the output (``tanh``: ``1 - ans**2``).
+    formula : str, optional
+        ``slope_times`` on scalars as the same operations in the same order, with
+        ``{g}``, ``{r}``, ``np.<ufunc>`` and ``C(number)`` (a number of the operands'
+        dtype): the jit compiler fuses it into elementwise loops
+        (:mod:`kenaz.compiler.fusion`). Set as ``slope_times.formula``.
     """
+    if formula is not None:
+        slope_times.formula = formula  # type: ignore[attr-defined]
     slope = Op(
         f"d{name}",
         slope_times,
@@ -291,6 +299,7 @@ expm1 = unary("expm1", neutral_unary(np.expm1, "expm1"), d_ans=lambda ans: ans +
 log = unary_with_slope(
     "log",
     neutral_unary(np.log, "log"),
+    formula="{g} / {r}",
     slope_times=lambda g, x: (
         g / x
         if type(g) is _ndarray is type(x)  # both arrays: the commonest case
@@ -303,6 +312,7 @@ log1p = unary("log1p", neutral_unary(np.log1p, "log1p"), d_x=lambda x: 1 / (x + 
 sqrt = unary_with_slope(
     "sqrt",
     neutral_unary(np.sqrt, "sqrt"),
+    formula="{g} * C(0.5) / {r}",
     slope_times=lambda g, ans: (
         g * 0.5 / ans
         if type(g) is _ndarray is type(ans)  # both arrays: the commonest case
@@ -315,6 +325,7 @@ sqrt = unary_with_slope(
 sin = unary_with_slope(
     "sin",
     neutral_unary(np.sin, "sin"),
+    formula="{g} * np.cos({r})",
     slope_times=lambda g, x: (
         g * np.cos(x)
         if type(g) is _ndarray is type(x)  # both arrays: the commonest case
@@ -326,6 +337,7 @@ sin = unary_with_slope(
 cos = unary_with_slope(
     "cos",
     neutral_unary(np.cos, "cos"),
+    formula="{g} * -np.sin({r})",
     slope_times=lambda g, x: (
         g * -np.sin(x)
         if type(g) is _ndarray is type(x)  # both arrays: the commonest case
@@ -343,6 +355,7 @@ cosh = unary("cosh", neutral_unary(np.cosh, "cosh"), d_x=lambda x: sinh(x))
 tanh = unary_with_slope(
     "tanh",
     neutral_unary(np.tanh, "tanh"),
+    formula="{g} * (C(1) - {r} * {r})",
     slope_times=lambda g, ans: (
         g * (1 - ans * ans)
         if type(g) is _ndarray is type(ans)  # both arrays: the commonest case
@@ -366,6 +379,7 @@ arctanh = unary("arctanh", neutral_unary(np.arctanh, "atanh"), d_x=lambda x: 1 /
 square = unary_with_slope(
     "square",
     neutral_unary(np.square, "square"),
+    formula="{g} * (C(2) * {r})",
     slope_times=lambda g, x: (
         g * (2 * x)
         if type(g) is _ndarray is type(x)  # both arrays: the commonest case
@@ -387,6 +401,7 @@ def _logistic_impl(x):
 logistic = unary_with_slope(
     "logistic",
     _logistic_impl,
+    formula="{g} * {r} * (C(1) - {r})",
     slope_times=lambda g, ans: (
         g * ans * (1 - ans)
         if type(g) is _ndarray is type(ans)  # both arrays: the commonest case
@@ -484,6 +499,10 @@ def _by_operator(ufunc: np.ufunc, operation: Callable) -> Callable:
         return ufunc(x, y) if xp is np else operation(*promoted(xp, (x, y)))
 
     impl.__name__ = ufunc.__name__
+    # Explicit fields for the compiler (kenaz.compiler.codegen, .fusion): what this computes,
+    # so that no one reads this closure's cells.
+    impl.ufunc = ufunc
+    impl.operator = operation
     return impl
 
 

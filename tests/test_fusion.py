@@ -1,0 +1,156 @@
+"""Fusion (kenaz.compiler.fusion, the extra kenaz[jit]): runs of elementwise ops compiled into
+one numba loop each give NumPy's numbers (to the last bit for arithmetic, to a tested bound
+for the transcendental functions), on every shape and dtype they accept; tiering switches
+only when the fused code is faster; without numba jit keeps its NumPy code."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import kenaz
+import kenaz.numpy as knp
+from kenaz.compiler import fusion, tiers
+
+pytest.importorskip("numba")
+
+ULP_BOUND = 4  # units in the last place per transcendental op, numba's libm against NumPy's
+
+
+def fused_and_plain(f, *args):
+    fused = kenaz.jit(f, fuse=True)
+    plain = kenaz.jit(f, fuse=False)
+    return (
+        fused,
+        [np.asarray(r) for r in kenaz.tree.leaves(fused(*args))],
+        [np.asarray(r) for r in kenaz.tree.leaves(plain(*args))],
+    )
+
+
+def runs_of(fused, *args) -> int:
+    return getattr(fused._entry(args, {}).staged.compile(), "fused_runs", 0)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("shape", [(), (7,), (3, 5)])
+def test_arithmetic_runs_agree_to_the_last_bit(dtype, shape) -> None:
+    rng = np.random.default_rng(0)
+    x = knp.asarray(rng.normal(size=shape).astype(dtype))
+    y = knp.asarray(rng.uniform(1, 2, size=shape).astype(dtype))
+    s = knp.asarray(np.asarray(1.5, dtype=dtype))  # a 0-d operand broadcast in the loop
+
+    def f(x, y, s, c):
+        z = (x * y + 0.25) / y - x * s
+        w = -z * z + c * y  # c: a Python float argument (weak: takes the arrays' dtype)
+        return w**2 - y**-1.0 + (z * z) ** 0.5, z  # z: read outside the run, an output too
+
+    fused, got, expected = fused_and_plain(f, x, y, s, 0.3)
+    assert runs_of(fused, x, y, s, 0.3) >= 1
+    for a, b in zip(got, expected, strict=True):
+        assert a.dtype == b.dtype and a.shape == b.shape
+        np.testing.assert_array_equal(a, b)  # bitwise (NaN where both are NaN)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_transcendental_runs_agree_within_a_few_ulps(dtype) -> None:
+    rng = np.random.default_rng(1)
+    x = knp.asarray(rng.uniform(0.1, 2.0, size=64).astype(dtype))
+
+    def f(x):
+        return knp.tanh(knp.sin(x) * knp.exp(-x)) + knp.log(x) * knp.sqrt(x) - knp.cos(x)
+
+    fused, (got,), (expected,) = fused_and_plain(f, x)
+    assert runs_of(fused, x) == 1
+    # Each of the 7 transcendental ops may differ by ULP_BOUND units of its own result (all
+    # of them at most 2 in magnitude here); the sum can cancel, so the bound is absolute.
+    atol = ULP_BOUND * 7 * float(np.spacing(dtype(2.0)))
+    np.testing.assert_allclose(got, expected, rtol=0, atol=atol)
+
+
+def test_a_gradient_chain_fuses_into_one_loop_and_matches() -> None:
+    def chain(x):
+        for _ in range(30):
+            x = knp.sin(x) * 1.01 + 0.1
+        return knp.tanh(x)
+
+    x = knp.asarray(np.linspace(-1, 1, 16))
+    gradient = kenaz.grad(lambda x: knp.sum(chain(x)))
+    fused, (got,), (expected,) = fused_and_plain(gradient, x)
+    program = fused._entry((x,), {}).staged.compile().program
+    unfused = fused.program(x)
+    assert all(eq.op.name.startswith("fused") for eq in program.equations[1:])
+    # forward and backward in loops of up to MAX_OPS ops each
+    assert len(program.equations) <= len(unfused.equations) // fusion.MAX_OPS + 3
+    np.testing.assert_allclose(got, expected, rtol=ULP_BOUND * 60 * np.finfo(float).eps)
+
+
+def test_scalar_runs_return_numpy_scalars_of_their_dtype() -> None:
+    def f(a, b):
+        for _ in range(5):
+            a = knp.sin(a) * b + 0.5
+        return a, a * 2.0
+
+    a = knp.asarray(np.float32(0.3))
+    b = knp.asarray(np.float32(1.2))
+    fused, got, expected = fused_and_plain(f, a, b)
+    assert runs_of(fused, a, b) == 1
+    for x, y in zip(got, expected, strict=True):
+        assert x.dtype == np.float32 and x.shape == ()
+        np.testing.assert_allclose(x, y, rtol=ULP_BOUND * 5 * np.finfo(np.float32).eps)
+
+
+def test_what_is_not_fused_runs_as_before() -> None:
+    def f(x, w):
+        h = knp.tanh(x @ w + 1.0)  # matmul: not elementwise; the bias add broadcasts
+        return knp.sum(h * h, axis=0), knp.maximum(h, 0.0)  # sum, maximum: not fused
+
+    rng = np.random.default_rng(2)
+    x, w = knp.asarray(rng.normal(size=(4, 3))), knp.asarray(rng.normal(size=(3, 3)))
+    fused, got, expected = fused_and_plain(f, x, w)
+    for a, b in zip(got, expected, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-14)
+    program = fused._entry((x, w), {}).staged.compile().program
+    names = [eq.op.name for eq in program.equations]
+    assert "matmul" in names and "sum" in names and "maximum" in names
+
+
+def test_tiering_switches_at_the_hot_call_only_when_it_pays(monkeypatch) -> None:
+    def chain(x):
+        for _ in range(20):
+            x = knp.sin(x) * 1.01 + 0.1
+        return x
+
+    x = knp.asarray(np.linspace(0, 1, 8))
+    jitted = kenaz.jit(chain)
+    staged = None
+    for call in range(1, tiers.HOT + 2):
+        jitted(x)
+        staged = jitted._entry((x,), {}).staged
+        # The first call traces, the second is the purity check: then the staged program
+        # runs interpreted until its WARM-th call, on generated code until its HOT-th.
+        assert (staged.generated is not None) == (call - 1 >= tiers.WARM)
+        if call - 1 < tiers.HOT:
+            assert getattr(staged.compiled, "fused_runs", None) is None
+    assert getattr(staged.compiled, "fused_runs", 0) >= 1  # 60 small ops: fusion pays
+
+    # When the fused code is slower, the NumPy code stays.
+    slower = lambda code, values: 1.0 if hasattr(code, "fused_runs") else 0.5  # noqa: E731
+    monkeypatch.setattr(tiers, "_elapsed", slower)
+    slow = kenaz.jit(chain)
+    for _ in range(tiers.HOT + 1):
+        slow(x)
+    staged = slow._entry((x,), {}).staged
+    assert staged.compiled is staged.generated  # the generated NumPy code stays
+
+
+def test_without_numba_jit_keeps_its_numpy_code(monkeypatch) -> None:
+    monkeypatch.setattr(fusion, "available", lambda: False)
+
+    def chain(x):
+        return knp.sin(x) * 2.0 + 1.0
+
+    x = knp.ones(4)
+    jitted = kenaz.jit(chain, fuse=True)
+    for _ in range(tiers.HOT + 1):
+        np.testing.assert_array_equal(jitted(x).numpy(), np.sin(np.ones(4)) * 2.0 + 1.0)
+    assert "fused" not in jitted.source(x)
