@@ -101,7 +101,10 @@ def reshape(x, shape: int | Sequence[int], order: str = "C", *, copy: bool | Non
     else:  # a list of tensors: stacked before its shape is read
         x = array_argument(x)
         x_shape = _shape(x)
-    shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(n) for n in shape)
+    # `map(int, ...)`, not a generator expression: a generator's frame costs as much as
+    # the keyword-only `copy` above (CPython 3.11 does not specialize a call to a function
+    # with keyword-only parameters: some 400 machine instructions per call).
+    shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(map(int, shape))
     size = math.prod(x_shape)  # not np.prod: microseconds on a tuple
     if -1 in shape:  # resolve -1 here, so that rules and batching see the real shape
         known = math.prod([n for n in shape if n != -1])
