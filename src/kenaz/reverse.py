@@ -240,7 +240,7 @@ def _take_cotangents(cotangents: list, nodes: tuple[int, ...]) -> tuple | None:
 
 
 # -- reverse mode of a linear map: the vjp of an op with only a jvp rule -----------------------
-def _transposed_jvp_makers(op: Op) -> _TransposedJvp:
+def _transposed_jvp_makers(op: Op) -> _Derived:
     """Vjp makers for an op that has jvp rules only: each is the transpose of its rule.
 
     A jvp rule is linear in the tangent, so its transpose is reverse mode
@@ -251,20 +251,24 @@ def _transposed_jvp_makers(op: Op) -> _TransposedJvp:
             f"kenaz: op {op.name!r} has no vjp rule (nor a jvp rule to transpose), so it "
             "cannot be used under grad/vjp"
         )
-    return _TransposedJvp(op)
+    return _Derived(op, op.jvp, _transposed_maker)
 
 
-class _TransposedJvp:
-    """``makers[i]``: the vjp maker of argument ``i``, transposing the op's jvp rule ``i``."""
+class _Derived:
+    """``rules[i]``: the rule of argument ``i`` derived, by ``derive(op, rule, i)``, from the
+    op's own rule ``i`` of the other mode (``None`` stays ``None``). Built per use, so an op
+    keeps no derived state."""
 
-    __slots__ = ("op",)
+    __slots__ = ("op", "rules", "derive")
 
-    def __init__(self, op: Op) -> None:
+    def __init__(self, op: Op, rules: Any, derive: Callable[[Op, Callable, int], Callable]):
         self.op = op
+        self.rules = rules
+        self.derive = derive
 
     def __getitem__(self, index: int) -> Callable | None:
-        rule = self.op.jvp[index]
-        return None if rule is None else _transposed_maker(self.op, rule, index)
+        rule = self.rules[index]
+        return None if rule is None else self.derive(self.op, rule, index)
 
 
 def _transposed_maker(op: Op, rule: Callable, index: int) -> Callable:
@@ -286,7 +290,7 @@ def _transposed_maker(op: Op, rule: Callable, index: int) -> Callable:
 
 
 # -- forward mode of an op with only a vjp rule: the transpose of its pullback ----------------
-def transposed_vjp_rules(op: Op) -> _TransposedVjp:
+def transposed_vjp_rules(op: Op) -> _Derived:
     """Jvp rules for an op that has vjp rules only: each is the transpose of its pullback.
 
     A pullback is linear in the cotangent, so the tangent it is the transpose
@@ -301,23 +305,10 @@ def transposed_vjp_rules(op: Op) -> _TransposedVjp:
             f"kenaz: op {op.name!r} has no jvp rule (nor a vjp rule to transpose), so it "
             "cannot be used under jvp/linearize/jacfwd"
         )
-    return _TransposedVjp(op)
+    return _Derived(op, op.vjp, _transposed_pullback)
 
 
-class _TransposedVjp:
-    """``rules[i]``: the jvp rule of argument ``i``, transposing the op's vjp maker ``i``."""
-
-    __slots__ = ("op",)
-
-    def __init__(self, op: Op) -> None:
-        self.op = op
-
-    def __getitem__(self, index: int) -> Callable | None:
-        maker = self.op.vjp[index]
-        return None if maker is None else _transposed_pullback(self.op, maker)
-
-
-def _transposed_pullback(op: Op, maker: Callable) -> Callable:
+def _transposed_pullback(op: Op, maker: Callable, index: int) -> Callable:
     def rule(tangent: Any, ans: Any, *args: Any, **params: Any) -> Any:
         pullback = maker(ans, *args, **params)
         if not op.multiple_results:
