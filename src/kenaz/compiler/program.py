@@ -198,6 +198,16 @@ class Program:
         self.in_tree = in_tree
         self.out_tree = out_tree
 
+    def with_captured_as_inputs(self) -> tuple[Program, list[Tensor]]:
+        """This program with its captured tensors as trailing inputs, and those tensors.
+
+        The result is a function of its inputs alone (no structures: replay it on
+        leaves), which rules can differentiate, batch and compile again.
+        """
+        inputs = [*self.inputs, *[v for v, _ in self.captured]]
+        closed = Program(self.name, inputs, [], self.equations, self.outputs, None, None)
+        return closed, [x for _, x in self.captured]
+
     def primitive_count(self) -> int:
         """The number of primitive equations, those inside calls included."""
         return sum(1 for _ in iterate_primitives(self.equations))

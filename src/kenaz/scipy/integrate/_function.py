@@ -95,18 +95,9 @@ class Function:
             self.params = params
             self.system = System(user_fn, size, integrator, name, traceable=False)
             return
-        captured = [x for _, x in program.captured]
         # The program with its captured tensors as trailing inputs: a function of its
         # parameters only, which the rules may differentiate, batch and compile again.
-        core = program_module.Program(
-            program.name,
-            [*program.inputs, *[v for v, _ in program.captured]],
-            [],
-            program.equations,
-            program.outputs,
-            None,
-            None,
-        )
+        core, captured = program.with_captured_as_inputs()
 
         def fn(y: Any, s: Any, *params: Any) -> Tensor:
             return program_module.replay(core, (y, s, *params))[0]

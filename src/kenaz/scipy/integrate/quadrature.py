@@ -241,16 +241,7 @@ def quad(
     a, b = as_float_tensor(a).astype(np.float64), as_float_tensor(b).astype(np.float64)
     params = [_as_parameter(leaves[i]) for i in dynamic]
     program = program_module.trace(user_fn, (a, *params), {}, None, getattr(func, "__name__", "f"))
-    captured = [x for _, x in program.captured]
-    core = program_module.Program(
-        program.name,
-        [*program.inputs, *[v for v, _ in program.captured]],
-        [],
-        program.equations,
-        program.outputs,
-        None,
-        None,
-    )
+    core, captured = program.with_captured_as_inputs()
 
     def fn(x: Any, *all_params: Any) -> Tensor:
         return program_module.replay(core, (x, *all_params))[0]
