@@ -651,6 +651,9 @@ __all__ += ["vectorize", "r_", "c_", "longdouble", *sorted(_utilities.OWN_MODULE
 del _name, _added
 
 from ..convert import accept_nested_lists_in as _accept_nested_lists_in  # noqa: E402
+from ._ufunc_keywords import apply as _with_ufunc_keywords  # noqa: E402
+
+_with_ufunc_keywords(globals())  # NumPy's ufunc keywords (out=, where=, dtype=...): see there
 
 # Every public function accepts lists holding tensors as array-likes (kenaz.convert).
 _accept_nested_lists_in(globals())

@@ -257,6 +257,9 @@ def array_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict) -> An
         if given_out is not None:
             return _as_given(result, given_out, kwargs["out"])
         return _as_tensors(result)
+    kenaz_func = _kenaz_counterpart("numpy", name)
+    if method == "__call__" and kwargs and _takes_ufunc_keywords(kenaz_func):
+        return kenaz_func(*inputs, **kwargs)  # out=, where=, dtype=...: see _ufunc_keywords
     out = kwargs.pop("out", None)
     if out is not None and any(o is not None for o in out):
         raise TypeError(
@@ -271,7 +274,7 @@ def array_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict) -> An
         if not harmless:
             raise TypeError(f"kenaz: numpy.{name}(..., {key}=...) is not supported for Tensors")
     if method == "__call__":
-        result = _call_kenaz(name, _kenaz_counterpart("numpy", name), inputs, {})
+        result = _call_kenaz(name, kenaz_func, inputs, {})
     elif method == "reduce":
         result = _reduce_or_scan(name, _UFUNC_REDUCE, inputs, kwargs, method, keepdims=True)
     elif method == "accumulate":
@@ -284,6 +287,11 @@ def array_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict) -> An
     else:
         raise _unsupported(f"{name}.{method}")
     return result if dtype is None else result.astype(dtype)
+
+
+def _takes_ufunc_keywords(kenaz_func: Callable | None) -> bool:
+    signature = None if kenaz_func is None else _signature(kenaz_func)
+    return signature is not None and "where" in signature.parameters
 
 
 def _call_kenaz(name: str, kenaz_func: Callable | None, args: tuple, kwargs: dict) -> Any:
