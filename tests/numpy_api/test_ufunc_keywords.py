@@ -127,7 +127,7 @@ def test_out_broadcasts_to_its_shape_and_casts_as_numpy():
             array = np.zeros(3)
             assert knp.log1p(knp.asarray(x), out=array) is array  # an ndarray as out
             np.testing.assert_allclose(array, np.log1p(x))
-            with pytest.raises(ValueError, match="shape"):
+            with pytest.raises(ValueError, match="exp: .*shape"):
                 knp.exp(x, out=knp.zeros(2))
 
 
@@ -241,3 +241,61 @@ def test_numpy_s_own_ufuncs_on_tracked_tensors_take_the_keywords():
 
     check_grads(f, (x,), order=2, **TOLERANCES[np.float32])
     assert f(x).dtype == np.float64
+
+
+# -- reductions: out=, where=, initial=, dtype= ----------------------------------------------
+X = rng.uniform(-1.0, 1.0, (2, 3))
+REDUCTIONS = [
+    ("sum", {"axis": 0, "initial": 1.5, "where": MASK}), ("prod", {"axis": 1, "where": MASK}),
+    ("mean", {"axis": 0, "where": MASK}), ("max", {"axis": 1, "initial": -0.5, "where": MASK}),
+    ("min", {"axis": 0, "initial": 0.5, "where": MASK}), ("var", {"axis": 1, "where": MASK}),
+    ("std", {"axis": 1, "where": MASK, "ddof": 1}), ("var", {"axis": 1, "mean": 0.25}),
+    ("cumsum", {"axis": 1}), ("cumprod", {"axis": 0}), ("argmax", {"axis": 0}),
+    ("argmin", {"axis": 1}), ("all", {"axis": 0, "where": MASK}), ("any", {"axis": 1}),
+    ("clip", {"a_min": -0.5, "a_max": 0.5}), ("round", {"decimals": 1}),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("name, options", REDUCTIONS, ids=[r[0] for r in REDUCTIONS])
+def test_reductions_write_into_out_as_numpy(name, options):
+    ours, theirs = getattr(knp, name), getattr(np, name)
+    if "mean" in options:  # NumPy's `mean=` is shaped as with keepdims
+        options = dict(options, mean=np.full((2, 1), options["mean"]))
+    expected = theirs(X, **options)
+    for transformed in (False, True):
+        with _Passing() if transformed else _NoHandler():
+            _same(ours(X, **options), expected)
+            for dtype in {expected.dtype, np.dtype(np.float32)} if expected.dtype.kind == "f" else {
+                    expected.dtype}:  # fmt: skip
+                out = knp.zeros(expected.shape, dtype=dtype)
+                assert ours(X, **options, out=out) is out
+                _same(out, theirs(X, **options, out=np.zeros(expected.shape, dtype)))
+            with pytest.raises(ValueError, match=f"{name}: out= has shape"):
+                ours(X, **options, out=knp.zeros((7,), dtype=expected.dtype))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_reductions_into_out_are_differentiable(dtype):
+    x = X.astype(dtype)
+
+    def f(x):
+        totals = knp.zeros(3, dtype=dtype)
+        knp.sum(x * x, axis=0, initial=0.5, where=MASK, out=totals)
+        spread = knp.std(x, axis=1, where=MASK)
+        return knp.concatenate([totals, spread, knp.max(x, axis=0, initial=-2.0, where=MASK)])
+
+    check_grads(f, (x,), order=2, **TOLERANCES[dtype])
+    assert f(x).dtype == dtype
+
+
+def test_reduction_out_casting_as_numpy():
+    out = knp.zeros(3, dtype=np.int64)
+    knp.sum(X * 10, axis=0, out=out)  # reductions cast their out unsafely, as NumPy's
+    np.testing.assert_array_equal(out, np.sum(X * 10, axis=0, out=np.zeros(3, np.int64)))
+    with pytest.raises(TypeError, match="argmax: cannot cast the output from int64 to float32"):
+        knp.argmax(X, axis=0, out=knp.zeros(3, dtype=np.float32))
+    with pytest.raises(TypeError, match="dot: cannot cast"):
+        knp.dot(X, X.T, out=knp.zeros((2, 2), dtype=np.float32))
+    product = knp.zeros((2, 2))
+    assert knp.dot(X, X.T, out=product) is product and knp.matmul(X, X.T, out=product) is product
+    _same(product, X @ X.T)

@@ -11,11 +11,8 @@ Every function of ``kenaz.numpy`` that stands for a NumPy ufunc (``sin``, ``add`
   to its shape, and is returned. Outside transformations that is NumPy itself
   writing into the array's memory. Under a transformation the result is computed
   with kenaz ops and written into ``out``, which takes over its derivative records
-  (``kenaz.mutation.write_functional``, as ``put`` and ``fill_diagonal`` do: later
-  uses of ``out`` see the new values and their derivative). A pullback that saved
-  the old memory of ``out`` is caught before the backward pass. An ``out`` that
-  cannot carry a derivative (a NumPy array receiving a tracked result, a view of
-  another array, a ``vmap`` or ``jit`` value) raises, naming the op and the fix;
+  (``_out.into_out``: later uses of ``out`` see the new values and their
+  derivative; what cannot carry one raises, naming the op and the fix);
 - ``where`` keeps ``out``'s values where the mask is False, as NumPy does. It needs
   ``out``: without it NumPy leaves those entries uninitialized, and kenaz raises
   (JAX's ``jnp`` ufuncs refuse ``where`` altogether). The derivative there is zero,
@@ -41,10 +38,10 @@ import numpy as np
 
 from ..convert import as_tensor
 from ..effects import Op, handlers_installed
-from ..mutation import assign, in_place_target, is_tracked, plain, write_functional
+from ..mutation import in_place_target, plain
 from ..ops import elementwise as ew
-from ..ops import shape
 from ..tensor import Tensor
+from ._out import into_out
 
 __all__ = ["UfuncKeywords", "apply", "ufunc_signature"]
 
@@ -117,10 +114,8 @@ class UfuncKeywords:
         results = results if isinstance(results, tuple) else (results,)
         if loop is not None:
             results = tuple(_cast(r, dtype) for r, dtype in zip(results, loop[ufunc.nin :]))
-        given = [
-            r if o is None else _write(o, r, None if mask is True else mask, options, name)
-            for r, o in zip(results, outs)
-        ]
+        written = {"casting": options["casting"], "mask": None if mask is True else mask}
+        given = [into_out(o, r, name, broadcast=True, **written) for r, o in zip(results, outs)]
         return given[0] if ufunc.nout == 1 else tuple(given)
 
 
@@ -228,50 +223,6 @@ def _cast(x: Any, dtype: np.dtype) -> Tensor:
     if isinstance(x, Tensor):
         return x if x.dtype == dtype else ew.astype(x, dtype)
     return as_tensor(x, dtype)
-
-
-def _write(out: Any, result: Tensor, mask: Any, options: dict, name: str) -> Any:
-    """``result`` into ``out`` (where ``mask`` holds), functionally when tracked; ``out``."""
-    casting = options["casting"]
-    if not np.can_cast(result.dtype, out.dtype, casting=casting):
-        raise TypeError(
-            f"kenaz.numpy.{name}: cannot cast the output from {result.dtype} to {out.dtype} "
-            f"with casting rule {casting!r}"
-        )
-    shapes = (result.shape, out.shape) + (() if mask is None else (np.shape(plain(mask)),))
-    full = np.broadcast_shapes(*shapes)
-    if full != out.shape:
-        raise ValueError(f"kenaz.numpy.{name}: non-broadcastable output operand with shape "
-                         f"{out.shape} doesn't match the broadcast shape {full}")  # fmt: skip
-    value = _cast(result, out.dtype)
-    kept = out if isinstance(out, Tensor) else Tensor(out)
-    new = shape.broadcast_to(value, out.shape) if mask is None else ew.where(mask, value, kept)
-    if not isinstance(out, Tensor):
-        if is_tracked(new):
-            raise TypeError(
-                f"kenaz.numpy.{name}: out= a NumPy array cannot carry the derivative of a "
-                "result a transformation tracks; pass a Tensor (kenaz.numpy.zeros(...)) as "
-                "out=, or use the returned value"
-            )
-        np.copyto(out, new._value, casting="unsafe")  # the cast was checked above
-        return out
-    if type(out) is not Tensor or type(new) is not Tensor:
-        raise TypeError(
-            f"kenaz.numpy.{name}: out= cannot be written inside vmap or jit (the out tensor or "
-            "the result is a batched or traced value, with no memory of its own); use the "
-            "returned value instead of out="
-        )
-    if not (is_tracked(new) or is_tracked(out)):
-        assign(out, Ellipsis, new)
-        return out
-    if new._trace and isinstance(out._value, np.ndarray) and out._value.base is not None:
-        raise TypeError(
-            f"kenaz.numpy.{name}: out= is a view of another array (shape {out.shape}), whose "
-            "derivative could not follow the write; pass the whole array as out=, or use "
-            "the returned value"
-        )
-    write_functional(out, new, name)
-    return out
 
 
 def ufunc_signature(nin: int) -> inspect.Signature:
