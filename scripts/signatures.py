@@ -37,11 +37,6 @@ MISSING: list[tuple[str, tuple[str, ...], str]] = [
     ("numpy.matmul", ("axes", "axis", "keepdims", *_UFUNC_KEYWORDS), _GUFUNC_REASON),
     ("numpy.vec*", ("out", "axes", "axis", "keepdims", *_UFUNC_KEYWORDS), _GUFUNC_REASON),
     ("numpy.matvec", ("out", "axes", "axis", "keepdims", *_UFUNC_KEYWORDS), _GUFUNC_REASON),
-    *[(f"numpy.{name}", ("out", "dtype"),
-       "not yet: out= (and dtype= of nancumsum, nancumprod and trace) on these composites; "
-       "use the returned value (and astype)")
-      for name in ("choose", "compress", "outer", "cumulative_prod", "cumulative_sum", "isneginf",
-                   "isposinf", "nancumprod", "nancumsum", "ptp", "trace")],
     ("numpy.broadcast_*", ("subok",),
      "not yet: subok= (a Tensor has no subclasses to keep; the result is a Tensor)"),
     ("scipy.optimize.minimize", ("jac", "hess", "hessp"),

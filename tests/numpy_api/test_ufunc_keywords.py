@@ -299,3 +299,33 @@ def test_reduction_out_casting_as_numpy():
     product = knp.zeros((2, 2))
     assert knp.dot(X, X.T, out=product) is product and knp.matmul(X, X.T, out=product) is product
     _same(product, X @ X.T)
+
+
+COMPOSED = [
+    ("choose", ([0, 1, 0], [X[0], X[1]]), {}), ("compress", ([True, False, True], X), {"axis": 1}),
+    ("outer", (X[0], X[1]), {}), ("cumulative_sum", (X,), {"axis": 1}),
+    ("cumulative_prod", (X,), {"axis": 0}), ("isneginf", (np.array([-np.inf, 1.0]),), {}),
+    ("isposinf", (np.array([np.inf, 1.0]),), {}), ("nancumsum", (X,), {"axis": 0}),
+    ("nancumprod", (X,), {"axis": 1}), ("ptp", (X,), {"axis": 0}), ("trace", (X,), {}),
+    ("nanmean", (X,), {"axis": 1}), ("nanstd", (X,), {"axis": 0}), ("nanargmax", (X,), {}),
+    ("quantile", (X, 0.3), {"axis": 1}), ("median", (X,), {"axis": 0}),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("name, args, options", COMPOSED, ids=[c[0] for c in COMPOSED])
+def test_composites_write_into_out_as_numpy(name, args, options):
+    expected = getattr(np, name)(*args, **options)
+    for transformed in (False, True):
+        with _Passing() if transformed else _NoHandler():
+            out = knp.zeros(np.shape(expected), dtype=np.asarray(expected).dtype)
+            assert getattr(knp, name)(*args, **options, out=out) is out
+            _same(out, expected)
+
+
+def test_composite_out_is_differentiable():
+    def f(x):
+        out = knp.zeros(3)
+        knp.ptp(x, axis=0, out=out)
+        return out * knp.trace(x[:, :2], dtype=np.float64) + knp.nancumsum(x, axis=0)[1]
+
+    check_grads(f, (X,), order=2)

@@ -123,7 +123,7 @@ from ..ops.elementwise import (  # noqa: E402,F401
 )
 from ..ops.elementwise import logistic as expit  # noqa: E402,F401
 from ..ops.indexing import getitem  # noqa: E402,F401
-from ..ops.linalg import inner, outer, tensordot, vdot  # noqa: E402,F401
+from ..ops.linalg import inner, tensordot, vdot  # noqa: E402,F401
 from ..ops.reduction import logsumexp  # noqa: E402,F401
 from ..ops.shape import (  # noqa: E402,F401
     broadcast_to,
@@ -186,6 +186,7 @@ from ._signatures import (  # noqa: E402,F401
     max,
     mean,
     min,
+    outer,
     prod,
     round,
     stack,
@@ -474,9 +475,9 @@ def fmin(x, y) -> Tensor:
 
 
 
-def trace(a, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Tensor:
-    """Sum along a diagonal."""
-    return sum(diagonal(a, offset, axis1, axis2), axis=-1)
+def trace(a, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype=None, out=None) -> Tensor:
+    """Sum along a diagonal (NumPy's signature: ``dtype`` of the sum, ``out`` written)."""
+    return sum(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype, out=out)
 
 
 def diagonal(a, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Tensor:

@@ -27,8 +27,8 @@ from ._out import into_out
 
 __all__ = [
     "sum", "prod", "mean", "var", "std", "max", "min", "amax", "amin", "argmax", "argmin",
-    "cumsum", "cumprod", "clip", "round", "around", "all", "any", "dot", "matmul", "einsum",
-    "concatenate", "concat", "stack", "where", "full_like",
+    "cumsum", "cumprod", "clip", "round", "around", "all", "any", "dot", "outer", "matmul",
+    "einsum", "concatenate", "concat", "stack", "where", "full_like",
 ]  # fmt: skip
 
 def _t(x: Any) -> Tensor:
@@ -202,6 +202,12 @@ def dot(a, b, out=None) -> Tensor:
     """NumPy's ``dot``."""
     result = _products.dot(a, b)
     return result if out is None else into_out(out, result, "dot", casting="no")
+
+
+def outer(a, b, out=None) -> Tensor:
+    """NumPy's ``outer`` (the inputs flattened)."""
+    result = _products.outer(a, b)
+    return result if out is None else into_out(out, result, "outer", casting="same_kind")
 
 
 def matmul(x1, x2, /, out=None, **kwargs) -> Tensor:
