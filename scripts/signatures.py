@@ -26,17 +26,7 @@ from typing import Any, NamedTuple
 
 # Why a parameter is missing; keys are "namespace.function" patterns (fnmatch) and the
 # parameters they cover. Reasons say what kenaz does instead.
-_UFUNC_KEYWORDS = ("casting", "order", "dtype", "subok", "signature")
-_GUFUNC_REASON = (
-    "not yet: NumPy's generalized-ufunc keywords (axes, axis, keepdims) and type keywords "
-    "(dtype, casting, signature, order, subok) on matmul and its relatives (the elementwise "
-    "ufuncs have theirs: numpy/_ufunc_keywords.py); use moveaxis for other axes and astype "
-    "for the type"
-)
 MISSING: list[tuple[str, tuple[str, ...], str]] = [
-    ("numpy.matmul", ("axes", "axis", "keepdims", *_UFUNC_KEYWORDS), _GUFUNC_REASON),
-    ("numpy.vec*", ("out", "axes", "axis", "keepdims", *_UFUNC_KEYWORDS), _GUFUNC_REASON),
-    ("numpy.matvec", ("out", "axes", "axis", "keepdims", *_UFUNC_KEYWORDS), _GUFUNC_REASON),
     ("numpy.broadcast_*", ("subok",),
      "not yet: subok= (a Tensor has no subclasses to keep; the result is a Tensor)"),
     ("scipy.optimize.minimize", ("jac", "hess", "hessp"),

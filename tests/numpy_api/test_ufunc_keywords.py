@@ -329,3 +329,37 @@ def test_composite_out_is_differentiable():
         return out * knp.trace(x[:, :2], dtype=np.float64) + knp.nancumsum(x, axis=0)[1]
 
     check_grads(f, (X,), order=2)
+
+
+# -- generalized ufuncs: matmul, vecdot, matvec, vecmat --------------------------------------
+A, B = rng.standard_normal((3, 5, 2)), rng.standard_normal((2, 5, 4))
+V, M, W = rng.standard_normal((4, 3)), rng.standard_normal((4, 6, 3)), rng.standard_normal((3, 6))
+GUFUNCS = [
+    ("matmul", (A, B), {"axes": [(0, 2), (0, 2), (2, 0)]}),
+    ("matmul", (A, B[:, 0, 0]), {"axes": [(0, 2), (0,), (1,)]}),
+    ("matmul", (A[:, 0], B[:, 0]), {"dtype": np.float32}),
+    ("vecdot", (V, V), {"axis": 0, "keepdims": True}), ("vecdot", (V, V), {"keepdims": True}),
+    ("vecdot", (V, V), {"axes": [(0,), (0,), ()], "dtype": np.float32}),
+    ("matvec", (M, W), {"axes": [(0, 2), (0,), (0,)]}),
+    ("vecmat", (V[:, :1] * np.ones(6), M), {"axes": [(0,), (0, 2), (1,)]}),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("name, args, options", GUFUNCS, ids=[g[0] for g in GUFUNCS])
+def test_generalized_ufuncs_take_axes_dtype_and_out_as_numpy(name, args, options):
+    expected = getattr(np, name)(*args, **options)
+    for transformed in (False, True):
+        with _Passing() if transformed else _NoHandler():
+            _same(getattr(knp, name)(*args, **options), expected)
+            out = knp.zeros(expected.shape, dtype=expected.dtype)
+            assert getattr(knp, name)(*args, **options, out=out) is out
+            _same(out, expected)
+    check_grads(lambda *a: getattr(knp, name)(*a, **options), args, order=2,
+                **TOLERANCES[np.float32 if "dtype" in options else np.float64])  # fmt: skip
+
+
+def test_generalized_ufuncs_refuse_what_numpy_refuses():
+    with _Passing(), pytest.raises(TypeError, match="keepdims"):
+        knp.vecmat(V[:, 0], M[:, 0], keepdims=True)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'where'"):
+        kenaz.grad(lambda a: knp.sum(knp.matmul(a, a.T, where=True)))(V)

@@ -291,7 +291,7 @@ def array_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict) -> An
 
 def _takes_ufunc_keywords(kenaz_func: Callable | None) -> bool:
     signature = None if kenaz_func is None else _signature(kenaz_func)
-    return signature is not None and "where" in signature.parameters
+    return signature is not None and "casting" in signature.parameters
 
 
 def _call_kenaz(name: str, kenaz_func: Callable | None, args: tuple, kwargs: dict) -> Any:

@@ -40,10 +40,11 @@ from ..convert import as_tensor
 from ..effects import Op, handlers_installed
 from ..mutation import in_place_target, plain
 from ..ops import elementwise as ew
+from ..ops import shape
 from ..tensor import Tensor
 from ._out import into_out
 
-__all__ = ["UfuncKeywords", "apply", "ufunc_signature"]
+__all__ = ["GufuncKeywords", "UfuncKeywords", "apply", "gufunc_signature", "ufunc_signature"]
 
 _DEFAULTS: dict[str, Any] = {
     "out": None,
@@ -263,6 +264,121 @@ def _wrap_composite(function: Callable[..., Any], ufunc: np.ufunc, name: str) ->
     return call
 
 
+# -- generalized ufuncs (matmul, vecdot, matvec, vecmat): no where=, and axes= -------------
+_GUFUNC_DEFAULTS: dict[str, Any] = {
+    "out": None, "axes": None, "axis": None, "keepdims": False,
+    **{k: v for k, v in _DEFAULTS.items() if k not in ("out", "where")},
+}  # fmt: skip
+
+
+class GufuncKeywords(UfuncKeywords):
+    """Runs a call of a kenaz function standing for a generalized ufunc with NumPy's
+    keywords: those of a ufunc but ``where``, and ``axes``, ``axis``, ``keepdims`` (the
+    core dimensions are moved to the end, where the kenaz function takes them)."""
+
+    __slots__ = ()
+
+    def run(self, args: tuple, keywords: Mapping[str, Any]) -> Any:
+        ufunc, name = self.ufunc, self.name
+        unknown = [k for k in keywords if k not in _GUFUNC_DEFAULTS]
+        if unknown:
+            raise TypeError(f"kenaz.numpy.{name}() got an unexpected keyword argument "
+                            f"{unknown[0]!r}")  # fmt: skip
+        if len(args) != ufunc.nin:
+            raise TypeError(f"kenaz.numpy.{name}: takes {ufunc.nin} array arguments, got "
+                            f"{len(args)} (pass out= by keyword)")  # fmt: skip
+        options = {**_GUFUNC_DEFAULTS, **keywords}
+        _check_options(options, name)
+        outs = _outputs(options["out"], ufunc.nout, name)
+        if not handlers_installed() and _numpy_values(args):
+            return _numpy_call(ufunc, name, args, keywords, outs)
+        operands = list(args)
+        loop = _loop_dtypes(ufunc, operands, options)
+        if loop is not None:
+            operands = [_cast(x, dtype) for x, dtype in zip(operands, loop[: ufunc.nin])]
+        operands = [x if isinstance(x, Tensor) else as_tensor(x) for x in operands]
+        moves = _core_axes(ufunc, operands, options, name)
+        if moves is not None:
+            inputs, output = moves
+            operands = [shape.moveaxis(x, a, tuple(range(-len(a), 0))) if a else x
+                        for x, a in zip(operands, inputs)]  # fmt: skip
+        result = self.function(*operands)
+        if moves is not None:
+            result = _placed(result, moves[0], output, options["keepdims"])
+        if loop is not None:
+            result = _cast(result, loop[-1])
+        return into_out(outs[0], result, name, casting=options["casting"], broadcast=True)
+
+
+def _core_dims(ufunc: np.ufunc) -> list[list[str]]:
+    """The core dimensions of each operand, inputs then outputs (``"(n?,k),(k,m?)->..."``)."""
+    inputs, outputs = ufunc.signature.split("->")
+    parts = (inputs + "," + outputs).replace("),(", ")|(").replace("),", ")|")
+    return [[d for d in part.strip("()").split(",") if d] for part in parts.split("|")]
+
+
+def _core_axes(ufunc: np.ufunc, operands: list, options: dict, name: str) -> Any:
+    """(input core axes, output core axes) for ``axes``/``axis``/``keepdims``, or None; with
+    NumPy's checks (a run of the ufunc on zero-strided arrays of the operands' shapes)."""
+    axes, axis, keepdims = options["axes"], options["axis"], options["keepdims"]
+    if axes is None and axis is None and not keepdims:
+        return None
+    dummies = [np.broadcast_to(np.zeros((), x.dtype), x.shape) for x in operands]
+    given = {k: v for k, v in (("axes", axes), ("axis", axis), ("keepdims", keepdims)) if v}
+    ufunc(*dummies, **given)  # NumPy's own error for a wrong combination
+    cores = _core_dims(ufunc)
+    counts = [min(len(core), x.ndim) for core, x in zip(cores, operands)]  # matmul of vectors
+    if axes is None:
+        single = axis if axis is not None else -1
+        axes = [(single,) if n else () for n in counts]
+        axes.append((single,) if cores[-1] else ())
+    entries = [tuple(a) if isinstance(a, (tuple, list)) else (a,) for a in axes]
+    inputs = entries[: ufunc.nin]
+    output = entries[ufunc.nin] if len(entries) > ufunc.nin else None
+    return inputs, output
+
+
+def _placed(result: Tensor, inputs: list, output: Any, keepdims: bool) -> Tensor:
+    """The result's core axes moved from the end to ``output`` (or, with ``keepdims``, the
+    reduced core axis put back where the inputs had it)."""
+    if keepdims:
+        position = inputs[0][0]
+        if position < 0:
+            position += result.ndim + 1
+        return shape.expand_dims(result, position)
+    if not output:
+        return result
+    return shape.moveaxis(result, tuple(range(-len(output), 0)), output)
+
+
+def gufunc_signature(ufunc: np.ufunc) -> inspect.Signature:
+    """NumPy's signature of the generalized ufunc ``ufunc``, ``out`` by keyword."""
+    kinds = inspect.Parameter
+    arrays = [inspect.Parameter(f"x{i + 1}", kinds.POSITIONAL_ONLY) for i in range(ufunc.nin)]
+    keywords = [inspect.Parameter(k, kinds.KEYWORD_ONLY, default=v)
+                for k, v in _GUFUNC_DEFAULTS.items()]  # fmt: skip
+    return inspect.Signature(arrays + keywords)
+
+
+def _wrap_gufunc(function: Callable[..., Any], ufunc: np.ufunc, name: str) -> Callable:
+    """``function`` taking a generalized ufunc's keywords; a call without them (or with only
+    the parameters ``function`` takes itself, vecdot's ``axis``) runs it directly."""
+    keywords = GufuncKeywords(function, ufunc, name)
+    own = set(inspect.signature(function).parameters) - {"out"}
+
+    def call(*args: Any, **params: Any) -> Any:
+        if not params or params.keys() <= own:
+            return function(*args, **params)
+        return keywords.run(args, params)
+
+    call.__name__ = call.__qualname__ = name
+    call.__module__ = getattr(function, "__module__", __name__)
+    call.__doc__ = function.__doc__
+    call.__wrapped__ = function  # type: ignore[attr-defined]
+    call.__signature__ = gufunc_signature(ufunc)  # type: ignore[attr-defined]
+    return call
+
+
 def apply(namespace: dict[str, Any]) -> None:
     """Give every function of ``namespace`` (``kenaz.numpy``'s globals) whose NumPy name is
     a ufunc NumPy's ufunc keywords: the hook of a primitive, a wrapper of a composite."""
@@ -271,8 +387,11 @@ def apply(namespace: dict[str, Any]) -> None:
         ufunc = getattr(np, name, None)
         if name.startswith("_") or not isinstance(ufunc, np.ufunc) or not callable(value):
             continue
-        if isinstance(value, np.ufunc) or ufunc.signature is not None:
-            continue  # NumPy's own (isnat), or a generalized ufunc (matmul): not elementwise
+        if isinstance(value, np.ufunc):
+            continue  # NumPy's own (isnat): it has the keywords already
+        if ufunc.signature is not None:  # a generalized ufunc: matmul, vecdot...
+            namespace[name] = _wrap_gufunc(value, ufunc, name)
+            continue
         if isinstance(value, Op):
             if value.keywords is None:
                 value.keywords = UfuncKeywords(value, ufunc, ufunc.__name__)
