@@ -363,3 +363,12 @@ def test_generalized_ufuncs_refuse_what_numpy_refuses():
         knp.vecmat(V[:, 0], M[:, 0], keepdims=True)
     with pytest.raises(TypeError, match="unexpected keyword argument 'where'"):
         kenaz.grad(lambda a: knp.sum(knp.matmul(a, a.T, where=True)))(V)
+
+
+def test_numpy_s_own_reductions_on_tracked_tensors_write_into_out():
+    def f(x):
+        totals = knp.zeros(3)
+        assert np.sum(x, axis=0, out=totals) is totals  # dispatched to kenaz.numpy.sum
+        return totals * totals
+
+    check_grads(f, (X,), order=2)

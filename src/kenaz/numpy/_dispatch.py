@@ -127,16 +127,11 @@ def _rebind(
 ) -> tuple[list[Any], dict[str, Any]]:
     """Map a call of ``numpy_func`` onto ``kenaz_func``'s parameters, by name then by position."""
     numpy_sig, kenaz_sig = _signature(numpy_func), _signature(kenaz_func)
-    if kwargs.get("out") is not None:
-        raise TypeError(
-            f"kenaz: numpy.{name}(..., out=...) is not supported on tracked "
-            "Tensors: use the returned value instead of out="
-        )
     kenaz_params = list(kenaz_sig.parameters.values()) if kenaz_sig is not None else []
     variadic = bool(kenaz_params) and kenaz_params[0].kind is inspect.Parameter.VAR_POSITIONAL
     if numpy_sig is None or not kenaz_params or variadic:
         # No signature to map by name (C functions, primitives): pass the call through as given.
-        return list(args), {k: v for k, v in kwargs.items() if k != "out"}
+        return list(args), {k: v for k, v in kwargs.items() if k != "out" or v is not None}
     bound = numpy_sig.bind(*args, **kwargs)
     kenaz_names = {p.name for p in kenaz_params if p.kind is not p.VAR_POSITIONAL}
     accepts_any_keyword = any(p.kind is p.VAR_KEYWORD for p in kenaz_params)
@@ -152,7 +147,7 @@ def _rebind(
         if param.kind is param.VAR_KEYWORD:
             keywords.update(value)
             continue
-        if param_name == "out" or _is_default(value, param):
+        if _is_default(value, param):  # out= is passed on: kenaz writes into it as NumPy
             continue
         if param_name in kenaz_names:
             keywords[param_name] = value

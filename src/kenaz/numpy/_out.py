@@ -106,7 +106,7 @@ def into_out(
 
 def _check_shape(out: Any, result: Tensor, mask: Any, name: str, broadcast: bool) -> None:
     """NumPy's rule: the result's shape is ``out``'s, or (a ufunc's) broadcasts to it."""
-    shapes = [result.shape] + ([] if mask is None else [np.shape(plain(mask))])
+    shapes = [result.shape] + ([] if mask is None else [_shape_of(mask)])
     try:
         full = np.broadcast_shapes(*shapes, out.shape) if broadcast else result.shape
     except ValueError:
@@ -118,3 +118,8 @@ def _check_shape(out: Any, result: Tensor, mask: Any, name: str, broadcast: bool
             f"{' and '.join(str(s) for s in shapes)}"
             + (", which does not broadcast to it" if broadcast else "")
         )
+
+
+def _shape_of(mask: Any) -> tuple[int, ...]:
+    """The shape of ``where=``, without reading a traced or batched tensor's value."""
+    return mask.shape if isinstance(mask, Tensor) else np.shape(plain(mask))
