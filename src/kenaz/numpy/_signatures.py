@@ -48,13 +48,15 @@ def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=
     if out is None and initial is None and where is None:  # the common call, kept short
         return _reduction.sum(a, axis=axis, keepdims=keepdims, dtype=dtype)
     total = _reduction.sum(_masked(a, where, 0), axis=axis, keepdims=keepdims, dtype=dtype)
-    return into_out(out, _with_initial(total, initial, _ew.add), "sum")
+    result = _with_initial(total, initial, _ew.add)
+    return result if out is None else into_out(out, result, "sum")
 
 
 def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None) -> Tensor:
     """Product over ``axis`` (NumPy's signature)."""
     total = _reduction.prod(_masked(a, where, 1), axis=axis, keepdims=keepdims, dtype=dtype)
-    return into_out(out, _with_initial(total, initial, _ew.multiply), "prod")
+    result = _with_initial(total, initial, _ew.multiply)
+    return result if out is None else into_out(out, result, "prod")
 
 
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None) -> Tensor:
@@ -64,7 +66,8 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None) -> T
         return result if out is None else into_out(out, result, "mean")
     mask = _ew.astype(_shape.broadcast_to(where, _t(a).shape), _np.float64)
     total = sum(a, axis=axis, dtype=dtype, keepdims=keepdims, where=where)
-    return into_out(out, total / _reduction.sum(mask, axis=axis, keepdims=keepdims), "mean")
+    result = total / _reduction.sum(mask, axis=axis, keepdims=keepdims)
+    return result if out is None else into_out(out, result, "mean")
 
 
 def _ddof(ddof: Any, correction: Any) -> Any:
@@ -81,7 +84,7 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
         result = _reduction.var(a, axis=axis, ddof=ddof, keepdims=keepdims)
     else:
         result = _masked_var(a, axis, ddof, keepdims, where, mean)
-    return into_out(out, result, "var")
+    return result if out is None else into_out(out, result, "var")
 
 
 def _masked_var(a: Tensor, axis: Any, ddof: Any, keepdims: bool, where: Any, mean: Any) -> Tensor:
@@ -108,7 +111,7 @@ def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
         result = _reduction.std(a, axis=axis, ddof=ddof, keepdims=keepdims)
     else:
         result = _ew.sqrt(_masked_var(a, axis, ddof, keepdims, where, mean))
-    return into_out(out, result, "std")
+    return result if out is None else into_out(out, result, "std")
 
 
 def max(a, axis=None, out=None, keepdims=False, initial=None, where=None) -> Tensor:  # noqa: A001
@@ -118,7 +121,7 @@ def max(a, axis=None, out=None, keepdims=False, initial=None, where=None) -> Ten
             raise ValueError("kenaz.numpy.max: where= needs an initial value, as in NumPy")
         a = _ew.where(where, a, initial)
     result = _with_initial(_reduction.amax(a, axis=axis, keepdims=keepdims), initial, _ew.maximum)
-    return into_out(out, result, "max")
+    return result if out is None else into_out(out, result, "max")
 
 
 def min(a, axis=None, out=None, keepdims=False, initial=None, where=None) -> Tensor:  # noqa: A001
@@ -128,7 +131,7 @@ def min(a, axis=None, out=None, keepdims=False, initial=None, where=None) -> Ten
             raise ValueError("kenaz.numpy.min: where= needs an initial value, as in NumPy")
         a = _ew.where(where, a, initial)
     result = _with_initial(_reduction.amin(a, axis=axis, keepdims=keepdims), initial, _ew.minimum)
-    return into_out(out, result, "min")
+    return result if out is None else into_out(out, result, "min")
 
 
 amax, amin = max, min
@@ -137,25 +140,25 @@ amax, amin = max, min
 def argmax(a, axis=None, out=None, *, keepdims=False) -> Tensor:
     """Index of the maximum (integer: no derivative)."""
     result = _reduction.argmax(a, axis=axis, keepdims=keepdims)
-    return into_out(out, result, "argmax", casting="safe")
+    return result if out is None else into_out(out, result, "argmax", casting="safe")
 
 
 def argmin(a, axis=None, out=None, *, keepdims=False) -> Tensor:
     """Index of the minimum (integer: no derivative)."""
     result = _reduction.argmin(a, axis=axis, keepdims=keepdims)
-    return into_out(out, result, "argmin", casting="safe")
+    return result if out is None else into_out(out, result, "argmin", casting="safe")
 
 
 def cumsum(a, axis=None, dtype=None, out=None) -> Tensor:
     """Cumulative sum (flattened when ``axis`` is None)."""
     result = _reduction.cumsum(a if dtype is None else _ew.astype(a, dtype), axis=axis)
-    return into_out(out, result, "cumsum")
+    return result if out is None else into_out(out, result, "cumsum")
 
 
 def cumprod(a, axis=None, dtype=None, out=None) -> Tensor:
     """Cumulative product (flattened when ``axis`` is None)."""
     result = _reduction.cumprod(a if dtype is None else _ew.astype(a, dtype), axis=axis)
-    return into_out(out, result, "cumprod")
+    return result if out is None else into_out(out, result, "cumprod")
 
 
 def clip(a, a_min=None, a_max=None, out=None, *, min=None, max=None, **kwargs) -> Tensor:  # noqa: A002
@@ -165,6 +168,8 @@ def clip(a, a_min=None, a_max=None, out=None, *, min=None, max=None, **kwargs) -
     low = a_min if a_min is not None else min
     high = a_max if a_max is not None else max
     result = _ew.clip(a, low, high)
+    if out is None:
+        return result
     return into_out(out, result, "clip", casting="same_kind", broadcast=True)
 
 
@@ -172,7 +177,8 @@ def round(a, decimals=0, out=None) -> Tensor:  # noqa: A001
     """Round to ``decimals`` (zero derivative, as in JAX)."""
     if not isinstance(a, Tensor):  # a list of tensors: stacked (round_ multiplies it)
         a = array_argument(a)
-    return into_out(out, _ew.round_(a, decimals), "round", casting="same_kind")
+    result = _ew.round_(a, decimals)
+    return result if out is None else into_out(out, result, "round", casting="same_kind")
 
 
 around = round
@@ -190,12 +196,14 @@ def _any(a, axis=None, keepdims: bool = False) -> Tensor:
 
 def all(a, axis=None, out=None, keepdims=False, *, where=None) -> Tensor:  # noqa: A001
     """Whether all elements along ``axis`` are true."""
-    return into_out(out, _all(_masked(a, where, True), axis=axis, keepdims=keepdims), "all")
+    result = _all(_masked(a, where, True), axis=axis, keepdims=keepdims)
+    return result if out is None else into_out(out, result, "all")
 
 
 def any(a, axis=None, out=None, keepdims=False, *, where=None) -> Tensor:  # noqa: A001
     """Whether any element along ``axis`` is true."""
-    return into_out(out, _any(_masked(a, where, False), axis=axis, keepdims=keepdims), "any")
+    result = _any(_masked(a, where, False), axis=axis, keepdims=keepdims)
+    return result if out is None else into_out(out, result, "any")
 
 
 def dot(a, b, out=None) -> Tensor:
@@ -225,7 +233,8 @@ def einsum(subscripts, *operands, out=None, optimize=False, **kwargs) -> Tensor:
         raise TypeError(f"kenaz.numpy.einsum: unsupported arguments {sorted(kwargs)}")
     if not isinstance(subscripts, str):
         subscripts, operands = _from_sublists((subscripts, *operands))
-    return into_out(out, _products.einsum(subscripts, *operands), "einsum", casting="safe")
+    result = _products.einsum(subscripts, *operands)
+    return result if out is None else into_out(out, result, "einsum", casting="safe")
 
 
 _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -265,7 +274,7 @@ def concatenate(
     """Join arrays along an existing axis (flattened when ``axis`` is None)."""
     result = _shape.concatenate(arrays, axis=axis)
     result = result if dtype is None else _ew.astype(result, dtype)
-    return into_out(out, result, "concatenate", casting=casting)
+    return result if out is None else into_out(out, result, "concatenate", casting=casting)
 
 
 concat = concatenate
@@ -275,7 +284,7 @@ def stack(arrays: Sequence[Any], axis=0, out=None, *, dtype=None, casting="same_
     """Join arrays along a new axis."""
     result = _shape.stack(arrays, axis=axis)
     result = result if dtype is None else _ew.astype(result, dtype)
-    return into_out(out, result, "stack", casting=casting)
+    return result if out is None else into_out(out, result, "stack", casting=casting)
 
 
 
