@@ -35,6 +35,7 @@ __all__ = [
     "split_aux",
     "leaf_dtype",
     "check_inputs",
+    "input_tensors",
     "check_complex_inputs",
     "check_tangent",
     "flatten_pair",
@@ -166,6 +167,31 @@ def check_inputs(args: Sequence[Any], allow_int: bool, where: str) -> None:
                 )
 
 
+def input_tensors(
+    primals: tuple, allow_int: bool, where: str, positions: Sequence[int] | None = None
+) -> tuple[list[Any], Any]:
+    """The leaves of the arguments ``primals`` as tensors, and their structure: the way in
+    of a transformation's inputs.
+
+    Each leaf is converted once, by the one way in (``kenaz.convert.as_tensor``, through
+    :func:`derivative_leaf`), and its dtype read off the tensor: an integer or boolean
+    one is refused unless ``allow_int`` (:func:`check_inputs`' error, naming the
+    argument by its position, ``positions[i]`` for ``primals[i]``).
+    """
+    flat, treedef = tree.flatten(primals)
+    try:
+        leaves = [derivative_leaf(x, where) for x in flat]
+    except TypeError:  # no array: the dtype error first, if there is one
+        check_inputs(list(zip(positions or range(len(primals)), primals)), allow_int, where)
+        raise
+    if not allow_int:
+        for leaf in leaves:
+            if leaf.dtype.kind not in "fc":
+                pairs = list(zip(positions or range(len(primals)), primals))
+                check_inputs(pairs, allow_int, where)  # raises, naming the argument
+    return leaves, treedef
+
+
 def check_integer_cotangent(
     output: Any, cotangent: Any, allow_int: bool, where: str, what: str = "cotangent"
 ) -> None:
@@ -243,14 +269,13 @@ def flatten_pair(primals: Any, tangents: Any, where: str, allow_int: bool = Fals
             f"argument), got {type(primals).__name__} and {type(tangents).__name__}; "
             "write jvp(f, (x,), (t,))"
         )
-    p_flat, p_tree = tree.flatten(tuple(primals))
     t_flat, t_tree = tree.flatten(tuple(tangents))
+    p_tree = tree.structure(tuple(primals))
     if p_tree != t_tree:
         raise ValueError(
             f"kenaz.{where}: the tangents' structure {t_tree} differs from the primals' {p_tree}"
         )
-    check_inputs(list(enumerate(primals)), allow_int, where)
-    p_flat = [derivative_leaf(p, where) for p in p_flat]
+    p_flat, p_tree = input_tensors(tuple(primals), allow_int, where)
     checked: list[Any] = []
     for p, t in zip(p_flat, t_flat):
         if p.dtype.kind in "fc":

@@ -14,7 +14,7 @@ from typing import Any, Literal, TypeVar, overload
 
 from . import tree
 from .call import Call, ClosureGuard, fresh_outputs
-from .checks import check_inputs, derivative_leaf, flatten_pair, float0_zeros, split_aux
+from .checks import derivative_leaf, flatten_pair, float0_zeros, input_tensors, split_aux
 from .convert import perform_stacked
 from .effects import Handler, Op, fresh_level, handler, perform_args, scope
 from .mutation import check_saved
@@ -299,9 +299,7 @@ def linearize(
     >>> f_jvp(2.0)
     Tensor(2.)
     """
-    check_inputs(list(enumerate(primals)), allow_int, "linearize")
-    p_flat, p_tree = tree.flatten(primals)
-    p_flat = [derivative_leaf(p, "linearize") for p in p_flat]
+    p_flat, p_tree = input_tensors(primals, allow_int, "linearize")
     lin = LinearizeHandler()
     watched = [lin.watch(p) if p.dtype.kind in "fc" else p for p in p_flat]
     with scope("linearize"), handler(lin):

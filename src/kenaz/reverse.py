@@ -29,6 +29,7 @@ from .checks import (
     float0_zeros,
     grad_complex_error,
     grad_output_error,
+    input_tensors,
     normalize_argnums,
     split_aux,
 )
@@ -416,17 +417,23 @@ def vjp(
     >>> pullback(1.0)
     (Tensor(1.),)
     """
-    check_inputs(list(enumerate(primals)), allow_int, "vjp")
     return _vjp(f, primals, has_aux, reusable=True, allow_int=allow_int)
 
 
-def _vjp(f: Callable, primals: tuple[Any, ...], has_aux: bool, reusable: bool, allow_int: bool):
-    """``vjp`` of inputs already checked; a pullback that is not ``reusable`` frees the tape
-    as it goes (for ``grad``, which calls it once, inside its own pause of the garbage
-    collector)."""
+def _vjp(
+    f: Callable,
+    primals: tuple[Any, ...],
+    has_aux: bool,
+    reusable: bool,
+    allow_int: bool,
+    where: str = "vjp",
+    positions: Sequence[int] | None = None,
+):
+    """``vjp``, its input errors naming ``where`` and the arguments by ``positions``; a
+    pullback that is not ``reusable`` frees the tape as it goes (for ``grad``, which calls
+    it once, inside its own pause of the garbage collector)."""
+    flat, in_tree = input_tensors(primals, allow_int, where, positions)
     rev = ReverseHandler()
-    flat, in_tree = tree.flatten(primals)
-    flat = [derivative_leaf(x, "vjp") for x in flat]
     watched = [rev.watch(x) if x.dtype.kind in "fc" else x for x in flat]
     with scope("vjp"), _pause_unless(reusable), handler(rev):  # grad pauses the GC itself
         result = f(*tree.unflatten(in_tree, watched))
@@ -589,8 +596,8 @@ def _value_and_grad(
         nums = normalized.get(len(args))
         if nums is None:
             nums = normalized[len(args)] = normalize_argnums(argnums, len(args), where)
-        check_inputs([(n, args[n]) for n in nums], allow_int, where)
-        if holomorphic:
+        if holomorphic:  # the integer inputs' error first, as for any other input
+            check_inputs([(n, args[n]) for n in nums], allow_int, where)
             check_complex_inputs([(n, args[n]) for n in nums], where)
 
         f_of_selected = with_selected(f, args, kwargs, nums)
@@ -599,9 +606,7 @@ def _value_and_grad(
 
         with scope("grad"), gc_paused():
             selected = tuple(args[n] for n in nums)
-            out, pullback, aux = _vjp(
-                f_of_selected, selected, has_aux=True, reusable=False, allow_int=allow_int
-            )
+            out, pullback, aux = _vjp(f_of_selected, selected, True, False, allow_int, where, nums)
             if not isinstance(out, Tensor) or out.shape != () or out.dtype.kind not in "fc":
                 raise TypeError(grad_output_error(out, where))
             if (out.dtype.kind == "c") != holomorphic:

@@ -27,7 +27,7 @@ from typing import Any, ParamSpec, TypeVar
 import numpy as np
 import optree
 
-from .convert import perform_stacked
+from .convert import as_tensor, perform_stacked
 from .effects import Handler, Op, handler, perform_args, scope
 from .errors import ConcretizationError, EscapedTracerError, ShapeError, broadcast_error
 from .ops import batching, indexing
@@ -239,7 +239,7 @@ def vmap_flat(
 
 def batch_first(value: Any, axis: int | None, size: int) -> Tensor:
     """``value`` with its batch axis at 0 (broadcast when it has none)."""
-    value = value if isinstance(value, Tensor) else Tensor(value)
+    value = value if isinstance(value, Tensor) else as_tensor(value)
     if axis is None:
         expanded = shape_ops.expand_dims(value, 0)
         return shape_ops.broadcast_to(expanded, (size,) + value.shape)
@@ -529,7 +529,7 @@ def _broadcast_unbatched(leaf: Any, axis: int | None, size: int, result: Any, in
     """An output that does not depend on the batch: repeated ``size`` times along ``axis``."""
     if not isinstance(leaf, Tensor):
         try:
-            leaf = Tensor(leaf)
+            leaf = as_tensor(leaf)
         except TypeError:
             raise TypeError(
                 f"kenaz.vmap: the function must return tensors, arrays or numbers (or pytrees "
@@ -578,6 +578,6 @@ def _stack_column(column: list, axis: int | None, result: Any, index: int) -> An
         return None
     if axis is None:
         return column[0]
-    tensors = [leaf if isinstance(leaf, Tensor) else Tensor(leaf) for leaf in column]
+    tensors = [leaf if isinstance(leaf, Tensor) else as_tensor(leaf) for leaf in column]
     destination = _normalize_out_axis(axis, tensors[0].ndim + 1, result, index)
     return shape_ops.stack(tensors, axis=destination)

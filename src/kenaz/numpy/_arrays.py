@@ -102,12 +102,12 @@ def _array(obj: Any, dtype: Any, copy: Any, ndmax: int, like: Any) -> Tensor:
             if dtype is None or _np.dtype(dtype) == obj.dtype
             else (_ew.astype(obj, dtype))
         )
-    if isinstance(obj, (list, tuple)) and holds_tensor(obj):
-        return _as_tensor(obj, dtype)
-    keywords = {"ndmax": ndmax} if ndmax else {}
-    if like is not None:
-        keywords["like"] = like
-    return Tensor(_np.array(obj, dtype=dtype, copy=copy, **keywords))
+    if not (isinstance(obj, (list, tuple)) and holds_tensor(obj)):  # data: NumPy's copy
+        keywords = {"ndmax": ndmax} if ndmax else {}
+        if like is not None:
+            keywords["like"] = like
+        obj = _np.array(obj, dtype=dtype, copy=copy, **keywords)
+    return _as_tensor(obj, dtype)  # the one way in (kenaz.convert)
 
 
 @_stacks_own_lists
@@ -125,9 +125,9 @@ def asarray(a: Any, dtype: Any = None, order: Any = None, *, device: Any = None,
             raise ValueError("kenaz.numpy.asarray: a dtype change needs a copy (copy=False)")
         return obj if dtype is None else astype(obj, dtype)
     if isinstance(obj, (list, tuple)) and holds_tensor(obj):
-        return _as_tensor(obj, dtype)
+        return _as_tensor(obj, dtype)  # the one way in (kenaz.convert): stacked
     if copy is False:
-        return Tensor(_np.asarray(obj, dtype=dtype, copy=False))
+        return _as_tensor(_np.asarray(obj, dtype=dtype, copy=False))
     return array(obj, dtype=dtype, copy=True if copy else None, like=like)
 
 
