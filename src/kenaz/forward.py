@@ -14,14 +14,14 @@ from typing import Any, Literal, TypeVar, overload
 
 from . import tree
 from .call import Call, ClosureGuard, fresh_outputs
-from .checks import derivative_leaf, flatten_pair, float0_zeros, input_tensors, split_aux
+from .checks import flatten_pair, input_tensors
 from .convert import perform_stacked
-from .effects import Handler, Op, fresh_level, handler, perform_args, scope
+from .effects import Handler, Op, fresh_level, handler, perform_args
 from .mutation import check_saved
 from .ops.elementwise import alias
 from .reverse import transposed_vjp_rules
 from .tensor import NestedTensorsArgument, Tensor, tracked_records
-from .transform import TapeHandler, distinct, forget_level, zeros_like
+from .transform import TapeHandler, distinct, record_at, run_watched, set_record, zero_derivative
 
 __all__ = ["jvp", "linearize"]
 
@@ -66,9 +66,9 @@ def _set_records(op: Op, out: Any, level: int, records: Any) -> None:
     if isinstance(out, tuple):
         for o, r in zip(out, records):
             if r is not None and o.dtype.kind in "fc":
-                _set_record(o, level, r)
+                set_record(o, level, r)
     else:
-        _set_record(out, level, records)
+        set_record(out, level, records)
 
 
 class ForwardHandler(Handler):
@@ -82,7 +82,7 @@ class ForwardHandler(Handler):
     def watch(self, x: Tensor, tangent: Tensor) -> Tensor:
         """A fresh identity for ``x`` whose tangent at this level is ``tangent``."""
         watched = alias(x)
-        _set_record(watched, self.level, tangent)
+        set_record(watched, self.level, tangent)
         return watched
 
     def handle(self, op: Op, args: tuple, params: dict) -> Any:
@@ -138,13 +138,6 @@ class ForwardHandler(Handler):
         return self.handle_joint(call, args, params, guard)
 
 
-def _set_record(x: Tensor, level: int, record: Any) -> None:
-    if x._trace is None:
-        x._trace = {level: record}
-    else:
-        x._trace[level] = record
-
-
 @overload
 def jvp(
     f: Callable[..., Out],
@@ -198,29 +191,11 @@ def jvp(
     p_flat, t_flat, p_tree = flatten_pair(primals, tangents, "jvp", allow_int)
     fwd = ForwardHandler()
     watched = [fwd.watch(p, t) if p.dtype.kind in "fc" else p for p, t in zip(p_flat, t_flat)]
-    with scope("jvp"), handler(fwd):
-        result = f(*tree.unflatten(p_tree, watched))
-    if has_aux:
-        result, aux = split_aux(result, "jvp")
-    out_flat, out_tree = tree.flatten(result)
-    out_flat = [derivative_leaf(o, "jvp") for o in out_flat]
-    tangents_out = []
-    for o in out_flat:
-        t = o._trace.get(fwd.level) if isinstance(o, Tensor) and o._trace else None
-        tangents_out.append(_no_tangent(o) if t is None else t)
-    forget_level([o for o in out_flat if isinstance(o, Tensor)], fwd.level)
+    out_flat, out_tree, tangents, aux = run_watched(fwd, f, watched, p_tree, "jvp", has_aux)
+    tangents_out = [zero_derivative(o) if t is None else t for o, t in zip(out_flat, tangents)]
     out = tree.unflatten(out_tree, out_flat)
     tangent_out = tree.unflatten(out_tree, distinct(tangents_out))
     return (out, tangent_out, aux) if has_aux else (out, tangent_out)
-
-
-def _node(o: Any, level: int) -> int | None:
-    return o._trace.get(level) if isinstance(o, Tensor) and o._trace else None
-
-
-def _no_tangent(o: Any) -> Any:
-    """The tangent of an output no tracked input reaches: zeros, float0 for an integer one."""
-    return zeros_like(o) if o.dtype.kind in "fc" else float0_zeros(o.shape)
 
 
 class LinearizeHandler(TapeHandler):
@@ -302,14 +277,8 @@ def linearize(
     p_flat, p_tree = input_tensors(primals, allow_int, "linearize")
     lin = LinearizeHandler()
     watched = [lin.watch(p) if p.dtype.kind in "fc" else p for p in p_flat]
-    with scope("linearize"), handler(lin):
-        result = f(*tree.unflatten(p_tree, watched))
-    out_flat, out_tree = tree.flatten(result)
-    out_flat = [derivative_leaf(o, "linearize") for o in out_flat]
-    level = lin.level
-    in_nodes = [_node(w, level) for w in watched]
-    out_nodes = [_node(o, level) for o in out_flat]
-    forget_level([o for o in out_flat if isinstance(o, Tensor)], level)
+    in_nodes = [record_at(w, lin.level) for w in watched]
+    out_flat, out_tree, out_nodes, _ = run_watched(lin, f, watched, p_tree, "linearize")
     entries = lin.entries
 
     def f_jvp(*tangents: Any) -> Any:
@@ -334,7 +303,7 @@ def linearize(
                 else:
                     known[node] = tangent
         tangents_out = [
-            known[n] if n is not None and n in known else _no_tangent(o)
+            known[n] if n is not None and n in known else zero_derivative(o)
             for n, o in zip(out_nodes, out_flat)
         ]
         return tree.unflatten(out_tree, tangents_out)

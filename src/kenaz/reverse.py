@@ -25,19 +25,26 @@ from .checks import (
     check_inputs,
     check_integer_cotangent,
     check_tangent,
-    derivative_leaf,
-    float0_zeros,
     grad_complex_error,
     grad_output_error,
     input_tensors,
     normalize_argnums,
-    split_aux,
 )
 from .convert import leaf_tensor, perform_stacked
 from .effects import Op, handler, identity, perform_args, scope
 from .mutation import check_saved
 from .tensor import Tensor, _make, holds_tensor, tracked_records
-from .transform import TapeHandler, distinct, forget_level, gc_paused, with_selected, zeros_like
+from .transform import (
+    TapeHandler,
+    distinct,
+    forget_level,
+    gc_paused,
+    record_at,
+    run_watched,
+    with_selected,
+    zero_derivative,
+    zeros_like,
+)
 
 __all__ = ["vjp", "grad", "value_and_grad"]
 
@@ -275,7 +282,7 @@ class _Derived:
 def _transposed_maker(op: Op, rule: Callable, index: int) -> Callable:
     def maker(ans: Any, *args: Any, **params: Any) -> Callable:
         x = args[index]
-        zero = Tensor(zeros_on(namespace_of(x), x.shape, x.dtype))
+        zero = zeros_like(x)
 
         def pullback(g: Any) -> Tensor:
             def linear(t: Tensor) -> Any:
@@ -363,9 +370,7 @@ def transpose(
         if node is not None:
             seeds[node] = g if node not in seeds else seeds[node] + g
     in_nodes = [w._trace.get(level) for w in watched]
-    for o in outs:
-        if isinstance(o, Tensor) and o._trace:
-            o._trace.pop(level, None)
+    forget_level([o for o in outs if isinstance(o, Tensor)], level)
     grads = rev.backward(seeds, in_nodes, consume=True)
     return [zeros_like(z) if g is None else g for g, z in zip(grads, zeros)]
 
@@ -435,16 +440,9 @@ def _vjp(
     flat, in_tree = input_tensors(primals, allow_int, where, positions)
     rev = ReverseHandler()
     watched = [rev.watch(x) if x.dtype.kind in "fc" else x for x in flat]
-    with scope("vjp"), _pause_unless(reusable), handler(rev):  # grad pauses the GC itself
-        result = f(*tree.unflatten(in_tree, watched))
-    if has_aux:
-        result, aux = split_aux(result, "vjp")
-    out_flat, out_tree = tree.flatten(result)
-    out_flat = [derivative_leaf(o, "vjp") for o in out_flat]
-    level = rev.level
-    in_nodes = [_node(w, level) for w in watched]
-    out_nodes = [_node(o, level) for o in out_flat]
-    forget_level([o for o in out_flat if isinstance(o, Tensor)], level)
+    in_nodes = [record_at(w, rev.level) for w in watched]
+    with _pause_unless(reusable):  # grad pauses the GC itself
+        out_flat, out_tree, out_nodes, aux = run_watched(rev, f, watched, in_tree, "vjp", has_aux)
     out = tree.unflatten(out_tree, out_flat)
     called = False
 
@@ -469,19 +467,10 @@ def _vjp(
                 seeds[node] = ct if node not in seeds else seeds[node] + ct
         with scope("vjp: backward"), _pause_unless(reusable):
             grads = rev.backward(seeds, in_nodes, consume=not reusable)
-        grads = [_no_cotangent(x) if g is None else g for g, x in zip(grads, flat)]
+        grads = [zero_derivative(x) if g is None else g for g, x in zip(grads, flat)]
         return tree.unflatten(in_tree, distinct(grads) if len(grads) > 1 else grads)
 
     return (out, pullback, aux) if has_aux else (out, pullback)
-
-
-def _node(o: Any, level: int) -> int | None:
-    return o._trace.get(level) if isinstance(o, Tensor) and o._trace else None
-
-
-def _no_cotangent(x: Tensor) -> Any:
-    """The cotangent of an input no output depends on: zeros, float0 for an integer one."""
-    return zeros_like(x) if x.dtype.kind in "fc" else float0_zeros(x.shape)
 
 
 def _pause_unless(reusable: bool) -> Any:
