@@ -21,7 +21,16 @@ from .mutation import check_saved
 from .ops.elementwise import alias
 from .reverse import transposed_vjp_rules
 from .tensor import NestedTensorsArgument, Tensor, tracked_records
-from .transform import TapeHandler, distinct, record_at, run_watched, set_record, zero_derivative
+from .transform import (
+    TapeHandler,
+    distinct,
+    no_context,
+    placed,
+    record_at,
+    run_watched,
+    set_record,
+    zero_derivative,
+)
 
 __all__ = ["jvp", "linearize"]
 
@@ -113,21 +122,13 @@ class ForwardHandler(Handler):
         tracked = tracked_records(op.name, args, level)
         if not tracked:
             return perform_args(op, args, params)  # outer handlers see the op
-        tangents: list[Any] = [None] * len(args)
-        for i, t in tracked:
-            tangents[i] = t
-        if guard is None:
-            out, tangent = op.forward(args, tuple(tangents), **params)
-        else:
-            with handler(guard):
-                out, tangent = op.forward(args, tuple(tangents), **params)
-        if not op.multiple_results:
-            out, tangent = fresh_outputs((out,), level, args)[0], (tangent,)
-            _set_records(op, (out,), level, tangent)  # one output: handled as a tuple of one
-            return out
-        out = tuple(fresh_outputs(out, level, args))
-        _set_records(op, out, level, tangent)
-        return out
+        with handler(guard) if guard is not None else no_context:
+            out, tangent = op.forward(args, placed(tracked, len(args)), **params)
+        if not op.multiple_results:  # one output: handled as a tuple of one
+            out, tangent = (out,), (tangent,)
+        outs = tuple(fresh_outputs(out, level, args))
+        _set_records(op, outs, level, tangent)
+        return outs if op.multiple_results else outs[0]
 
     def handle_call(self, call: Call, args: tuple, params: dict) -> Any:
         """A call: its forward rule (under a :class:`~kenaz.call.ClosureGuard`), or its
@@ -290,10 +291,7 @@ def linearize(
             arg_tangents = [(i, known[p]) for i, p in parents if p in known]
             if arg_tangents:
                 if op.forward is not None:  # a joint rule: the primal again, with the tangents
-                    tangents: list[Any] = [None] * len(args)
-                    for i, t in arg_tangents:
-                        tangents[i] = t
-                    _, tangent = op.forward(args, tuple(tangents), **params)
+                    _, tangent = op.forward(args, placed(arg_tangents, len(args)), **params)
                 else:
                     tangent = op_tangent(op, arg_tangents, out, args, params)
                 if tangent is None:

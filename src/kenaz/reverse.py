@@ -10,7 +10,6 @@ that is how higher-order derivatives work.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 from collections.abc import Callable, Sequence
 from typing import Any, Concatenate, Literal, ParamSpec, TypeVar, overload
@@ -31,7 +30,7 @@ from .checks import (
     normalize_argnums,
 )
 from .convert import leaf_tensor, perform_stacked
-from .effects import Op, handler, identity, perform_args, scope
+from .effects import Handler, Op, handler, identity, perform_args, scope
 from .mutation import check_saved
 from .tensor import Tensor, _make, holds_tensor, tracked_records
 from .transform import (
@@ -39,6 +38,8 @@ from .transform import (
     distinct,
     forget_level,
     gc_paused,
+    no_context,
+    placed,
     record_at,
     run_watched,
     with_selected,
@@ -112,34 +113,29 @@ class ReverseHandler(TapeHandler):
         self.tape.append((node, edges))
         return out
 
-    def handle_joint(self, op: Op, args: tuple, params: dict) -> Any:
-        """A primitive's joint rule: it runs one level out; its pullback is the entry's."""
+    def handle_joint(self, op: Op, args: tuple, params: dict, guard: Handler | None = None):
+        """An op's joint rule, run one level out (under ``guard``, for a call's); the tape
+        gets one entry whose pullback is the rule's."""
         parents = tracked_records(op.name, args, self.level)
         if not parents:
-            return perform_args(op, args, params)
-        out, pullback = op.reverse(args, **params)
+            return perform_args(op, args, params)  # outer handlers see the op
+        with handler(guard) if guard is not None else no_context:
+            out, pullback = op.reverse(args, **params)
         return self.record_joint(op, out, pullback, args, parents)
 
     def handle_call(self, call: Call, args: tuple, params: dict) -> Any:
         """A call: its reverse rule, or (without one) its function under this handler.
 
-        The rule runs one level out and the tape gets one entry whose pullback
-        is the rule's. The call's arguments include the tensors its function
-        closes over (lifted: see :mod:`kenaz.call`); the rule runs under a
+        The call's arguments include the tensors its function closes over
+        (lifted: see :mod:`kenaz.call`); the rule runs under a
         :class:`~kenaz.call.ClosureGuard`, which refuses any other tensor of
         this level it reads. (The pullback needs no guard: what it reads is a
         constant to this level, whose derivatives the rule's inputs carry.)
         """
-        rule = call.reverse
-        if rule is None:
+        if call.reverse is None:
             return self.run_call(call, args, params)
-        level = self.level
-        parents = tracked_records(call.name, args, level)
-        if not parents:
-            return perform_args(call, args, params)  # outer handlers see the call
-        with handler(ClosureGuard(level, args, f"the reverse rule of {call.name}")):
-            out, pullback = rule(args, **params)
-        return self.record_joint(call, out, pullback, args, parents)
+        guard = ClosureGuard(self.level, args, f"the reverse rule of {call.name}")
+        return self.handle_joint(call, args, params, guard)
 
     def record_joint(
         self, op: Op, out: Any, pullback: Callable, inputs: Sequence[Any], parents: list
@@ -326,21 +322,12 @@ def _transposed_pullback(op: Op, maker: Callable, index: int) -> Callable:
         floats = [k for k, o in enumerate(ans) if o.dtype.kind in "fc"]
 
         def linear(*cotangents: Tensor) -> tuple[Any]:
-            full: list[Any] = [None] * len(ans)
-            for k, g in zip(floats, cotangents):
-                full[k] = g
-            return (pullback(tuple(full)),)
+            return (pullback(placed(zip(floats, cotangents), len(ans))),)
 
         found = transpose(linear, [zeros_like(ans[k]) for k in floats], (tangent,))
-        tangents: list[Any] = [None] * len(ans)
-        for k, t in zip(floats, found):
-            tangents[k] = t
-        return tuple(tangents)
+        return placed(zip(floats, found), len(ans))
 
     return rule
-
-
-_no_context = contextlib.nullcontext()
 
 
 def transpose(
@@ -359,7 +346,7 @@ def transpose(
     # values (infinite ones included, like svd's singular vectors at repeated singular
     # values) are never pulled back, so NumPy's warnings about them are not the user's.
     quiet = any(g is None for g in cotangents)
-    with handler(rev), np.errstate(divide="ignore", invalid="ignore") if quiet else _no_context:
+    with handler(rev), np.errstate(divide="ignore", invalid="ignore") if quiet else no_context:
         outs = linear(*watched)
     level = rev.level
     seeds: dict[int, Tensor] = {}
@@ -475,7 +462,7 @@ def _vjp(
 
 def _pause_unless(reusable: bool) -> Any:
     """``gc_paused()`` for a ``vjp``; ``grad`` (whose pullback is not reusable) holds its own."""
-    return gc_paused() if reusable else contextlib.nullcontext()
+    return gc_paused() if reusable else no_context
 
 
 # Types: with the default argnums=0 the gradient has the first argument's type (a

@@ -5,9 +5,10 @@ collector while a tape is alive. (What they check of their arguments is in
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from . import tree
@@ -59,6 +60,17 @@ def set_record(x: Tensor, level: int, record: Any) -> None:
         x._trace[level] = record
 
 
+def placed(pairs: Iterable[tuple[int, Any]], count: int) -> tuple:
+    """The ``(position, value)`` ``pairs`` as a tuple of ``count`` entries, None elsewhere."""
+    full: list[Any] = [None] * count
+    for i, value in pairs:
+        full[i] = value
+    return tuple(full)
+
+
+no_context = contextlib.nullcontext()  # `with a if condition else no_context:`
+
+
 def record_at(x: Any, level: int) -> Any:
     """``x``'s record at ``level``, or None (also for anything not a tensor)."""
     return x._trace.get(level) if isinstance(x, Tensor) and x._trace else None
@@ -96,6 +108,8 @@ __all__ = [
     "TapeHandler",
     "set_record",
     "record_at",
+    "placed",
+    "no_context",
     "zero_derivative",
     "run_watched",
     "distinct",
