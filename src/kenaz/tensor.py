@@ -85,25 +85,7 @@ class Tensor(NdarrayMethods):
     # -- plain values ---------------------------------------------------------
     # Getters in C (attrgetter): transformations and rules read these for nearly
     # every op, and a Python-level property takes about twice as long.
-    if TYPE_CHECKING:  # what type checkers see of the getters below
-
-        @property
-        def shape(self) -> tuple[int, ...]:
-            """The shape: a tuple of ints."""
-
-        @property
-        def dtype(self) -> np.dtype[Any]:
-            """The NumPy dtype."""
-
-        @property
-        def ndim(self) -> int:
-            """The number of dimensions."""
-
-        @property
-        def size(self) -> int:
-            """The number of elements."""
-
-    else:
+    if not TYPE_CHECKING:  # type checkers read the base class's declarations
         shape = property(attrgetter("_value.shape"), doc="The shape: a tuple of ints.")
         # In C while every value kenaz has met has a NumPy dtype (NumPy's, CuPy's, Dask's);
         # `_map_backend_dtypes` maps a strict Array API library's own once one appears.

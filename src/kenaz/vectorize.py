@@ -119,6 +119,11 @@ class BatchHandler(Handler):
         view._trace = None
         return view
 
+    def views(self, values: Sequence[Any], axes: Sequence[int | None]) -> list[Any]:
+        """Views of ``values`` batched along ``axes`` (``None``: not batched), each with a
+        fresh identity (an alias, performed outward)."""
+        return [v if a is None else self.view(alias(v), a) for v, a in zip(values, axes)]
+
     def handle(self, op: Op, args: tuple, params: dict) -> Any:
         # One pass over the arguments: replace our views by their batches.
         batch_axes: list[int | None] | None = None
@@ -210,7 +215,7 @@ def vmap_flat(
     use it to batch the functions they carry.
     """
     batcher = BatchHandler(size)
-    views = [v if a is None else batcher.view(alias(v), a) for v, a in zip(values, axes)]
+    views = batcher.views(values, axes)
     try:
         with handler(batcher):
             outs = fn(*views)
@@ -424,12 +429,7 @@ def _shape_of(x: Any) -> tuple[int, ...]:
 
 def _run_vectorized(f: Callable, inputs: _Inputs, size: int, out_axes: Any) -> Any:
     batcher = BatchHandler(size)
-    # Fresh identities for the batched inputs (an alias, performed outward).
-    leaves = [
-        leaf if axis is None else batcher.view(alias(leaf), axis)
-        for leaf, axis in zip(inputs.leaves, inputs.axes, strict=True)
-    ]
-    args, kwargs = inputs.rebuild(leaves)
+    args, kwargs = inputs.rebuild(batcher.views(inputs.leaves, inputs.axes))
     try:
         with scope("vmap"), handler(batcher):
             result = f(*args, **kwargs)
@@ -488,11 +488,7 @@ def _broadcast_unbatched(leaf: Any, axis: int | None, size: int, result: Any, in
 def _run_per_example(f: Callable, inputs: _Inputs, size: int, out_axes: Any) -> Any:
     results = []
     for i in range(size):
-        leaves = [
-            leaf if axis is None else take_example(leaf, axis, i)
-            for leaf, axis in zip(inputs.leaves, inputs.axes, strict=True)
-        ]
-        args, kwargs = inputs.rebuild(leaves)
+        args, kwargs = inputs.rebuild(_example(inputs.leaves, inputs.axes, i))
         results.append(f(*args, **kwargs))
     if not results:
         raise ValueError("kenaz.vmap: method='loop' needs a batch of at least one example")
