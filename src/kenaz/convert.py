@@ -34,7 +34,7 @@ import inspect
 import sys
 import types
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
 
@@ -53,11 +53,9 @@ __all__ = [
     "tracked_by_running",
     "accepts_nested_lists",
     "accept_nested_lists_in",
-    "stacks_own_lists",
     "read_value",
 ]
 
-Function = TypeVar("Function", bound=Callable[..., Any])
 
 
 # -- into a tensor: the one way in --------------------------------------------------------
@@ -397,27 +395,17 @@ def accepts_nested_lists(f: Any, where: str = "kenaz") -> Any:
 STACKS_ITS_OWN_LISTS = ("kenaz.ops.", "kenaz.numpy._signatures", "kenaz.numpy._composed.padding")
 
 
-def stacks_own_lists(f: Function) -> Function:
-    """Mark a namespace composite that needs no list retry (:func:`accept_nested_lists_in`).
-
-    Its array arguments reach only primitives, the front ends of
-    :data:`STACKS_ITS_OWN_LISTS`, or :func:`array_argument`/:func:`as_tensor`,
-    before anything reads them: lists of tensors are stacked on the way.
-    """
-    f.__kenaz_stacks_own_lists__ = True  # type: ignore[attr-defined]
-    return f
-
-
 def accept_nested_lists_in(namespace: dict[str, Any], names: Any = None) -> None:
-    """Apply :func:`accepts_nested_lists` to the composites of a namespace module.
+    """Apply :func:`accepts_nested_lists` to the composites of a namespace module (those of
+    ``kenaz.scipy``; ``kenaz.numpy`` marks each of its composites where it is defined,
+    ``kenaz.numpy._namespace.composite``).
 
     ``names`` defaults to every public name. The rule: a function is wrapped
     unless lists of tensors already reach only code that stacks them.
     Left alone are primitives (``Op`` objects: the handlers stack their list
     arguments, :func:`perform_stacked`), the front ends defined in
-    :data:`STACKS_ITS_OWN_LISTS` (they call :func:`array_argument` first), the
-    composites marked :func:`stacks_own_lists`, and NumPy's own functions.
-    Every other function is a composite that may treat a list as a NumPy
+    :data:`STACKS_ITS_OWN_LISTS` (they call :func:`array_argument` first) and
+    NumPy's own functions. Every other function is a composite that may treat a list as a NumPy
     array-like (``np.shape(a)``, ``a * 2.0``) before converting it: it keeps
     the retry.
     """
@@ -429,7 +417,6 @@ def accept_nested_lists_in(namespace: dict[str, Any], names: Any = None) -> None
             and isinstance(value, types.FunctionType)
             and not isinstance(value, Op)
             and not module.startswith(STACKS_ITS_OWN_LISTS)
-            and not getattr(value, "__kenaz_stacks_own_lists__", False)
             # NumPy's own functions and the NumPy utilities passed through as they are
             # (numpy/_utilities.py) are not kenaz's conversions: left alone.
             and not module.startswith("numpy")
