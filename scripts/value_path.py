@@ -12,7 +12,8 @@ user's code). The path is the sequence of files where it stays, consecutive repe
 merged. Printed per primal:
 
 - ``stays``: the length of that sequence, and the number of distinct files;
-- ``returns``: stays in a file the value had already left (back and forth);
+- ``returns``: stays in a file the value had already left, and how many of those
+  began with a call into it rather than a return to a caller (back and forth);
 - ``calls up``: calls from a file into one of a higher layer (the layers of
   ``tests/test_import_layers.py``, which ``docs/architecture.md`` draws);
 - the sequence itself.
@@ -110,13 +111,17 @@ def follow(primal: Any) -> list[tuple[str, str]]:
 def report(name: str, path: list[tuple[str, str]]) -> None:
     files = [label for _, label in path]
     returns = sum(1 for i, label in enumerate(files) if label in files[:i])
+    calls_back = sum(
+        1 for i, (how, label) in enumerate(path) if how == "call" and label in files[:i]
+    )
     calls_up = [
         f"{files[i - 1]} > {files[i]}"
         for i in range(1, len(path))
         if path[i][0] == "call" and files[i] != USER and layer(files[i]) > layer(files[i - 1])
     ]
     print(f"{name}: {len(files)} stays in {len(set(files))} files, {returns} returns to a file "
-          f"already left, {len(calls_up)} calls up a layer ({', '.join(calls_up)})")  # fmt: skip
+          f"already left ({calls_back} of them by a call, not a return), {len(calls_up)} calls "
+          f"up a layer ({', '.join(calls_up)})")  # fmt: skip
     print("  " + " > ".join(files))
 
 

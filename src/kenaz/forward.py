@@ -26,7 +26,6 @@ from .transform import (
     distinct,
     no_context,
     placed,
-    record_at,
     run_watched,
     set_record,
     zero_derivative,
@@ -277,8 +276,7 @@ def linearize(
     """
     p_flat, p_tree = input_tensors(primals, allow_int, "linearize")
     lin = LinearizeHandler()
-    watched = [lin.watch(p) if p.dtype.kind in "fc" else p for p in p_flat]
-    in_nodes = [record_at(w, lin.level) for w in watched]
+    watched, in_nodes = lin.watch_inputs(p_flat)
     out_flat, out_tree, out_nodes, _ = run_watched(lin, f, watched, p_tree, "linearize")
     entries = lin.entries
 

@@ -40,7 +40,6 @@ from .transform import (
     gc_paused,
     no_context,
     placed,
-    record_at,
     run_watched,
     with_selected,
     zero_derivative,
@@ -426,10 +425,11 @@ def _vjp(
     it once, inside its own pause of the garbage collector)."""
     flat, in_tree = input_tensors(primals, allow_int, where, positions)
     rev = ReverseHandler()
-    watched = [rev.watch(x) if x.dtype.kind in "fc" else x for x in flat]
-    in_nodes = [record_at(w, rev.level) for w in watched]
-    with _pause_unless(reusable):  # grad pauses the GC itself
-        out_flat, out_tree, out_nodes, aux = run_watched(rev, f, watched, in_tree, "vjp", has_aux)
+    watched, in_nodes = rev.watch_inputs(flat)
+    # grad (whose pullback is not reusable) pauses the garbage collector itself
+    out_flat, out_tree, out_nodes, aux = run_watched(
+        rev, f, watched, in_tree, "vjp", has_aux, pause_gc=reusable
+    )
     out = tree.unflatten(out_tree, out_flat)
     called = False
 
@@ -452,17 +452,12 @@ def _vjp(
             ct = check_tangent(o, leaf_tensor(ct, "vjp"), "vjp", "cotangent", "an output")
             if node is not None:
                 seeds[node] = ct if node not in seeds else seeds[node] + ct
-        with scope("vjp: backward"), _pause_unless(reusable):
+        with scope("vjp: backward"), gc_paused() if reusable else no_context:
             grads = rev.backward(seeds, in_nodes, consume=not reusable)
         grads = [zero_derivative(x) if g is None else g for g, x in zip(grads, flat)]
         return tree.unflatten(in_tree, distinct(grads) if len(grads) > 1 else grads)
 
     return (out, pullback, aux) if has_aux else (out, pullback)
-
-
-def _pause_unless(reusable: bool) -> Any:
-    """``gc_paused()`` for a ``vjp``; ``grad`` (whose pullback is not reusable) holds its own."""
-    return gc_paused() if reusable else no_context
 
 
 # Types: with the default argnums=0 the gradient has the first argument's type (a

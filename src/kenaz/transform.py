@@ -44,6 +44,12 @@ class TapeHandler(Handler):
         self.track(watched)
         return watched
 
+    def watch_inputs(self, leaves: list[Any]) -> tuple[list[Any], list[int | None]]:
+        """:meth:`watch` each float or complex input leaf (the others are held constant);
+        the leaves to give ``f``, and each one's node (None for a constant)."""
+        watched = [self.watch(x) if x.dtype.kind in "fc" else x for x in leaves]
+        return watched, [record_at(w, self.level) for w in watched]
+
     def track(self, out: Tensor) -> int:
         """Give ``out`` a new node number at this level (no entry recorded) and return it."""
         node = self.node_count
@@ -83,15 +89,22 @@ def zero_derivative(x: Tensor) -> Any:
 
 
 def run_watched(
-    h: Handler, f: Callable, watched: list, in_tree: Any, where: str, has_aux: bool = False
+    h: Handler,
+    f: Callable,
+    watched: list,
+    in_tree: Any,
+    where: str,
+    has_aux: bool = False,
+    pause_gc: bool = False,
 ) -> tuple[list, Any, list, Any]:
-    """Run ``f`` on the ``watched`` input leaves (of structure ``in_tree``) under ``h``.
+    """Run ``f`` on the ``watched`` input leaves (of structure ``in_tree``) under ``h``
+    (and :class:`gc_paused`, with ``pause_gc``).
 
     Returns the output leaves as tensors, the outputs' structure, each output's
     record at ``h``'s level (None if untracked; the level is then forgotten on
     them: :func:`forget_level`) and ``aux`` (with ``has_aux``; else None).
     """
-    with scope(where), handler(h):
+    with scope(where), gc_paused() if pause_gc else no_context, handler(h):
         result = f(*tree.unflatten(in_tree, watched))
     aux = None
     if has_aux:
