@@ -74,43 +74,33 @@ class Tensor(NdarrayMethods):
     __pandas_priority__ = 5000
 
     def __init__(self, value: Any, dtype: Any = None) -> None:
-        # A constant of `value`'s data: the array comes from the layer below
-        # (`backend.array_value`); lists holding tensors are kenaz.convert.as_tensor's.
-        if isinstance(value, Tensor):
-            if value._trace or type(value) is not Tensor:
-                check_convertible(value, "Tensor(t)")
-            value = value._value
+        # A constant of `value`'s data, its array made by the layer below
+        # (`backend.array_value`). The way in from anything else (lists holding
+        # tensors) is kenaz.convert.as_tensor, above, which calls this for data.
+        if isinstance(value, Tensor):  # read as any conversion out of a tensor is
+            value = value._plain_value("Tensor(t)")
         self._value = array_value(value, dtype)
         self._trace: dict[int, Any] | None = None
 
     # -- plain values ---------------------------------------------------------
     # Getters in C (attrgetter): transformations and rules read these for nearly
     # every op, and a Python-level property takes about twice as long.
-    if TYPE_CHECKING:  # what type checkers see of the getters below
-
-        @property
-        def shape(self) -> tuple[int, ...]:
-            """The shape: a tuple of ints."""
-
-        @property
-        def dtype(self) -> np.dtype[Any]:
-            """The NumPy dtype."""
-
-        @property
-        def ndim(self) -> int:
-            """The number of dimensions."""
-
-        @property
-        def size(self) -> int:
-            """The number of elements."""
-
-    else:
+    if not TYPE_CHECKING:  # type checkers read the base class's declarations
         shape = property(attrgetter("_value.shape"), doc="The shape: a tuple of ints.")
         # In C while every value kenaz has met has a NumPy dtype (NumPy's, CuPy's, Dask's);
         # `_map_backend_dtypes` maps a strict Array API library's own once one appears.
         dtype = property(attrgetter("_value.dtype"), doc=_DTYPE_DOC)
         ndim = property(attrgetter("_value.ndim"), doc="The number of dimensions.")
         size = property(attrgetter("_value.size"), doc="The number of elements.")
+
+    def _plain_value(self, how: str) -> Any:
+        """The backend value, for a conversion out of kenaz (``how`` names it in the error):
+        refused for a tensor a running transformation tracks, whose derivative through the
+        value would silently be lost (``kenaz.convert.check_convertible``). ``_trace`` is
+        None for every tensor no transformation tracks, so eager code pays one test."""
+        if self._trace or type(self) is not Tensor:
+            check_convertible(self, how)
+        return self._value
 
     def numpy(self) -> np.ndarray:
         """Return the value as a NumPy array (no copy for NumPy values; do not modify it).
@@ -119,9 +109,7 @@ class Tensor(NdarrayMethods):
         ``jvp`` or ``vmap``, a tensor they track cannot be converted (the derivative
         would silently be lost): see ``kenaz.convert``.
         """
-        if self._trace or type(self) is not Tensor:
-            check_convertible(self, "t.numpy()")
-        return to_numpy(self._value)
+        return to_numpy(self._plain_value("t.numpy()"))
 
     # Python and NumPy numbers: refused for a tensor a running grad/jvp differentiates
     # (the number would be a constant: kenaz.convert.check_number). `_trace` is None for
@@ -139,11 +127,9 @@ class Tensor(NdarrayMethods):
         return to_numpy(self._value).tolist()
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
-        # numpy.asarray(t), numpy.array([t, ...]): refused for a tensor a running
-        # transformation tracks (kenaz.convert); `_trace` is None for most tensors.
-        if self._trace or type(self) is not Tensor:
-            check_convertible(self, "numpy.asarray(t) or numpy.float64(t) (Tensor.__array__)")
-        value = np.asarray(to_numpy(self._value), dtype=dtype)
+        # numpy.asarray(t), numpy.array([t, ...])
+        how = "numpy.asarray(t) or numpy.float64(t) (Tensor.__array__)"
+        value = np.asarray(to_numpy(self._plain_value(how)), dtype=dtype)
         return value.copy() if copy else value
 
     # NumPy's own functions and ufuncs run the kenaz counterpart (differentiable),
@@ -401,9 +387,8 @@ class Tensor(NdarrayMethods):
         it computes is outside kenaz's transformations. A consumer that cannot receive a
         read-only array (DLPack before 1.0) gets a copy, unless it asked for none.
         """
-        if self._trace or type(self) is not Tensor:  # the consumer sees a plain array
-            check_convertible(self, "DLPack export (t.__dlpack__())")
-        value = np.asarray(self._value)  # a NumPy scalar result becomes a 0-d array
+        # The consumer sees a plain array; a NumPy scalar result becomes a 0-d array.
+        value = np.asarray(self._plain_value("DLPack export (t.__dlpack__())"))
         requested = {"stream": stream, "max_version": max_version, "dl_device": dl_device}
         kwargs = {name: v for name, v in requested.items() if v is not None}
         if copy is not None:

@@ -18,6 +18,7 @@ from ...convert import as_tensor, read_value
 from ...ops import elementwise as ew
 from ...ops import reduction, shape
 from ...tensor import Tensor
+from .._namespace import composite as _composite
 from ._arguments import _knp
 
 __all__ = ["quantile", "percentile", "nanquantile", "nanpercentile"]
@@ -174,6 +175,7 @@ def _reject_out(out: Any, name: str) -> None:
         raise TypeError(f"kenaz.numpy.{name}: out= is not supported; use the returned value")
 
 
+@_composite
 def quantile(
     a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
     method: str = "linear", keepdims: bool = False, *, weights: Any = None,
@@ -193,6 +195,7 @@ def quantile(
     return _quantile(a, q, axis, method, keepdims, weights, False, "quantile")
 
 
+@_composite
 def percentile(
     a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
     method: str = "linear", keepdims: bool = False, *, weights: Any = None,
@@ -204,6 +207,7 @@ def percentile(
     return _quantile(a, _float(q) / 100, axis, method, keepdims, weights, False, "percentile")
 
 
+@_composite
 def nanquantile(
     a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
     method: str = "linear", keepdims: bool = False, *, weights: Any = None,
@@ -215,6 +219,7 @@ def nanquantile(
     return _quantile(a, q, axis, method, keepdims, weights, True, "nanquantile")
 
 
+@_composite
 def nanpercentile(
     a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
     method: str = "linear", keepdims: bool = False, *, weights: Any = None,

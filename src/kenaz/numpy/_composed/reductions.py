@@ -13,6 +13,7 @@ from ...ops import elementwise as _ew
 from ...ops import reduction as _reduction
 from ...ops import shape as _shape
 from ...tensor import Tensor
+from .._namespace import composite as _composite
 from ._arguments import _axis, _float, _knp, _t
 
 __all__ = [
@@ -21,6 +22,7 @@ __all__ = [
 ]  # fmt: skip
 
 
+@_composite
 def ptp(a: Any, axis: Any = None, keepdims: bool = False) -> Tensor:
     """Range ``max - min`` along ``axis``."""
     return _reduction.amax(a, axis, keepdims) - _reduction.amin(a, axis, keepdims)
@@ -31,12 +33,14 @@ def _without_nan(a: Any, fill: float) -> Tensor:
     return _ew.where(_ew.isnan(a), fill, a) if a.dtype.kind in "fc" else a
 
 
+@_composite
 def nansum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False,
            initial: Any = None, where: Any = None) -> Tensor:  # fmt: skip
     """Sum treating NaN as 0 (NumPy's signature: ``initial`` is added, ``where`` masks)."""
     return _knp().sum(_without_nan(a, 0.0), axis, dtype, out, keepdims, initial, where)
 
 
+@_composite
 def nanprod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False,
             initial: Any = None, where: Any = None) -> Tensor:  # fmt: skip
     """Product treating NaN as 1 (NumPy's signature)."""
@@ -48,6 +52,7 @@ def _count(a: Tensor, axis: Any, keepdims: bool) -> Tensor:
     return _reduction.sum(present, axis=axis, keepdims=keepdims)
 
 
+@_composite
 def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False,
             *, where: Any = None) -> Tensor:  # fmt: skip
     """Mean ignoring NaNs (and the elements ``where`` excludes)."""
@@ -60,6 +65,7 @@ def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdi
     return total / _count(a, axis, keepdims)
 
 
+@_composite
 def nanvar(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: Any = 0,
            keepdims: bool = False, *, where: Any = None, mean: Any = None,
            correction: Any = None) -> Tensor:  # fmt: skip
@@ -80,6 +86,7 @@ def nanvar(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: A
     return total / (_count(a, axis, keepdims) - ddof)
 
 
+@_composite
 def nanstd(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: Any = 0,
            keepdims: bool = False, *, where: Any = None, mean: Any = None,
            correction: Any = None) -> Tensor:  # fmt: skip
@@ -88,18 +95,21 @@ def nanstd(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: A
                            correction=correction))  # fmt: skip
 
 
+@_composite
 def nanmax(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False, initial: Any = None,
            where: Any = None) -> Tensor:  # fmt: skip
     """Maximum ignoring NaNs (NumPy's signature)."""
     return _knp().max(_without_nan(a, -_np.inf), axis, out, keepdims, initial, where)
 
 
+@_composite
 def nanmin(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False, initial: Any = None,
            where: Any = None) -> Tensor:  # fmt: skip
     """Minimum ignoring NaNs (NumPy's signature)."""
     return _knp().min(_without_nan(a, _np.inf), axis, out, keepdims, initial, where)
 
 
+@_composite
 def nanargmax(a: Any, axis: Any = None, out: Any = None, *, keepdims: bool = False) -> Tensor:
     """Index of the maximum ignoring NaNs (integer: no derivative)."""
     if out is not None:
@@ -107,6 +117,7 @@ def nanargmax(a: Any, axis: Any = None, out: Any = None, *, keepdims: bool = Fal
     return _reduction.argmax(_without_nan(a, -_np.inf), axis, keepdims=keepdims)
 
 
+@_composite
 def nanargmin(a: Any, axis: Any = None, out: Any = None, *, keepdims: bool = False) -> Tensor:
     """Index of the minimum ignoring NaNs (integer: no derivative)."""
     if out is not None:
@@ -114,14 +125,17 @@ def nanargmin(a: Any, axis: Any = None, out: Any = None, *, keepdims: bool = Fal
     return _reduction.argmin(_without_nan(a, _np.inf), axis, keepdims=keepdims)
 
 
+@_composite
 def nancumsum(a: Any, axis: Any = None) -> Tensor:
     return _reduction.cumsum(_without_nan(a, 0.0), axis)
 
 
+@_composite
 def nancumprod(a: Any, axis: Any = None) -> Tensor:
     return _reduction.cumprod(_without_nan(a, 1.0), axis)
 
 
+@_composite
 def cumulative_sum(
     x: Any, /, *, axis: Any = None, dtype: Any = None, include_initial: bool = False
 ) -> Tensor:
@@ -129,6 +143,7 @@ def cumulative_sum(
     return _cumulative(_reduction.cumsum, 0.0, x, axis, dtype, include_initial)
 
 
+@_composite
 def cumulative_prod(
     x: Any, /, *, axis: Any = None, dtype: Any = None, include_initial: bool = False
 ) -> Tensor:
