@@ -217,6 +217,12 @@ def _maximum(a: Sym, b: Sym, ufunc: np.ufunc, keep: str) -> Sym:
     return a.writer.assign(f"{a!r} if {a!r} {keep} {b!r} or {a!r} != {a!r} else {b!r}")
 
 
+_ELEMENTWISE = {
+    np.add, np.subtract, np.multiply, np.true_divide, np.power, np.negative, np.positive,
+    np.square, np.reciprocal, np.maximum, np.minimum, *_MATH,
+}  # fmt: skip
+
+
 def _elementwise(ufunc: np.ufunc, operands: list[np.ndarray]) -> np.ndarray:
     """``ufunc`` entry by entry on symbol arrays, broadcast as NumPy broadcasts."""
     arrays = np.broadcast_arrays(*operands)
@@ -341,7 +347,7 @@ def _generate(program: Any, ufunc_of: Callable) -> str:
                 operands.append(atom.value)
         impl = eq.op.numpy_impl or eq.op.impl
         ufunc = ufunc_of(impl)
-        if ufunc is not None and not eq.params:
+        if ufunc in _ELEMENTWISE and not eq.params:
             result = _elementwise(ufunc, [_symbols(writer, x) for x in operands])
         else:
             with np.errstate(all="ignore"):

@@ -40,7 +40,10 @@ def _compile_program(program: Any) -> Callable:
     """Optimized and compiled (once per distinct program: see :mod:`._fingerprint`)."""
 
     def compile_it(program: Any) -> Callable:
-        code = _staged.Staged(fuse_scalar_stacks(program, program_module)).compile()
+        # No numba fusion: compiling its kernels takes seconds, which a right-hand side's
+        # small arrays do not earn back (small ones run as Python floats, below).
+        fused = fuse_scalar_stacks(program, program_module)
+        code = _staged.Staged(fused, fuse=False).compile()
         return scalar_code(optimize(program), code) or code
 
     return compiled_program(program, compile_it)

@@ -49,7 +49,7 @@ class Integrand:
         compiled = self._compiled.get(key)
         if compiled is None:
             program = program_module.trace(self.fn, (np.float64(0.0), *params), {}, None, self.name)
-            compiled = self._compiled[key] = _staged.Staged(program).compile()
+            compiled = self._compiled[key] = _staged.Staged(program, fuse=False).compile()
         return lambda x: compiled(x, *params)[0]
 
     def evaluate(self, x: Any, params: list[Any]) -> Tensor:
