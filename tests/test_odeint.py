@@ -14,7 +14,7 @@ import scipy.integrate
 import kenaz
 import kenaz.numpy as knp
 from kenaz import Handler, handler, perform_args
-from kenaz.scipy.integrate import odeint
+from kenaz.scipy.integrate import _solve, odeint
 from kenaz.testing import check_grads
 
 TIGHT = {"rtol": 1e-10, "atol": 1e-10}
@@ -70,9 +70,13 @@ def test_scalar_state_full_output_and_options_are_scipys():
     np.testing.assert_allclose(ours.numpy(), theirs, rtol=1e-6)
 
 
-def test_args_is_any_pytree_handed_over_unchanged():
+@pytest.mark.parametrize("method", ["adjoint", "sensitivities"])
+def test_args_is_any_pytree_handed_over_unchanged(method, monkeypatch):
     """A neural-network right-hand side with its layers as a list of (W, b) pairs in args;
-    grad over the pairs matches finite differences."""
+    grad over the pairs matches finite differences, by the adjoint (a larger network's
+    method) and by one forward-sensitivity solve (this small one's)."""
+    if method == "adjoint":
+        monkeypatch.setattr(_solve, "SENSITIVITY_LIMIT", 0)
     rng = np.random.default_rng(0)
     layers = [
         (0.5 * rng.standard_normal((4, 2)), 0.1 * rng.standard_normal(4)),
@@ -160,8 +164,9 @@ class CountOps(Handler):
 
 
 def test_the_tape_does_not_grow_with_the_solver_steps():
-    """The adjoint method: grad performs the same ops for a short and a long horizon (the
-    long one takes hundreds of solver steps); the right-hand side runs compiled, once traced."""
+    """Reverse mode (here by forward sensitivities) performs the same ops for a short and a
+    long horizon (the long one takes hundreds of solver steps); the right-hand side runs
+    compiled, once traced."""
     counts = []
     for horizon in (1.0, 40.0):
         counter = CountOps()
@@ -258,10 +263,14 @@ def test_a_func_that_reads_a_value_runs_eagerly_and_closures_are_refused_there()
         kenaz.grad(closed)(0.5)
 
 
-def test_the_adjoint_of_a_stiff_system_is_stable():
+@pytest.mark.parametrize("method", ["adjoint", "sensitivities"])
+def test_the_adjoint_of_a_stiff_system_is_stable(method, monkeypatch):
     """Robertson's kinetics: integrating y backwards with the adjoint diverges (its fast mode
     grows backwards); the adjoint takes y from a dense forward solve instead, and agrees with
-    the forward sensitivities."""
+    the forward sensitivities. So does reverse mode by one forward-sensitivity solve, which
+    a system this small takes unless told otherwise."""
+    if method == "adjoint":
+        monkeypatch.setattr(_solve, "SENSITIVITY_LIMIT", 0)
 
     def robertson(y, t, k1, k2, k3):
         fast = k2 * y[1] * y[2]
