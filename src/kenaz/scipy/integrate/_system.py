@@ -36,7 +36,7 @@ from ._fingerprint import compiled_program, fingerprint, fuse_scalar_stacks, sha
 from ._scalar import scalar_code
 
 
-def _compile_program(program: Any) -> Callable:
+def _compile_program(program: Any, key: Any = None) -> Callable:
     """Optimized and compiled (once per distinct program: see :mod:`._fingerprint`)."""
 
     def compile_it(program: Any) -> Callable:
@@ -46,7 +46,7 @@ def _compile_program(program: Any) -> Callable:
         code = _staged.Staged(fused, fuse=False).compile()
         return scalar_code(optimize(program), code) or code
 
-    return compiled_program(program, compile_it)
+    return compiled_program(program, compile_it, key)
 
 
 def _signature(values: Sequence[Any]) -> tuple:
@@ -159,8 +159,8 @@ class System:
 
     def seed(self, program: Any, params: Sequence[Any]) -> None:
         """Compile an already traced program of ``fn`` for the signature of ``params``."""
-        self._compiled[_signature(list(params))] = _compile_program(program)
         self.identity, self.origin = fingerprint(program), program
+        self._compiled[_signature(list(params))] = _compile_program(program, self.identity)
 
     def _compile(self, key: tuple, params: list[Any]) -> Callable:
         with self._lock:
