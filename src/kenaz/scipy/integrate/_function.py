@@ -105,9 +105,12 @@ class Function:
             out = _knp.reshape(out, (size,))
             return out if out.dtype == np.float64 else out.astype(np.float64)
 
-        example_y = _knp.reshape(y0, (size,)).astype(np.float64)
+        # Plain values to trace with: no op is performed on the solve's own tensors, so a
+        # solve traced and a solve found in the cache look the same to an outer `jit`.
+        example_y = np.asarray(_example(y0), dtype=np.float64).reshape(size)
+        examples = (example_y, _example(t0), *[_example(p) for p in params])
         try:
-            program = program_module.trace(user_fn, (example_y, t0, *params), {}, None, name)
+            program = program_module.trace(user_fn, examples, {}, None, name)
         except ConcretizationError:
             _refuse_tracked_reads(user_fn, example_y, t0, params, who)
             self.params = params
@@ -164,6 +167,10 @@ class _Watch(Handler):
         for o in out if isinstance(out, tuple) else (out,):
             self.allowed.add(id(o))
         return out
+
+
+def _example(x: Any) -> Any:
+    return program_module.example_value(x) if isinstance(x, Tensor) else x
 
 
 def _plain(x: Any) -> Tensor:
