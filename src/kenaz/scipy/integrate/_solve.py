@@ -4,7 +4,12 @@
 Its rules never differentiate the solver's steps; each is another solve, so
 that every rule is itself differentiable, batchable and compiled:
 
-- reverse (``grad``, ``vjp``): the *adjoint* ``a' = -a J_y``, ``a_params' =
+- reverse (``grad``, ``vjp``) of a small system (:data:`SENSITIVITY_LIMIT`):
+  one solve of ``y`` with its sensitivities ``S = dy/d(y0, params)``, whose
+  pullback contracts the cotangent with ``S``: no backward solve, and its
+  derivatives (second order) are those of that solve, stable for stiff
+  systems too;
+- reverse of a larger system: the *adjoint* ``a' = -a J_y``, ``a_params' =
   -a J_params``, integrated backwards with ``a`` jumping by the cotangent at
   each output time. First order is the ``ode_adjoint`` op: one solve for all
   output times, ``y`` from a dense forward solve (stable for stiff systems).
