@@ -173,12 +173,15 @@ class Ivp:
             return kept[1].y.T
         if times.shape[0] == 1 or times[0] == times[-1]:
             return np.broadcast_to(y0, (times.shape[0], y0.shape[0])).copy()
+        # SciPy wants t_eval strictly monotonic: a repeated time (t_eval starting at t0, two
+        # events at once) is solved for once and copied.
+        new = np.concatenate([[True], np.diff(times) != 0])
         result = solve_ivp(
             lambda s, y: rhs(y, s),
             (times[0], times[-1]),
             y0,
             method=self.method,
-            t_eval=times,
+            t_eval=times[new],
             rtol=self.rtol,
             atol=self.atol,
             dense_output=self.dense_output,
@@ -190,7 +193,7 @@ class Ivp:
             raise RuntimeError(
                 f"kenaz.scipy.integrate.solve_ivp: the solver failed: {result.message}"
             )
-        return result.y.T
+        return result.y.T if new.all() else result.y.T[np.cumsum(new) - 1]
 
     def dense(self, rhs: Callable, y0: np.ndarray, times: np.ndarray) -> Callable:
         """As :meth:`Odeint.dense`, with this method and tolerances."""
