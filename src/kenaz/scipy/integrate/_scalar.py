@@ -144,7 +144,7 @@ class Sym:
     def _compare(self, other: Any) -> bool:
         raise _GiveUp("a comparison")
 
-    __lt__ = __le__ = __gt__ = __ge__ = _compare  # type: ignore[assignment]
+    __lt__ = __le__ = __gt__ = __ge__ = __eq__ = __ne__ = _compare  # type: ignore[assignment]
     __hash__ = object.__hash__
 
 
