@@ -289,6 +289,27 @@ def test_the_adjoint_of_a_stiff_system_is_stable(method, monkeypatch):
         assert float(by_adjoint[i]) == pytest.approx(float(by_sensitivity), rel=1e-4)
 
 
+def test_second_order_on_a_stiff_system_is_exact():
+    """A mode decaying at rate k = 1000: integrating y backwards would make it grow as
+    exp(1000 t). Second derivatives come from the sensitivities' solves instead (forward in
+    time), both forward over reverse and reverse over reverse: the closed form's."""
+
+    def stiff(y, t, rate):
+        return knp.stack([-rate * y[0] + y[1], -0.5 * y[1] + 0.0 * y[0]])
+
+    grid = np.array([0.0, 0.5, 2.0])
+
+    def total(rate):
+        ys = odeint(stiff, np.array([1.0, 1.0]), grid, (rate,), rtol=1e-10, atol=1e-12)
+        return knp.sum(ys[:, 0])
+
+    rate = 1000.0
+    # y0(t) = exp(-t/2) / (k - 1/2) + (1 - 1 / (k - 1/2)) exp(-k t); exp(-500) is nothing.
+    exact = 2 * (np.exp(-0.25) + np.exp(-1.0)) / (rate - 0.5) ** 3
+    assert float(kenaz.hessian(total)(rate)) == pytest.approx(exact, rel=1e-5)
+    assert float(kenaz.grad(kenaz.grad(total))(rate)) == pytest.approx(exact, rel=1e-5)
+
+
 def test_a_changed_closed_over_value_is_not_replayed():
     """Compiled right-hand sides (and their adjoints) are shared between solves only when
     the traced programs agree, constants included: a new value read by func is used."""

@@ -10,6 +10,7 @@ Jacobian, per-component tolerances, a first step).
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -41,17 +42,30 @@ class Odeint:
     ) -> np.ndarray:
         """``rhs(y, t)`` from ``times[0]`` through ``times``; ``jac(y, t)`` its Jacobian in
         ``y`` (the user's ``Dfun`` first), which LSODA's stiff method uses."""
-        from scipy.integrate import odeint
+        from scipy.integrate import ODEintWarning, odeint
 
         y0 = np.asarray(y0, dtype=np.float64)
-        out, info = odeint(
-            rhs,
-            y0,
-            np.asarray(times),
-            Dfun=self.jacobian or jac,
-            full_output=True,
-            **self.options,
-        )
+        if self.derived:  # a derivative's solve: a failure raises (below), not warns
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ODEintWarning)
+                out, info = odeint(
+                    rhs, y0, np.asarray(times), Dfun=jac, full_output=True, **self.options
+                )
+            if info["message"] != "Integration successful.":
+                raise RuntimeError(
+                    "kenaz.scipy.integrate.odeint: a derivative's solve failed "
+                    f"({info['message']}); its result would be wrong. Loosen rtol/atol or "
+                    "raise mxstep."
+                )
+        else:
+            out, info = odeint(
+                rhs,
+                y0,
+                np.asarray(times),
+                Dfun=self.jacobian or jac,
+                full_output=True,
+                **self.options,
+            )
         self.info = info
         return out
 
@@ -74,7 +88,9 @@ class Odeint:
         output intervals, the longest of duration ``span``: the step budget of each
         interval for all of them, and step bounds in ``sigma``."""
         options = dict(self.options)
-        options["mxstep"] = (options.get("mxstep") or 500) * intervals
+        # Copy i spans output intervals 0..i, and the copies' hard stretches fall at
+        # different pseudo-times: a budget of every copy's steps (a limit, not a cost).
+        options["mxstep"] = (options.get("mxstep") or 500) * 2 * intervals * (intervals + 1)
         for key in ("hmax", "hmin"):
             if options.get(key):
                 options[key] = options[key] / span

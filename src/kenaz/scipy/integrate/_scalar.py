@@ -277,6 +277,7 @@ def _symbols(writer: _Writer, value: Any) -> np.ndarray:
 
 # -- compiling a program ---------------------------------------------------------------------
 _lock = threading.Lock()
+declined: dict[str, str] = {}  # program name -> why it was not compiled here (for developers)
 
 
 def scalar_code(program: Any, fallback: Callable[..., tuple]) -> Callable[..., tuple] | None:
@@ -292,10 +293,10 @@ def scalar_code(program: Any, fallback: Callable[..., tuple]) -> Callable[..., t
     with _lock:
         try:
             source = _generate(program, ufunc_of)
-        except _GiveUp:
+        except (_GiveUp, TypeError, ValueError, AttributeError, IndexError) as error:
+            # _GiveUp, or an implementation that does not run on symbols.
+            declined[program.name] = f"{type(error).__name__}: {error}"
             return None
-        except (TypeError, ValueError, AttributeError, IndexError):
-            return None  # an implementation that does not run on symbols
     namespace: dict[str, Any] = {
         "array": np.array, "float": float, "inf": math.inf, "nan": math.nan,
         "pow_": math.pow, "abs": abs,
@@ -343,16 +344,23 @@ def _generate(program: Any, ufunc_of: Callable) -> str:
         for atom in eq.inputs:
             if type(atom).__name__ == "Var":
                 operands.append(env[atom.id])
+            elif isinstance(atom.value, np.ndarray) and atom.value.dtype.kind == "f":
+                # A float constant array as symbols too: an implementation may write symbols
+                # into it (scatter_add's np.add.at into its zeros).
+                operands.append(_symbols(writer, atom.value))
             else:
                 operands.append(atom.value)
         impl = eq.op.numpy_impl or eq.op.impl
         ufunc = ufunc_of(impl)
-        if ufunc in _ELEMENTWISE and not eq.params:
-            result = _elementwise(ufunc, [_symbols(writer, x) for x in operands])
-        else:
-            with np.errstate(all="ignore"):
-                result = impl(*operands, **eq.params)
-            result = _symbols(writer, result)
+        try:
+            if ufunc in _ELEMENTWISE and not eq.params:
+                result = _elementwise(ufunc, [_symbols(writer, x) for x in operands])
+            else:
+                with np.errstate(all="ignore"):
+                    result = impl(*operands, **eq.params)
+                result = _symbols(writer, result)
+        except (_GiveUp, TypeError, ValueError, AttributeError, IndexError) as error:
+            raise _GiveUp(f"{eq.op.name}: {error}") from None
         if result.shape != tuple(eq.outputs[0].shape):
             raise _GiveUp(f"{eq.op.name} gave shape {result.shape}")
         env[eq.outputs[0].id] = result
