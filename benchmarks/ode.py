@@ -12,7 +12,7 @@ Two cases, each with 21 output times:
 ``grad`` is of the sum of the solution in the rate constants and ``y0``. Both
 systems are small, so kenaz's reverse mode takes one forward-sensitivity solve
 (``dy/d(y0, params)`` along ``y``) and contracts it; a larger system takes the
-adjoint's backward solve (``kenaz.scipy.integrate._solve.SENSITIVITY_LIMIT``).
+adjoint's backward solve (``kenaz.scipy.integrate._solve._by_sensitivities``).
 Targets: kenaz's forward <= 1.5x SciPy's; kenaz's grad <= 5x kenaz's forward.
 
 Run: ``.venv/bin/python benchmarks/ode.py`` (``.venv-bench`` has JAX).

@@ -4,7 +4,7 @@
 Its rules never differentiate the solver's steps; each is another solve, so
 that every rule is itself differentiable, batchable and compiled:
 
-- reverse (``grad``, ``vjp``) of a small system (:data:`SENSITIVITY_LIMIT`):
+- reverse (``grad``, ``vjp``) of a small system (:func:`_by_sensitivities`):
   one solve of ``y`` with its sensitivities ``S = dy/d(y0, params)``, whose
   pullback contracts the cotangent with ``S``: no backward solve, and its
   derivatives (second order) are those of that solve, stable for stiff
@@ -57,18 +57,27 @@ def _as_dtype(x: Tensor, like: Any) -> Tensor:
     return x if x.dtype == dtype or dtype.kind not in "fc" else x.astype(dtype)
 
 
-# A system whose sensitivity state ``[y, dy/d(y0, params)]`` has at most this many entries
-# is differentiated in reverse mode by that one forward solve (the pullback contracts it)
-# rather than by the adjoint's backward solve: fewer, cheaper steps, no dense forward solve
-# and no restart per output time, while the state stays small.
+# Reverse mode solves either the sensitivities ``[y, dy/d(y0, params)]`` forward (one
+# solve; the pullback contracts them) or the adjoint backward (a dense forward solve, then
+# one solve of every output interval's adjoint side by side). The sensitivities are taken
+# while their state has at most this many entries, or fewer than the adjoint's: one solve,
+# no interpolation, cheap steps (the states are small, run as float code).
 SENSITIVITY_LIMIT = 128
+REVERSE: str | None = None  # "adjoint" or "sensitivities": force one (tests, comparisons)
+
+
+def _by_sensitivities(n: int, m: int, count: int) -> bool:
+    if REVERSE is not None:
+        return REVERSE == "sensitivities"
+    size = n * (1 + m)
+    return size <= SENSITIVITY_LIMIT or size <= max(count - 1, 1) * m
 
 
 def _reverse(args: tuple, *, system: System) -> tuple:
     y0, t, *params = args
     n = system.size
     m = n + sum(int(np.prod(np.shape(p))) for p in params)
-    if n * (1 + m) <= SENSITIVITY_LIMIT:
+    if _by_sensitivities(n, m, int(np.shape(t)[0])):
         return _reverse_by_sensitivities(system, y0, t, params, m)
     ys = solve(y0, t, *params, system=system)
 
