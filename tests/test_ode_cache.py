@@ -12,7 +12,7 @@ import pytest
 import kenaz
 import kenaz.numpy as knp
 from kenaz.compiler import program as program_module
-from kenaz.scipy.integrate import odeint
+from kenaz.scipy.integrate import odeint, solve_ivp
 
 y0 = np.array([1.0, 0.5])
 times = np.array([0.0, 0.5, 1.0])
@@ -42,6 +42,10 @@ def test_a_solve_like_an_earlier_one_is_not_traced_again(monkeypatch):
     for _ in range(4):
         out = odeint(rhs, y0, times, (0.5,))
     assert len(traced) == 2  # the first solve, and the second that checks the first
+    for _ in range(4):
+        solved = solve_ivp(lambda t, y: rhs(y, t, 0.5), (0.0, 1.0), y0, t_eval=[1.0], rtol=1e-8)
+        assert solved.nfev > 0 and solved.status == 0
+    assert len(traced) == 4
     np.testing.assert_allclose(out.numpy()[-1], y0 * np.exp(-0.5), rtol=1e-6)
 
 

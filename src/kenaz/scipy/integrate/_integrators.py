@@ -10,6 +10,7 @@ Jacobian, per-component tolerances, a first step).
 
 from __future__ import annotations
 
+import threading
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -136,7 +137,11 @@ class _SharedInfo:
 
 class Ivp:
     """``scipy.integrate.solve_ivp`` with one method, tolerances and options; ``info`` is
-    the last result (its ``nfev``, ``status``, ``message``, and ``sol`` when dense)."""
+    the last result (its ``nfev``, ``status``, ``message``, and ``sol`` when dense).
+
+    ``info`` and ``kept`` are per thread: a cached system (see ``._cache``) serves the
+    solves of several threads with this one integrator.
+    """
 
     def __init__(
         self,
@@ -149,8 +154,24 @@ class Ivp:
         self.method, self.rtol, self.atol = method, rtol, atol
         self.options = options
         self.dense_output = dense_output
-        self.info: Any = None
-        self.kept: tuple | None = None  # (y0, result) of the solve that chose the times
+        self._local = threading.local()
+
+    @property
+    def info(self) -> Any:
+        return getattr(self._local, "info", None)
+
+    @info.setter
+    def info(self, value: Any) -> None:
+        self._local.info = value
+
+    @property
+    def kept(self) -> tuple | None:
+        """(y0, result) of the solve that chose the times (see :meth:`steps`)."""
+        return getattr(self._local, "kept", None)
+
+    @kept.setter
+    def kept(self, value: tuple | None) -> None:
+        self._local.kept = value
 
     def steps(self, rhs: Callable, y0: np.ndarray, t0: float, tf: float) -> np.ndarray:
         """The solver's own output times from ``t0`` to ``tf`` (without ``t_eval``); the

@@ -23,6 +23,7 @@ from ...compiler import program as program_module
 from ...effects import handlers_installed
 from ...tensor import Tensor
 from ._events import Events
+from ._fingerprint import value_key
 from ._function import Function
 from ._integrators import Ivp
 from ._solve import solve
@@ -141,9 +142,21 @@ def solve_ivp(
             out = user_jac(s, y, *plain_args)
             return np.asarray(out._value if isinstance(out, Tensor) else out, dtype=np.float64)
 
-    integrator = Ivp(method, rtol, atol, {**options, **({"jac": jac} if jac is not None else {})})
-    function = Function(fun, y0.shape, args, True, integrator, y0, t0, "solve_ivp")
+    integrator = Ivp(
+        method,
+        rtol,
+        atol,
+        {**options, **({"jac": jac} if jac is not None else {})},
+        dense_output,
+    )
+    # A solve like an earlier one reuses its system, and with it its integrator (whose
+    # per-call state is per thread); a callable jac is bound to these args: no cache.
+    solver_key = None
+    if not callable(jac) and isinstance(method, str):
+        solver_key = value_key(("solve_ivp", method, rtol, atol, options, jac, dense_output))
+    function = Function(fun, y0.shape, args, True, integrator, y0, t0, "solve_ivp", solver_key)
     params, system = function.params, function.system
+    integrator = system.integrator
     t_events = y_events = stop = None
     if events is not None:
         located = Events(events, args)
@@ -173,7 +186,6 @@ def solve_ivp(
         t_eval = _knp.reshape(t_eval, (-1,))
         times = _knp.concatenate([_knp.reshape(t0, (1,)), t_eval])
         outputs = slice(1, None)
-    integrator.dense_output = dense_output
     ys = solve(y0, times, *params, system=system)[outputs]
     result = integrator.info
     sol = None
