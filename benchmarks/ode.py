@@ -194,7 +194,7 @@ def run_case(title: str, peers) -> dict:
         print(
             f"  kenaz / jax: forward {medians['kenaz odeint'] / jax_forward:.1f}x"
             f" (jitted {medians['kenaz jit(odeint)'] / jax_forward:.1f}x),"
-            f" grad {medians['kenaz grad (adjoint)'] / jax_grad:.1f}x"
+            f" grad {medians['kenaz grad'] / jax_grad:.1f}x"
             f" (jitted {medians['kenaz jit(grad)'] / jax_grad:.1f}x)"
         )
     if note:
