@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import operator
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -180,10 +181,9 @@ def unary_with_slope(
     name: str,
     impl: Callable,
     *,
-    slope_times: Callable[[np.ndarray, np.ndarray], np.ndarray],
+    slope_times: Callable[[Any, Any, Any], Any],
     slope_derivative: Callable[[Tensor], Tensor],
     of_output: bool = False,
-    formula: str | None = None,
 ) -> Op:
     """Define a unary op whose rules are one primitive, ``d<name>(g, r) = g * f'(r)``.
 
@@ -195,29 +195,22 @@ def unary_with_slope(
     Parameters
     ----------
     slope_times : callable
-        ``slope_times(g, r) = g * f'(r)`` (``r`` is ``x``, or ``ans`` with
-        ``of_output``): on NumPy values at once, on other backends' through
-        :func:`_slope_on_backend` (one type test, no extra frame on NumPy's path).
-        So each formula is spelled twice, ``np`` inline and ``xp`` for other
-        backends, on purpose: one ``slope_times(xp, g, r)`` called through a
-        wrapper adds a frame per slope op, 0.5 % of W1's instructions
-        (113.25 M to 113.78 M per call, ``benchmarks/ab.py --instructions``).
+        ``slope_times(xp, g, r) = g * f'(r)`` in the array namespace ``xp``
+        (``r`` is ``x``, or ``ans`` with ``of_output``): one formula for every
+        backend, called with ``np`` on NumPy values at once and through
+        :func:`_slope_on_backend` on other backends' (see :func:`_slope_impl`),
+        and on symbols by the jit's fusion, which writes the same operations in
+        its fused loops (:mod:`kenaz.compiler.fusion`). Only arithmetic
+        operators, numbers and ``xp``'s unary functions, so that all three can.
     slope_derivative : callable
         ``d f'(r) / dr`` written with tensor ops: the ``r`` rule of the product,
         so that derivatives of every order hold.
     of_output : bool, optional
         ``f'`` is written in terms of the output (``tanh``: ``1 - ans**2``).
-    formula : str, optional
-        ``slope_times`` on scalars as the same operations in the same order, with
-        ``{g}``, ``{r}``, ``np.<ufunc>`` and ``C(number)`` (a number of the operands'
-        dtype): the jit compiler fuses it into elementwise loops
-        (:mod:`kenaz.compiler.fusion`). Set as ``slope_times.formula``.
     """
-    if formula is not None:
-        slope_times.formula = formula  # type: ignore[attr-defined]
     slope = Op(
         f"d{name}",
-        slope_times,
+        _slope_impl(slope_times),
         # Linear in g, so the product is its own derivative there; in r, g * f''(r).
         # Under vmap g and r may broadcast (one batched, one not), as any binary op's.
         jvp=[
@@ -238,6 +231,23 @@ def unary_with_slope(
         jvp = lambda t, ans, x: slope(t, x)
         vjp = lambda ans, x: lambda g: slope(g, x)
     return Op(name, impl, jvp=[jvp], vjp=[vjp], batch=batching.elementwise)
+
+
+def _slope_impl(slope_times: Callable[[Any, Any, Any], Any]) -> Callable[[Any, Any], Any]:
+    """The slope op's implementation: ``slope_times(np, g, r)`` on NumPy values (one type
+    test), else ``slope_times`` in the operands' common namespace."""
+
+    def impl(g, r):
+        if type(g) is _ndarray is type(r) or (  # both arrays: the commonest case
+            type(g) in NUMPY_TYPES and type(r) in NUMPY_TYPES
+        ):
+            return slope_times(np, g, r)
+        return _slope_on_backend(g, r, slope_times)
+
+    # An explicit field: the jit's fusion (kenaz.compiler.fusion) spells the same formula
+    # in its fused loops by calling it on symbols, so the formula is written once.
+    impl.slope_times = slope_times  # type: ignore[attr-defined]
+    return impl
 
 
 def _slope_on_backend(g, r, slope_times: Callable) -> object:
@@ -303,51 +313,27 @@ expm1 = unary("expm1", neutral_unary(np.expm1, "expm1"), d_ans=lambda ans: ans +
 log = unary_with_slope(
     "log",
     neutral_unary(np.log, "log"),
-    formula="{g} / {r}",
-    slope_times=lambda g, x: (
-        g / x
-        if type(g) is _ndarray is type(x)  # both arrays: the commonest case
-        or (type(g) in NUMPY_TYPES and type(x) in NUMPY_TYPES)
-        else _slope_on_backend(g, x, lambda xp, g, x: g / x)
-    ),
+    slope_times=lambda xp, g, x: g / x,
     slope_derivative=lambda x: -1 / (x * x),
 )
 log1p = unary("log1p", neutral_unary(np.log1p, "log1p"), d_x=lambda x: 1 / (x + 1))
 sqrt = unary_with_slope(
     "sqrt",
     neutral_unary(np.sqrt, "sqrt"),
-    formula="{g} * C(0.5) / {r}",
-    slope_times=lambda g, ans: (
-        g * 0.5 / ans
-        if type(g) is _ndarray is type(ans)  # both arrays: the commonest case
-        or (type(g) in NUMPY_TYPES and type(ans) in NUMPY_TYPES)
-        else _slope_on_backend(g, ans, lambda xp, g, ans: g * 0.5 / ans)
-    ),
+    slope_times=lambda xp, g, ans: g * 0.5 / ans,
     slope_derivative=lambda ans: -0.5 / (ans * ans),
     of_output=True,
 )
 sin = unary_with_slope(
     "sin",
     neutral_unary(np.sin, "sin"),
-    formula="{g} * np.cos({r})",
-    slope_times=lambda g, x: (
-        g * np.cos(x)
-        if type(g) is _ndarray is type(x)  # both arrays: the commonest case
-        or (type(g) in NUMPY_TYPES and type(x) in NUMPY_TYPES)
-        else _slope_on_backend(g, x, lambda xp, g, x: g * xp.cos(x))
-    ),
+    slope_times=lambda xp, g, x: g * xp.cos(x),
     slope_derivative=lambda x: -sin(x),
 )
 cos = unary_with_slope(
     "cos",
     neutral_unary(np.cos, "cos"),
-    formula="{g} * -np.sin({r})",
-    slope_times=lambda g, x: (
-        g * -np.sin(x)
-        if type(g) is _ndarray is type(x)  # both arrays: the commonest case
-        or (type(g) in NUMPY_TYPES and type(x) in NUMPY_TYPES)
-        else _slope_on_backend(g, x, lambda xp, g, x: g * -xp.sin(x))
-    ),
+    slope_times=lambda xp, g, x: g * -xp.sin(x),
     slope_derivative=lambda x: -cos(x),
 )
 tan = unary("tan", neutral_unary(np.tan, "tan"), d_ans=lambda ans: 1 + ans * ans)
@@ -359,13 +345,7 @@ cosh = unary("cosh", neutral_unary(np.cosh, "cosh"), d_x=lambda x: sinh(x))
 tanh = unary_with_slope(
     "tanh",
     neutral_unary(np.tanh, "tanh"),
-    formula="{g} * (C(1) - {r} * {r})",
-    slope_times=lambda g, ans: (
-        g * (1 - ans * ans)
-        if type(g) is _ndarray is type(ans)  # both arrays: the commonest case
-        or (type(g) in NUMPY_TYPES and type(ans) in NUMPY_TYPES)
-        else _slope_on_backend(g, ans, lambda xp, g, ans: g * (1 - ans * ans))
-    ),
+    slope_times=lambda xp, g, ans: g * (1 - ans * ans),
     slope_derivative=lambda ans: -2 * ans,
     of_output=True,
 )
@@ -383,13 +363,7 @@ arctanh = unary("arctanh", neutral_unary(np.arctanh, "atanh"), d_x=lambda x: 1 /
 square = unary_with_slope(
     "square",
     neutral_unary(np.square, "square"),
-    formula="{g} * (C(2) * {r})",
-    slope_times=lambda g, x: (
-        g * (2 * x)
-        if type(g) is _ndarray is type(x)  # both arrays: the commonest case
-        or (type(g) in NUMPY_TYPES and type(x) in NUMPY_TYPES)
-        else _slope_on_backend(g, x, lambda xp, g, x: g * (2 * x))
-    ),
+    slope_times=lambda xp, g, x: g * (2 * x),
     slope_derivative=lambda x: 2,
 )
 
@@ -405,13 +379,7 @@ def _logistic_impl(x):
 logistic = unary_with_slope(
     "logistic",
     _logistic_impl,
-    formula="{g} * {r} * (C(1) - {r})",
-    slope_times=lambda g, ans: (
-        g * ans * (1 - ans)
-        if type(g) is _ndarray is type(ans)  # both arrays: the commonest case
-        or (type(g) in NUMPY_TYPES and type(ans) in NUMPY_TYPES)
-        else _slope_on_backend(g, ans, lambda xp, g, ans: g * ans * (1 - ans))
-    ),
+    slope_times=lambda xp, g, ans: g * ans * (1 - ans),
     slope_derivative=lambda ans: 1 - 2 * ans,
     of_output=True,
 )
