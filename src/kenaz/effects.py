@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import inspect
 import itertools
+import operator
 import types
 from collections.abc import Callable, Mapping, Sequence
 from contextvars import ContextVar
@@ -88,6 +89,16 @@ class Op:
         Either table may be omitted: the other is transposed into it (a jvp
         rule is linear in the tangent, a pullback in the cotangent), to any
         order of derivative.
+    saves : sequence of tuples of ints, ``each_argument(rule)`` or None, optional
+        What each argument's derivative rule reads, so what its pullback
+        keeps: one tuple per positional argument, of argument positions
+        (``-1`` for the output ``ans``, ``slice(k, None)`` for arguments ``k``
+        on, as a variadic op's index arrays); ``()`` (or a missing entry) for
+        nothing. ``mul``'s is ``[(1,), (0,)]``, ``exp``'s ``[(-1,)]``,
+        ``add``'s ``[]``. The tape keeps these with each entry, so that an
+        in-place change to one of them before the backward pass is caught
+        (:mod:`kenaz.mutation`). None (the default) means the rule may read
+        the output and every argument.
     batch : callable or None, optional
         ``rule(op, args, axes, **params) -> (out, out_axis)`` for ``vmap``:
         ``args`` are the batched values one level out and ``axes[i]`` is the
@@ -144,6 +155,7 @@ class Op:
         "forward",
         "reverse",
         "is_call",
+        "saves",
         "__weakref__",
     )
 
@@ -160,6 +172,7 @@ class Op:
         multiple_results: bool = False,
         forward: Callable[..., Any] | None = None,
         reverse: Callable[..., Any] | None = None,
+        saves: Sequence[Sequence[int | slice]] | each_argument | None = None,
     ) -> None:
         self.name = name
         self.impl = impl
@@ -175,6 +188,7 @@ class Op:
         # slot, not a class attribute: CPython 3.11 reads a slot in a few instructions, a
         # class attribute through an instance in many (no specialization).
         self.is_call = False
+        self.saves = _saves_table(saves)
 
     def __call__(self, *args: Any, **params: Any) -> Tensor:
         """Perform the op (replaced by ``perform`` itself below, to save a call)."""
@@ -188,6 +202,66 @@ def _rule_table(rules: Any) -> Any:
     if rules is None or isinstance(rules, each_argument):
         return rules
     return tuple(rules)
+
+
+def _saves_table(saves: Any) -> Any:
+    """``Op.saves`` as the tape reads it: ``table[i]`` is None (nothing kept) or a function of
+    ``(op, ans, *args)`` returning ``(op, *kept)``: an ``operator.itemgetter``, no frame."""
+    if saves is None:
+        return _SavesAll()
+    if isinstance(saves, each_argument):
+        return _SavesEach(saves.rule)
+    # Arguments past the declared entries keep nothing (an index, say): padded, so that the
+    # tape's lookup is one subscript (no op has 16 positional arguments; variadic ones use
+    # `each_argument`).
+    keepers = tuple(_keeper(positions) for positions in saves)
+    return keepers + (None,) * (16 - len(keepers))
+
+
+def _keeper(positions: Sequence[int | slice]) -> Callable[[tuple], tuple] | None:
+    if not positions:
+        return None
+    # (op, ans, *args): the op at 0, `ans` (-1) at 1, argument i at i + 2.
+    if all(type(p) is int for p in positions):
+        return operator.itemgetter(0, *[1 if p == -1 else p + 2 for p in positions])
+    # A slice of arguments (a variadic op's index arrays): a function, slower, rarer.
+    picks = [p if type(p) is int else slice(p.start + 2, None) for p in positions]
+
+    def keep(values: tuple) -> tuple:
+        kept: list[Any] = [values[0]]
+        for p in picks:
+            if type(p) is int:
+                kept.append(values[1 if p == -1 else p + 2])
+            else:
+                kept.extend(values[p])
+        return tuple(kept)
+
+    return keep
+
+
+def _keep_all(values: tuple) -> tuple:
+    return values
+
+
+class _SavesAll:
+    """The table of an op that states nothing: every pullback may keep all its inputs."""
+
+    __slots__ = ()
+
+    def __getitem__(self, index: int) -> Callable[[tuple], tuple]:
+        return _keep_all
+
+
+class _SavesEach:
+    """The table of a variadic op: ``rule(i)`` is argument ``i``'s positions."""
+
+    __slots__ = ("rule",)
+
+    def __init__(self, rule: Callable[[int], Sequence[int]]) -> None:
+        self.rule = rule
+
+    def __getitem__(self, index: int) -> Callable[[tuple], tuple] | None:
+        return _keeper(self.rule(index))
 
 
 class each_argument:  # noqa: N801 - used like a function in rule tables

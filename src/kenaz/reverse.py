@@ -52,7 +52,7 @@ class ReverseHandler(TapeHandler):
 
     def __init__(self) -> None:
         super().__init__()
-        self.tape: list[tuple[Any, list[tuple[int, Callable]]]] = []
+        self.tape: list[tuple[Any, list[tuple[int, Callable, Any]]]] = []
 
     def handle(self, op: Op, args: tuple, params: dict) -> Any:
         if op.reverse is not None:  # a joint rule: outputs and pullback together
@@ -85,13 +85,18 @@ class ReverseHandler(TapeHandler):
         makers = op.vjp
         if makers is None:
             makers = _transposed_jvp_makers(op)
-        # One (parent node, pullback) pair per tracked argument with a rule; an
-        # argument without one (an index, a condition) gets no cotangent.
+        # One (parent node, pullback, kept) triple per tracked argument with a rule; an
+        # argument without one (an index, a condition) gets no cotangent. `kept` is
+        # `(op, *values its pullback keeps)` as the op states it (`Op.saves`), or None:
+        # what kenaz.mutation checks for in-place changes before a backward pass.
+        saves = op.saves
         edges = []
         for i, parent in tracked:  # a loop, not a comprehension: no frame of its own
             maker = makers[i]
             if maker is not None:
-                edges.append((parent, maker(out, *args, **params)))
+                keep = saves[i]
+                pullback = maker(out, *args, **params)
+                edges.append((parent, pullback, keep and keep((op, out, *args))))
         if op.multiple_results:
             self.record(out, edges)
             return out
@@ -141,17 +146,22 @@ class ReverseHandler(TapeHandler):
         if not any(o.dtype.kind in "fc" for o in outs):
             return tuple(outs) if op.multiple_results else outs[0]
         shared = SharedPullback(pullback, [(i, inputs[i]) for i, _ in parents])
-        edges = [(node, shared.part(k)) for k, (_, node) in enumerate(parents)]
+        # A joint rule keeps what it was given and what it returned, and what its pullback
+        # states it keeps besides (`pullback.keeps`: what checkpoint's recomputation reads):
+        # kenaz.mutation checks them for in-place changes.
+        kept = (op, *inputs, *outs, *getattr(pullback, "keeps", ()))
+        edges = [(node, shared.part(k), kept) for k, (_, node) in enumerate(parents)]
         if op.multiple_results:
             self.record(outs, edges)
             return tuple(outs)
         self.tape.append((self.track(outs[0]), edges))
         return outs[0]
 
-    def record(self, outs: Sequence[Tensor], edges: list[tuple[int, Callable]]) -> None:
+    def record(self, outs: Sequence[Tensor], edges: list[tuple[int, Callable, Any]]) -> None:
         """Append a tape entry for several outputs ``outs``.
 
-        ``edges`` pairs each parent's node number with its pullback, which
+        ``edges`` pairs each parent's node number with its pullback (and what it
+        keeps, for :mod:`kenaz.mutation`), which
         receives the tuple of the outputs' cotangents, ``None`` for an output
         that received none (a symbolic zero: never an array of zeros, so a rule
         skips the terms it would multiply, which may be infinite). The entry is
@@ -186,7 +196,7 @@ class ReverseHandler(TapeHandler):
                 cotangents[node] = None  # used once: free it as the walk goes on
             if g is None:
                 continue
-            for parent, pullback in edges:
+            for parent, pullback, _ in edges:
                 contribution = g if pullback is identity else pullback(g)
                 previous = cotangents[parent]
                 if previous is not None:  # several paths lead here: sum them

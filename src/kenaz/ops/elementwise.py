@@ -170,7 +170,8 @@ def unary(
     else:
         jvp = lambda t, ans, x: t * d_x(x)
         vjp = lambda ans, x: lambda g: g * d_x(x)
-    return Op(name, impl, jvp=[jvp], vjp=[vjp], batch=batching.elementwise)
+    saves = [(-1,)] if d_ans is not None else [(0,)]
+    return Op(name, impl, jvp=[jvp], vjp=[vjp], batch=batching.elementwise, saves=saves)
 
 
 # The `slope` primitives of the unary ops defined with `unary_with_slope`, by name.
@@ -222,6 +223,7 @@ def unary_with_slope(
             lambda ans, g, r: _unbroadcast(r, ans, lambda c: c * g * slope_derivative(r)),
         ],
         batch=batching.elementwise,
+        saves=[(1,), (0, 1)],  # g's rule reads r; r's reads g and r (shapes are not values)
     )
     slope_ops[slope.name] = slope
     if of_output:
@@ -230,7 +232,8 @@ def unary_with_slope(
     else:
         jvp = lambda t, ans, x: slope(t, x)
         vjp = lambda ans, x: lambda g: slope(g, x)
-    return Op(name, impl, jvp=[jvp], vjp=[vjp], batch=batching.elementwise)
+    saves = [(-1,)] if of_output else [(0,)]
+    return Op(name, impl, jvp=[jvp], vjp=[vjp], batch=batching.elementwise, saves=saves)
 
 
 def _slope_impl(slope_times: Callable[[Any, Any, Any], Any]) -> Callable[[Any, Any], Any]:
@@ -279,6 +282,7 @@ negative = Op(
     jvp=[lambda t, ans, x: -t],
     vjp=[lambda ans, x: lambda g: -g],
     batch=batching.elementwise,
+    saves=[],
 )
 
 
@@ -307,6 +311,7 @@ absolute = Op(
     jvp=[_abs_jvp],
     vjp=[_abs_vjp],
     batch=batching.elementwise,
+    saves=[(0, -1)],
 )
 exp = unary("exp", neutral_unary(np.exp, "exp"), d_ans=lambda ans: ans)
 expm1 = unary("expm1", neutral_unary(np.expm1, "expm1"), d_ans=lambda ans: ans + 1)
@@ -411,6 +416,7 @@ conjugate = Op(
     jvp=[lambda t, ans, x: conjugate(t)],
     vjp=[lambda ans, x: lambda g: conjugate(g)],
     batch=batching.elementwise,
+    saves=[],
 )
 
 
@@ -434,6 +440,7 @@ real = Op(
     jvp=[lambda t, ans, x: real(t)],
     vjp=[_complex_part_vjp(lambda g: g)],
     batch=batching.elementwise,
+    saves=[],  # x's dtype only
 )
 imag = Op(
     "imag",
@@ -441,6 +448,7 @@ imag = Op(
     jvp=[lambda t, ans, x: imag(t)],
     vjp=[_complex_part_vjp(lambda g: -1j * g)],
     batch=batching.elementwise,
+    saves=[],
 )
 
 
@@ -478,8 +486,8 @@ def _by_operator(ufunc: np.ufunc, operation: Callable) -> Callable:
     return impl
 
 
-def binary(name: str, impl: Callable, jvp, vjp) -> Op:
-    return Op(name, impl, jvp=jvp, vjp=vjp, batch=batching.elementwise)
+def binary(name: str, impl: Callable, jvp, vjp, saves=None) -> Op:
+    return Op(name, impl, jvp=jvp, vjp=vjp, batch=batching.elementwise, saves=saves)
 
 
 add = binary(
@@ -490,6 +498,7 @@ add = binary(
         lambda ans, x, y: _unbroadcast(x, ans, identity),
         lambda ans, x, y: _unbroadcast(y, ans, identity),
     ],
+    saves=[],  # shapes and dtypes only
 )
 subtract = binary(
     "sub",
@@ -499,6 +508,7 @@ subtract = binary(
         lambda ans, x, y: _unbroadcast(x, ans, identity),
         lambda ans, x, y: _unbroadcast(y, ans, lambda g: -g),
     ],
+    saves=[],
 )
 multiply = binary(
     "mul",
@@ -508,6 +518,7 @@ multiply = binary(
         lambda ans, x, y: _unbroadcast(x, ans, lambda g: g * y),
         lambda ans, x, y: _unbroadcast(y, ans, lambda g: x * g),
     ],
+    saves=[(1,), (0,)],
 )
 divide = binary(
     "div",
@@ -517,6 +528,7 @@ divide = binary(
         lambda ans, x, y: _unbroadcast(x, ans, lambda g: g / y),
         lambda ans, x, y: _unbroadcast(y, ans, lambda g: -g * ans / y),
     ],
+    saves=[(1,), (-1, 1)],
 )
 
 
@@ -554,6 +566,7 @@ power = binary(
         lambda ans, x, y: _unbroadcast(x, ans, lambda g: g * _pow_d_base(x, y)),
         lambda ans, x, y: _unbroadcast(y, ans, lambda g: g * _pow_d_exponent(ans, x)),
     ],
+    saves=[(0, 1), (-1, 0)],
 )
 
 
@@ -573,8 +586,15 @@ maximum = binary(
         lambda ans, x, y: _unbroadcast(x, ans, lambda g: g * _chooser_weights(ans, x, y)),
         lambda ans, x, y: _unbroadcast(y, ans, lambda g: g * _chooser_weights(ans, y, x)),
     ],
+    saves=[(-1, 0, 1), (-1, 0, 1)],
 )
-minimum = binary("minimum", neutral_binary(np.minimum, "minimum"), jvp=maximum.jvp, vjp=maximum.vjp)
+minimum = binary(
+    "minimum",
+    neutral_binary(np.minimum, "minimum"),
+    jvp=maximum.jvp,
+    vjp=maximum.vjp,
+    saves=[(-1, 0, 1), (-1, 0, 1)],
+)
 
 
 def _atan2_denominator(x, y):
@@ -592,6 +612,7 @@ arctan2 = binary(
         lambda ans, y, x: _unbroadcast(y, ans, lambda g: g * x / _atan2_denominator(x, y)),
         lambda ans, y, x: _unbroadcast(x, ans, lambda g: -g * y / _atan2_denominator(x, y)),
     ],
+    saves=[(0, 1), (0, 1)],
 )
 floor_divide = Op(
     "floor_divide",
@@ -611,6 +632,7 @@ remainder = binary(
         lambda ans, x, y: _unbroadcast(x, ans, identity),
         lambda ans, x, y: _unbroadcast(y, ans, lambda g: -g * floor_divide(x, y)),
     ],
+    saves=[(), (0, 1)],
 )
 
 
@@ -664,6 +686,7 @@ where = Op(
         lambda ans, c, x, y: _unbroadcast(y, ans, lambda g: where(c, 0, g)),
     ],
     batch=batching.elementwise,
+    saves=[(), (0,), (0,)],  # the condition
 )
 
 
@@ -687,6 +710,7 @@ cast = Op(
     jvp=[lambda t, ans, x, dtype: astype(t, dtype)],
     vjp=[_cast_vjp],
     batch=batching.elementwise,
+    saves=[],  # x's dtype only
 )
 
 
@@ -723,6 +747,7 @@ alias = Op(
     jvp=[lambda t, ans, x: t],
     vjp=[lambda ans, x: identity],
     batch=batching.elementwise,
+    saves=[],
 )
 
 # A copy with its own memory (Tensors may be changed in place outside transformations).
@@ -734,6 +759,7 @@ copy = Op(
     jvp=[lambda t, ans, x: t],
     vjp=[lambda ans, x: identity],
     batch=batching.elementwise,
+    saves=[],
 )
 
 def broadcast_copy(x, target_shape) -> Tensor:

@@ -127,6 +127,7 @@ _matmul = Op(
     jvp=[lambda t, ans, x, y: _matmul(t, y), lambda t, ans, x, y: _matmul(x, t)],
     vjp=[_matmul_vjp_x, _matmul_vjp_y],
     batch=_matmul_batch,
+    saves=[(1,), (0,)],
 )
 
 
@@ -251,6 +252,8 @@ _einsum = Op(
     jvp=each_argument(_einsum_jvp),
     vjp=each_argument(_einsum_vjp),
     batch=_einsum_batch,
+    # Each operand's rule reads the others (multilinear); stated as all operands.
+    saves=each_argument(lambda index: (slice(0, None),)),
 )
 
 

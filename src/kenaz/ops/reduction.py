@@ -110,6 +110,7 @@ def _chooser(name: str, impl) -> Op:
             * _chooser_weights(ans, x, axis, keepdims)
         ],
         batch=batching.reduction,
+        saves=[(-1, 0)],
     )
     return op
 
@@ -178,6 +179,7 @@ _logsumexp = Op(
         * _softmax_weights(ans, x, axis, keepdims)
     ],
     batch=batching.reduction,
+    saves=[(-1, 0)],
 )
 
 
@@ -267,6 +269,7 @@ _prod = Op(
         * _product_of_others(x, axis)
     ],
     batch=batching.reduction,
+    saves=[(0,)],
 )
 
 
@@ -294,6 +297,7 @@ _cumsum = Op(
         )
     ],
     batch=batching.scan,
+    saves=[],  # linear
 )
 
 

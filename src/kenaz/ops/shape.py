@@ -87,6 +87,7 @@ _reshape = Op(
     ),
     jvp=[lambda t, ans, x, shape, order: _reshape(t, shape=ans.shape, order=order)],
     vjp=[_reshape_vjp],
+    saves=[],  # shapes only: linear
     batch=_reshape_batch,
 )
 
@@ -166,6 +167,7 @@ _broadcast_to = Op(
     _broadcast_to_impl,
     jvp=[lambda t, ans, x, shape: _broadcast_to(t, shape=shape)],
     vjp=[_broadcast_to_vjp],
+    saves=[],  # shapes only: linear
     batch=_broadcast_to_batch,
 )
 
@@ -209,6 +211,7 @@ _transpose = Op(
     ),
     jvp=[lambda t, ans, x, axes: _transpose(t, axes=axes)],
     vjp=[_transpose_vjp],
+    saves=[],  # shapes only: linear
     batch=_transpose_batch,
 )
 
@@ -286,6 +289,7 @@ _squeeze = Op(
     ),
     jvp=[lambda t, ans, x, axis: _squeeze(t, axis=axis)],
     vjp=[_to_shape_of_input],
+    saves=[],  # shapes only: linear
     batch=_squeeze_batch,
 )
 
@@ -330,6 +334,7 @@ _expand_dims = Op(
     _expand_dims_impl,
     jvp=[lambda t, ans, x, axis: _expand_dims(t, axis=axis)],
     vjp=[_to_shape_of_input],
+    saves=[],  # shapes only: linear
     batch=_expand_dims_batch,
 )
 
@@ -382,6 +387,7 @@ _concatenate = Op(
     ),
     jvp=each_argument(_concatenate_jvp),
     vjp=each_argument(_concatenate_vjp),
+    saves=each_argument(lambda index: ()),  # shapes only: linear
     batch=_concatenate_batch,
 )
 
@@ -455,6 +461,7 @@ _flip = Op(
     lambda x, axis: np.flip(x, axis) if type(x) in NUMPY_TYPES else namespace(x).flip(x, axis=axis),
     jvp=[lambda t, ans, x, axis: _flip(t, axis=axis)],
     vjp=[lambda ans, x, axis: lambda g: _flip(g, axis=axis)],
+    saves=[],  # shapes only: linear
     batch=along_axes,
 )
 
@@ -506,6 +513,7 @@ _pad = Op(
         )
     ],
     vjp=[_pad_vjp],
+    saves=[],  # shapes only: linear
     batch=_pad_batch,
 )
 
@@ -564,6 +572,7 @@ _repeat = Op(
     ),
     jvp=[lambda t, ans, x, repeats, axis: _repeat(t, repeats=repeats, axis=axis)],
     vjp=[_repeat_vjp],
+    saves=[],  # shapes only: linear
     batch=scan,  # acts along one axis and keeps the layout, like a scan
 )
 
@@ -604,6 +613,7 @@ _tile = Op(
     lambda x, reps: np.tile(x, reps) if type(x) in NUMPY_TYPES else namespace(x).tile(x, reps),
     jvp=[lambda t, ans, x, reps: _tile(t, reps=reps)],
     vjp=[_tile_vjp],
+    saves=[],  # shapes only: linear
     batch=_tile_batch,
 )
 
@@ -699,6 +709,7 @@ _sum = Op(
     numpy_impl=np.add.reduce,
     jvp=[lambda t, ans, x, axis, keepdims: _sum(t, axis=axis, keepdims=keepdims)],
     vjp=[_sum_vjp],
+    saves=[],  # shapes only: linear
     batch=reduction_batch,
 )
 
