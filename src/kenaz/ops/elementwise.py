@@ -31,6 +31,7 @@ from ..convert import array_argument
 from ..effects import Op, identity
 from ..tensor import Tensor
 from . import batching, shape
+from .linearity import linear
 
 
 def _erf_impl(x):
@@ -209,15 +210,12 @@ def unary_with_slope(
     of_output : bool, optional
         ``f'`` is written in terms of the output (``tanh``: ``1 - ans**2``).
     """
+    # Linear in g (so its jvp there is itself on the tangent); in r, g * f''(r).
+    # Under vmap g and r may broadcast (one batched, one not), as any binary op's.
     slope = Op(
         f"d{name}",
         _slope_impl(slope_times),
-        # Linear in g, so the product is its own derivative there; in r, g * f''(r).
-        # Under vmap g and r may broadcast (one batched, one not), as any binary op's.
-        jvp=[
-            lambda t, ans, g, r: _fit(slope(t, r), ans),
-            lambda t, ans, g, r: _fit(t * g * slope_derivative(r), ans),
-        ],
+        jvp=[None, lambda t, ans, g, r: _fit(t * g * slope_derivative(r), ans)],
         vjp=[
             lambda ans, g, r: _unbroadcast(g, ans, lambda c: slope(c, r)),
             lambda ans, g, r: _unbroadcast(r, ans, lambda c: c * g * slope_derivative(r)),
@@ -225,6 +223,7 @@ def unary_with_slope(
         batch=batching.elementwise,
         saves=[(1,), (0, 1)],  # g's rule reads r; r's reads g and r (shapes are not values)
     )
+    linear(slope, (0,))
     slope_ops[slope.name] = slope
     if of_output:
         jvp = lambda t, ans, x: slope(t, ans)
@@ -279,11 +278,11 @@ def _negative_impl(x):
 negative = Op(
     "neg",
     _negative_impl,
-    jvp=[lambda t, ans, x: -t],
     vjp=[lambda ans, x: lambda g: -g],
     batch=batching.elementwise,
     saves=[],
 )
+linear(negative)
 
 
 def _phase(x, ans):
@@ -413,11 +412,11 @@ def round_(x, decimals: int = 0) -> Tensor:
 conjugate = Op(
     "conj",
     neutral_unary(np.conjugate, "conj"),
-    jvp=[lambda t, ans, x: conjugate(t)],
     vjp=[lambda ans, x: lambda g: conjugate(g)],
     batch=batching.elementwise,
     saves=[],
 )
+linear(conjugate)
 
 
 def _real_part(x: Tensor) -> Tensor:
@@ -437,19 +436,19 @@ def _complex_part_vjp(project: Callable[[Tensor], Tensor]):
 real = Op(
     "real",
     neutral_unary(np.real, "real"),
-    jvp=[lambda t, ans, x: real(t)],
     vjp=[_complex_part_vjp(lambda g: g)],
     batch=batching.elementwise,
     saves=[],  # x's dtype only
 )
+linear(real)
 imag = Op(
     "imag",
     neutral_unary(np.imag, "imag"),
-    jvp=[lambda t, ans, x: imag(t)],
     vjp=[_complex_part_vjp(lambda g: -1j * g)],
     batch=batching.elementwise,
     saves=[],
 )
+linear(imag)
 
 
 # -- binary, broadcasting ------------------------------------------------------------------
@@ -510,26 +509,28 @@ subtract = binary(
     ],
     saves=[],
 )
-multiply = binary(
+multiply = binary(  # bilinear: its jvp rules are itself with the tangent for x, for y
     "mul",
     _by_operator(np.multiply, operator.mul),
-    jvp=[lambda t, ans, x, y: _fit(t * y, ans), lambda t, ans, x, y: _fit(x * t, ans)],
+    jvp=None,
     vjp=[
         lambda ans, x, y: _unbroadcast(x, ans, lambda g: g * y),
         lambda ans, x, y: _unbroadcast(y, ans, lambda g: x * g),
     ],
     saves=[(1,), (0,)],
 )
-divide = binary(
+linear(multiply, (0, 1))
+divide = binary(  # linear in x
     "div",
     _by_operator(np.true_divide, operator.truediv),
-    jvp=[lambda t, ans, x, y: _fit(t / y, ans), lambda t, ans, x, y: _fit(-t * ans / y, ans)],
+    jvp=[None, lambda t, ans, x, y: _fit(-t * ans / y, ans)],
     vjp=[
         lambda ans, x, y: _unbroadcast(x, ans, lambda g: g / y),
         lambda ans, x, y: _unbroadcast(y, ans, lambda g: -g * ans / y),
     ],
     saves=[(1,), (-1, 1)],
 )
+linear(divide, (0,))
 
 
 def _pow_d_base(x, y):
@@ -707,11 +708,11 @@ def _cast_vjp(ans, x, dtype):
 cast = Op(
     "cast",
     _cast_impl,
-    jvp=[lambda t, ans, x, dtype: astype(t, dtype)],
     vjp=[_cast_vjp],
     batch=batching.elementwise,
     saves=[],  # x's dtype only
 )
+linear(cast)
 
 
 def astype(x, dtype) -> Tensor:

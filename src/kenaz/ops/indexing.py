@@ -31,6 +31,7 @@ from ..effects import Op, handlers_installed
 from ..tensor import Tensor
 from . import batching, shape
 from .elementwise import equal, where
+from .linearity import linear
 
 
 class _ArraySlot:
@@ -205,11 +206,11 @@ def _gather_batch(op, args, batch_axes, *, spec):
 gather = Op(
     "gather",
     _gather_impl,
-    jvp=[lambda t, ans, x, *arrays, spec: gather(t, *arrays, spec=spec)],
     vjp=[_gather_vjp],
     batch=_gather_batch,
     saves=[(slice(1, None),)],  # the index arrays (and x's shape)
 )
+linear(gather)
 
 
 # -- basic indexing: ints, slices, None and ... ------------------------------------------
@@ -241,11 +242,11 @@ basic_index = Op(
     lambda x, index: (
         x[index] if type(x) in NUMPY_TYPES else x[standard_index(namespace(x), x.ndim, index)]
     ),
-    jvp=[lambda t, ans, x, index: basic_index(t, index), None],
     vjp=[_basic_index_vjp, None],
     batch=_basic_index_batch,
     saves=[],  # x's shape, and the index (ints and slices, no array)
 )
+linear(basic_index)
 
 
 def _is_basic_tuple(index: tuple[Any, ...]) -> bool:

@@ -20,6 +20,7 @@ from ..tensor import Tensor
 from . import batching, shape
 from . import elementwise as ew
 from .axes import normalize_axes  # noqa: F401  (re-exported: kenaz.ops.reduction.normalize_axes)
+from .linearity import linear
 from .shape import _sum, expand_reduced, sum_to  # noqa: F401  (sum lives with broadcasting)
 
 
@@ -290,7 +291,6 @@ _cumsum = Op(
         if type(x) in NUMPY_TYPES
         else namespace(x).cumulative_sum(x, axis=axis)
     ),
-    jvp=[lambda t, ans, x, axis: _cumsum(t, axis=axis)],
     vjp=[
         lambda ans, x, axis: lambda g: shape.flip(
             _cumsum(shape.flip(g, (axis,)), axis=axis), (axis,)
@@ -299,6 +299,7 @@ _cumsum = Op(
     batch=batching.scan,
     saves=[],  # linear
 )
+linear(_cumsum)
 
 
 def _cumprod_by_masked_prod(x: Tensor, axis: int) -> Tensor:
