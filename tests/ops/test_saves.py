@@ -18,13 +18,24 @@ from kenaz import Handler, Op, Tensor, handler, perform_args
 from kenaz.effects import _SavesAll
 from kenaz.reverse import _transposed_jvp_makers
 
-from . import test_elementwise, test_indexing, test_linalg, test_reduction, test_shape
+from . import (
+    test_elementwise,
+    test_fft,
+    test_indexing,
+    test_linalg,
+    test_reduction,
+    test_shape,
+    test_special,
+)
 from .cases import OpCase, as_params, cast_args
 
 # The families whose ops state their saves (the others keep everything: nothing to test).
 _CASES = [
     case
-    for family in (test_elementwise, test_indexing, test_linalg, test_reduction, test_shape)
+    for family in (
+        test_elementwise, test_fft, test_indexing, test_linalg, test_reduction, test_shape,
+        test_special,
+    )
     for case in family.CASES
 ]
 

@@ -69,6 +69,7 @@ fftn = Op(
     _fftn_impl,
     vjp=[_fftn_vjp],
     batch=_batch,
+    saves=[],  # x's dtype only
 )
 linear(fftn)
 
@@ -96,6 +97,7 @@ rfftn = Op(
     ),
     vjp=[_rfftn_vjp],
     batch=_batch,
+    saves=[],  # x's shape only
 )
 linear(rfftn)
 
@@ -131,5 +133,6 @@ irfftn = Op(
     ),
     vjp=[_irfftn_vjp],
     batch=_batch,
+    saves=[],  # y's dtype and shape only
 )
 linear(irfftn)
