@@ -14,7 +14,6 @@ from __future__ import annotations
 import functools
 import inspect
 import itertools
-import operator
 import types
 from collections.abc import Callable, Mapping, Sequence
 from contextvars import ContextVar
@@ -205,8 +204,9 @@ def _rule_table(rules: Any) -> Any:
 
 
 def _saves_table(saves: Any) -> Any:
-    """``Op.saves`` as the tape reads it: ``table[i]`` is None (nothing kept) or a function of
-    ``(op, ans, *args)`` returning ``(op, *kept)``: an ``operator.itemgetter``, no frame."""
+    """``Op.saves`` as the tape reads it, per argument: None (nothing kept), an int (the one
+    value kept: argument ``i``, or ``-1`` for the output: one subscript on the tape's path),
+    or a function ``keep(ans, args)`` returning the tuple of values kept."""
     if saves is None:
         return _SavesAll()
     if isinstance(saves, each_argument):
@@ -218,29 +218,27 @@ def _saves_table(saves: Any) -> Any:
     return keepers + (None,) * (16 - len(keepers))
 
 
-def _keeper(positions: Sequence[int | slice]) -> Callable[[tuple], tuple] | None:
+def _keeper(positions: Sequence[int | slice]) -> int | Callable[[Any, tuple], tuple] | None:
     if not positions:
         return None
-    # (op, ans, *args): the op at 0, `ans` (-1) at 1, argument i at i + 2.
-    if all(type(p) is int for p in positions):
-        return operator.itemgetter(0, *[1 if p == -1 else p + 2 for p in positions])
-    # A slice of arguments (a variadic op's index arrays): a function, slower, rarer.
-    picks = [p if type(p) is int else slice(p.start + 2, None) for p in positions]
+    if len(positions) == 1 and type(positions[0]) is int:
+        return positions[0]
+    picks = tuple(positions)
 
-    def keep(values: tuple) -> tuple:
-        kept: list[Any] = [values[0]]
+    def keep(ans: Any, args: tuple) -> tuple:
+        kept: list[Any] = []
         for p in picks:
             if type(p) is int:
-                kept.append(values[1 if p == -1 else p + 2])
-            else:
-                kept.extend(values[p])
+                kept.append(ans if p == -1 else args[p])
+            else:  # a slice of arguments (a variadic op's index arrays)
+                kept.extend(args[p])
         return tuple(kept)
 
     return keep
 
 
-def _keep_all(values: tuple) -> tuple:
-    return values
+def _keep_all(ans: Any, args: tuple) -> tuple:
+    return (ans, *args)
 
 
 class _SavesAll:
@@ -248,7 +246,7 @@ class _SavesAll:
 
     __slots__ = ()
 
-    def __getitem__(self, index: int) -> Callable[[tuple], tuple]:
+    def __getitem__(self, index: int) -> Callable[[Any, tuple], tuple]:
         return _keep_all
 
 
@@ -260,7 +258,7 @@ class _SavesEach:
     def __init__(self, rule: Callable[[int], Sequence[int]]) -> None:
         self.rule = rule
 
-    def __getitem__(self, index: int) -> Callable[[tuple], tuple] | None:
+    def __getitem__(self, index: int) -> int | Callable[[Any, tuple], tuple] | None:
         return _keeper(self.rule(index))
 
 

@@ -41,6 +41,7 @@ __all__ = [
     "in_place_target",
     "plain",
     "ReadsRecorder",
+    "stated_saves",
 ]
 
 # The tapes (and linearizations) alive now, as weak references: registering one costs
@@ -344,11 +345,11 @@ class ReadsRecorder(Handler):
 def check_saved(entries: list, mutations: list, where: str = "backward pass") -> None:
     """Raise if an entry recorded before a noted change keeps memory that change wrote.
 
-    ``entries`` are tape entries ``(node, edges)``, each edge ``(parent, pullback,
-    kept)`` with ``kept`` the op and the values its pullback keeps, as the op states
-    them (``Op.saves``; ``node`` an int, or a tuple whose first item is the tuple of
-    output nodes), or linearize entries ``(op, args, params, out, parents, node)``.
-    Runs only when ``mutations`` is not empty.
+    ``entries`` are tape entries ``(node, edges, op)``, each edge ``(parent, pullback,
+    kept)`` with ``kept`` the values its pullback keeps, as the op states them
+    (``Op.saves``; ``node`` an int, or a tuple whose first item is the tuple of output
+    nodes), or linearize entries ``(op, args, params, out, parents, node)``. Runs only
+    when ``mutations`` is not empty.
     """
     notes = sorted(mutations, key=lambda note: note[0])
     counts = [count for count, _ in notes]
@@ -367,8 +368,19 @@ def check_saved(entries: list, mutations: list, where: str = "backward pass") ->
                     raise RuntimeError(_saved_error(op, array, where))
 
 
+def stated_saves(op: Op, index: int, ans: Any, args: tuple) -> tuple:
+    """The values argument ``index``'s rule of ``op`` reads, as the op states them
+    (``Op.saves``), among its output ``ans`` and its arguments ``args``."""
+    kept = op.saves[index]
+    if kept is None:
+        return ()
+    if type(kept) is int:
+        return (args[kept] if kept >= 0 else ans,)
+    return kept(ans, args)
+
+
 def _first_node(entry: tuple) -> int:
-    node = entry[0] if len(entry) == 2 else entry[-1]
+    node = entry[0] if len(entry) == 3 else entry[-1]
     while isinstance(node, tuple):
         node = node[0]
     return node
@@ -392,19 +404,17 @@ def _overlaps(a: np.ndarray, b: np.ndarray) -> bool:
 
 def _saved_arrays(entry: tuple) -> Iterator[tuple[Op, np.ndarray]]:
     """(the op that kept it, array) for every ndarray an entry keeps for its derivative."""
-    if len(entry) == 2:  # a tape entry: (node, edges)
+    if len(entry) == 3:  # a tape entry: (node, edges, op)
         for _parent, _pullback, kept in entry[1]:
             if kept is not None:
-                for array in _arrays_in(kept[1:]):
-                    yield kept[0], array
+                for array in _arrays_in(kept):
+                    yield entry[2], array
         return
     op, args, _params, out, parents, _node = entry  # a linearize entry
     if op.forward is not None:  # a joint rule reruns on its inputs
         values: tuple = (out, *args)
     else:  # what the jvp rules of the tracked arguments read, as the op states it
-        inputs = (op, out, *args)
-        keepers = [op.saves[i] for i, _ in parents]
-        values = tuple(keep(inputs)[1:] for keep in keepers if keep is not None)
+        values = tuple(stated_saves(op, i, out, args) for i, _ in parents)
     for array in _arrays_in(values):
         yield op, array
 

@@ -52,7 +52,7 @@ class ReverseHandler(TapeHandler):
 
     def __init__(self) -> None:
         super().__init__()
-        self.tape: list[tuple[Any, list[tuple[int, Callable, Any]]]] = []
+        self.tape: list[tuple[Any, list[tuple[int, Callable, Any]], Op]] = []
 
     def handle(self, op: Op, args: tuple, params: dict) -> Any:
         if op.reverse is not None:  # a joint rule: outputs and pullback together
@@ -86,19 +86,23 @@ class ReverseHandler(TapeHandler):
         if makers is None:
             makers = _transposed_jvp_makers(op)
         # One (parent node, pullback, kept) triple per tracked argument with a rule; an
-        # argument without one (an index, a condition) gets no cotangent. `kept` is
-        # `(op, *values its pullback keeps)` as the op states it (`Op.saves`), or None:
-        # what kenaz.mutation checks for in-place changes before a backward pass.
+        # argument without one (an index, a condition) gets no cotangent. `kept` is what
+        # the pullback keeps as the op states it (`Op.saves`: None, one value, or a tuple
+        # of them): what kenaz.mutation checks for in-place changes before a backward pass.
         saves = op.saves
         edges = []
         for i, parent in tracked:  # a loop, not a comprehension: no frame of its own
             maker = makers[i]
             if maker is not None:
-                keep = saves[i]
-                pullback = maker(out, *args, **params)
-                edges.append((parent, pullback, keep and keep((op, out, *args))))
+                kept = saves[i]  # None, a position (-1: the output), or a function
+                if kept is not None:
+                    if type(kept) is int:
+                        kept = args[kept] if kept >= 0 else out
+                    else:
+                        kept = kept(out, args)
+                edges.append((parent, maker(out, *args, **params), kept))
         if op.multiple_results:
-            self.record(out, edges)
+            self.record(out, edges, op)
             return out
         node = self.node_count  # `track(out)`, inlined: this runs for every op
         self.node_count = node + 1
@@ -106,7 +110,7 @@ class ReverseHandler(TapeHandler):
             out._trace = {level: node}
         else:
             out._trace[level] = node
-        self.tape.append((node, edges))
+        self.tape.append((node, edges, op))
         return out
 
     def handle_joint(self, op: Op, args: tuple, params: dict) -> Any:
@@ -149,16 +153,18 @@ class ReverseHandler(TapeHandler):
         # A joint rule keeps what it was given and what it returned, and what its pullback
         # states it keeps besides (`pullback.keeps`: what checkpoint's recomputation reads):
         # kenaz.mutation checks them for in-place changes.
-        kept = (op, *inputs, *outs, *getattr(pullback, "keeps", ()))
+        kept = (*inputs, *outs, *getattr(pullback, "keeps", ()))
         edges = [(node, shared.part(k), kept) for k, (_, node) in enumerate(parents)]
         if op.multiple_results:
-            self.record(outs, edges)
+            self.record(outs, edges, op)
             return tuple(outs)
-        self.tape.append((self.track(outs[0]), edges))
+        self.tape.append((self.track(outs[0]), edges, op))
         return outs[0]
 
-    def record(self, outs: Sequence[Tensor], edges: list[tuple[int, Callable, Any]]) -> None:
-        """Append a tape entry for several outputs ``outs``.
+    def record(
+        self, outs: Sequence[Tensor], edges: list[tuple[int, Callable, Any]], op: Op
+    ) -> None:
+        """Append a tape entry for several outputs ``outs`` of ``op``.
 
         ``edges`` pairs each parent's node number with its pullback (and what it
         keeps, for :mod:`kenaz.mutation`), which
@@ -168,7 +174,7 @@ class ReverseHandler(TapeHandler):
         skipped when no output received a cotangent. Multiple-result ops and
         calls record their entries this way.
         """
-        self.tape.append((tuple(self.track(o) for o in outs), edges))
+        self.tape.append((tuple(self.track(o) for o in outs), edges, op))
 
     def backward(
         self, seeds: dict[int, Tensor], nodes: Sequence[int | None], consume: bool = False
@@ -188,7 +194,7 @@ class ReverseHandler(TapeHandler):
         position = len(tape)
         while position:
             position -= 1
-            node, edges = tape.pop() if consume else tape[position]
+            node, edges, _ = tape.pop() if consume else tape[position]
             if type(node) is tuple:
                 g = _take_cotangents(cotangents, node)
             else:

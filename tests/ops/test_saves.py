@@ -16,6 +16,7 @@ import pytest
 
 from kenaz import Handler, Op, Tensor, handler, perform_args
 from kenaz.effects import _SavesAll
+from kenaz.mutation import stated_saves
 from kenaz.reverse import _transposed_jvp_makers
 
 from . import (
@@ -89,8 +90,7 @@ def _check_saves(op: Op, args: tuple, params: dict) -> None:
         pullback = makers[i](out, *inputs, **params)
         g = Tensor(rng.uniform(-1.0, 1.0, out.shape).astype(out.dtype))
         before = np.array(pullback(g)._value, copy=True)
-        keep = op.saves[i]
-        kept = keep((op, out, *inputs))[1:] if keep is not None else ()
+        kept = stated_saves(op, i, out, tuple(inputs))
         for value in (out, *inputs):
             if not any(value is k for k in kept):
                 _scribble(value, rng)
