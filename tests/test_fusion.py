@@ -84,6 +84,28 @@ def test_a_gradient_chain_fuses_into_one_loop_and_matches() -> None:
     np.testing.assert_allclose(got, expected, rtol=ULP_BOUND * 60 * np.finfo(float).eps)
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_every_slope_ops_fused_formula_is_its_one_formula(dtype) -> None:
+    # The slope ops' g * f'(r) is written once (kenaz.ops.elementwise); fusion spells it by
+    # calling that formula on symbols. The spelled text, run per element as the fused loop
+    # runs it, gives the op's NumPy result (same operations, same order: to the last bit but
+    # for NumPy's SIMD cos/sin on arrays); the gradient-chain test above compiles such loops.
+    from kenaz.ops.elementwise import slope_ops
+
+    rng = np.random.default_rng(3)
+    g = rng.normal(size=5).astype(dtype)
+    r = rng.uniform(0.2, 0.9, size=5).astype(dtype)
+    for name, slope in slope_ops.items():
+        formula = fusion._slope_formula(slope.impl)
+        assert formula is not None, name
+        text = formula.format("g", "r").replace("C(", f"np.{np.dtype(dtype).name}(")
+        per_element = [eval(text, {"np": np, "g": a, "r": b}) for a, b in zip(g, r)]  # noqa: S307
+        expected = slope(g, r).numpy()
+        assert expected.dtype == dtype and all(type(v) is dtype for v in per_element), name
+        rtol = ULP_BOUND * np.finfo(dtype).eps
+        np.testing.assert_allclose(np.array(per_element), expected, rtol=rtol, err_msg=name)
+
+
 def test_scalar_runs_return_numpy_scalars_of_their_dtype() -> None:
     def f(a, b):
         for _ in range(5):

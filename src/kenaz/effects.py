@@ -88,6 +88,16 @@ class Op:
         Either table may be omitted: the other is transposed into it (a jvp
         rule is linear in the tangent, a pullback in the cotangent), to any
         order of derivative.
+    saves : sequence of tuples of ints, ``each_argument(rule)`` or None, optional
+        What each argument's derivative rule reads, so what its pullback
+        keeps: one tuple per positional argument, of argument positions
+        (``-1`` for the output ``ans``, ``slice(k, None)`` for arguments ``k``
+        on, as a variadic op's index arrays); ``()`` (or a missing entry) for
+        nothing. ``mul``'s is ``[(1,), (0,)]``, ``exp``'s ``[(-1,)]``,
+        ``add``'s ``[]``. The tape keeps these with each entry, so that an
+        in-place change to one of them before the backward pass is caught
+        (:mod:`kenaz.mutation`). None (the default) means the rule may read
+        the output and every argument.
     batch : callable or None, optional
         ``rule(op, args, axes, **params) -> (out, out_axis)`` for ``vmap``:
         ``args`` are the batched values one level out and ``axes[i]`` is the
@@ -144,6 +154,7 @@ class Op:
         "forward",
         "reverse",
         "is_call",
+        "saves",
         "__weakref__",
     )
 
@@ -160,6 +171,7 @@ class Op:
         multiple_results: bool = False,
         forward: Callable[..., Any] | None = None,
         reverse: Callable[..., Any] | None = None,
+        saves: Sequence[Sequence[int | slice]] | each_argument | None = None,
     ) -> None:
         self.name = name
         self.impl = impl
@@ -175,6 +187,7 @@ class Op:
         # slot, not a class attribute: CPython 3.11 reads a slot in a few instructions, a
         # class attribute through an instance in many (no specialization).
         self.is_call = False
+        self.saves = _saves_table(saves)
 
     def __call__(self, *args: Any, **params: Any) -> Tensor:
         """Perform the op (replaced by ``perform`` itself below, to save a call)."""
@@ -188,6 +201,65 @@ def _rule_table(rules: Any) -> Any:
     if rules is None or isinstance(rules, each_argument):
         return rules
     return tuple(rules)
+
+
+def _saves_table(saves: Any) -> Any:
+    """``Op.saves`` as the tape reads it, per argument: None (nothing kept), an int (the one
+    value kept: argument ``i``, or ``-1`` for the output: one subscript on the tape's path),
+    or a function ``keep(ans, args)`` returning the tuple of values kept."""
+    if saves is None:
+        return _SavesAll()
+    if isinstance(saves, each_argument):
+        return _SavesEach(saves.rule)
+    # Arguments past the declared entries keep nothing (an index, say): padded, so that the
+    # tape's lookup is one subscript (no op has 16 positional arguments; variadic ones use
+    # `each_argument`).
+    keepers = tuple(_keeper(positions) for positions in saves)
+    return keepers + (None,) * (16 - len(keepers))
+
+
+def _keeper(positions: Sequence[int | slice]) -> int | Callable[[Any, tuple], tuple] | None:
+    if not positions:
+        return None
+    if len(positions) == 1 and type(positions[0]) is int:
+        return positions[0]
+    picks = tuple(positions)
+
+    def keep(ans: Any, args: tuple) -> tuple:
+        kept: list[Any] = []
+        for p in picks:
+            if type(p) is int:
+                kept.append(ans if p == -1 else args[p])
+            else:  # a slice of arguments (a variadic op's index arrays)
+                kept.extend(args[p])
+        return tuple(kept)
+
+    return keep
+
+
+def _keep_all(ans: Any, args: tuple) -> tuple:
+    return (ans, *args)
+
+
+class _SavesAll:
+    """The table of an op that states nothing: every pullback may keep all its inputs."""
+
+    __slots__ = ()
+
+    def __getitem__(self, index: int) -> Callable[[Any, tuple], tuple]:
+        return _keep_all
+
+
+class _SavesEach:
+    """The table of a variadic op: ``rule(i)`` is argument ``i``'s positions."""
+
+    __slots__ = ("rule",)
+
+    def __init__(self, rule: Callable[[int], Sequence[int]]) -> None:
+        self.rule = rule
+
+    def __getitem__(self, index: int) -> int | Callable[[Any, tuple], tuple] | None:
+        return _keeper(self.rule(index))
 
 
 class each_argument:  # noqa: N801 - used like a function in rule tables

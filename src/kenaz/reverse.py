@@ -60,7 +60,7 @@ class ReverseHandler(TapeHandler):
 
     def __init__(self) -> None:
         super().__init__()
-        self.tape: list[tuple[Any, list[tuple[int, Callable]]]] = []
+        self.tape: list[tuple[Any, list[tuple[int, Callable, Any]], Op]] = []
 
     def handle(self, op: Op, args: tuple, params: dict) -> Any:
         if op.reverse is not None:  # a joint rule: outputs and pullback together
@@ -93,15 +93,24 @@ class ReverseHandler(TapeHandler):
         makers = op.vjp
         if makers is None:
             makers = _transposed_jvp_makers(op)
-        # One (parent node, pullback) pair per tracked argument with a rule; an
-        # argument without one (an index, a condition) gets no cotangent.
+        # One (parent node, pullback, kept) triple per tracked argument with a rule; an
+        # argument without one (an index, a condition) gets no cotangent. `kept` is what
+        # the pullback keeps as the op states it (`Op.saves`: None, one value, or a tuple
+        # of them): what kenaz.mutation checks for in-place changes before a backward pass.
+        saves = op.saves
         edges = []
         for i, parent in tracked:  # a loop, not a comprehension: no frame of its own
             maker = makers[i]
             if maker is not None:
-                edges.append((parent, maker(out, *args, **params)))
+                kept = saves[i]  # None, a position (-1: the output), or a function
+                if kept is not None:
+                    if type(kept) is int:
+                        kept = args[kept] if kept >= 0 else out
+                    else:
+                        kept = kept(out, args)
+                edges.append((parent, maker(out, *args, **params), kept))
         if op.multiple_results:
-            self.record(out, edges)
+            self.record(out, edges, op)
             return out
         node = self.node_count  # `track(out)`, inlined: this runs for every op
         self.node_count = node + 1
@@ -109,7 +118,7 @@ class ReverseHandler(TapeHandler):
             out._trace = {level: node}
         else:
             out._trace[level] = node
-        self.tape.append((node, edges))
+        self.tape.append((node, edges, op))
         return out
 
     def handle_joint(self, op: Op, args: tuple, params: dict, guard: Handler | None = None):
@@ -144,24 +153,31 @@ class ReverseHandler(TapeHandler):
         if not any(o.dtype.kind in "fc" for o in outs):
             return tuple(outs) if op.multiple_results else outs[0]
         shared = SharedPullback(pullback, [(i, inputs[i]) for i, _ in parents])
-        edges = [(node, shared.part(k)) for k, (_, node) in enumerate(parents)]
+        # A joint rule keeps what it was given and what it returned, and what its pullback
+        # states it keeps besides (`pullback.keeps`: what checkpoint's recomputation reads):
+        # kenaz.mutation checks them for in-place changes.
+        kept = (*inputs, *outs, *getattr(pullback, "keeps", ()))
+        edges = [(node, shared.part(k), kept) for k, (_, node) in enumerate(parents)]
         if op.multiple_results:
-            self.record(outs, edges)
+            self.record(outs, edges, op)
             return tuple(outs)
-        self.tape.append((self.track(outs[0]), edges))
+        self.tape.append((self.track(outs[0]), edges, op))
         return outs[0]
 
-    def record(self, outs: Sequence[Tensor], edges: list[tuple[int, Callable]]) -> None:
-        """Append a tape entry for several outputs ``outs``.
+    def record(
+        self, outs: Sequence[Tensor], edges: list[tuple[int, Callable, Any]], op: Op
+    ) -> None:
+        """Append a tape entry for several outputs ``outs`` of ``op``.
 
-        ``edges`` pairs each parent's node number with its pullback, which
+        ``edges`` pairs each parent's node number with its pullback (and what it
+        keeps, for :mod:`kenaz.mutation`), which
         receives the tuple of the outputs' cotangents, ``None`` for an output
         that received none (a symbolic zero: never an array of zeros, so a rule
         skips the terms it would multiply, which may be infinite). The entry is
         skipped when no output received a cotangent. Multiple-result ops and
         calls record their entries this way.
         """
-        self.tape.append((tuple(self.track(o) for o in outs), edges))
+        self.tape.append((tuple(self.track(o) for o in outs), edges, op))
 
     def backward(
         self, seeds: dict[int, Tensor], nodes: Sequence[int | None], consume: bool = False
@@ -181,7 +197,7 @@ class ReverseHandler(TapeHandler):
         position = len(tape)
         while position:
             position -= 1
-            node, edges = tape.pop() if consume else tape[position]
+            node, edges, _ = tape.pop() if consume else tape[position]
             if type(node) is tuple:
                 g = _take_cotangents(cotangents, node)
             else:
@@ -189,7 +205,7 @@ class ReverseHandler(TapeHandler):
                 cotangents[node] = None  # used once: free it as the walk goes on
             if g is None:
                 continue
-            for parent, pullback in edges:
+            for parent, pullback, _ in edges:
                 contribution = g if pullback is identity else pullback(g)
                 previous = cotangents[parent]
                 if previous is not None:  # several paths lead here: sum them

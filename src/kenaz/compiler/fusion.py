@@ -88,7 +88,7 @@ def _formula(eq: Equation, shape: tuple[int, ...], dtype: np.dtype) -> str | Non
         return None
     impl = eq.op.numpy_impl or eq.op.impl
     ufunc = ufunc_of(impl)
-    stated = getattr(impl, "formula", None)  # a slope op's g * f'(r) (kenaz.ops.elementwise)
+    stated = _slope_formula(impl)  # a slope op's g * f'(r) (kenaz.ops.elementwise)
     if ufunc is None and stated is None:
         return None
     out = eq.outputs[0]
@@ -103,7 +103,7 @@ def _formula(eq: Equation, shape: tuple[int, ...], dtype: np.dtype) -> str | Non
         elif not _scalar_constant(a.value, dtype) and not _array_constant(a.value, shape, dtype):
             return None
     if stated is not None and len(eq.inputs) == 2:
-        return "(" + stated.replace("{g}", "{0}").replace("{r}", "{1}") + ")"
+        return stated
     if ufunc in _BINARY and len(eq.inputs) == 2:
         return "({0} " + _BINARY[ufunc] + " {1})"
     if ufunc is np.power and len(eq.inputs) == 2:
@@ -129,6 +129,83 @@ def _formula(eq: Equation, shape: tuple[int, ...], dtype: np.dtype) -> str | Non
             return "(-{0})"
         return f"np.{ufunc.__name__}({{0}})"
     return None
+
+
+# -- a slope op's formula, from its one definition --------------------------------------------
+class _Symbol:
+    """A scalar in a formula: arithmetic on it writes the operation's text, parenthesized,
+    so the text computes the same operations in the same order as the Python expression."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def _binary(self, other: Any, operator: str, reflected: bool = False) -> _Symbol:
+        if isinstance(other, _Symbol):
+            right = other.text
+        elif type(other) in (int, float):  # a Python number: weak, of the operands' dtype
+            right = f"C({other!r})"
+        else:
+            raise TypeError(f"not a scalar formula: {other!r}")
+        left, right = (right, self.text) if reflected else (self.text, right)
+        return _Symbol(f"({left} {operator} {right})")
+
+    def __add__(self, other: Any) -> _Symbol:
+        return self._binary(other, "+")
+
+    def __radd__(self, other: Any) -> _Symbol:
+        return self._binary(other, "+", reflected=True)
+
+    def __sub__(self, other: Any) -> _Symbol:
+        return self._binary(other, "-")
+
+    def __rsub__(self, other: Any) -> _Symbol:
+        return self._binary(other, "-", reflected=True)
+
+    def __mul__(self, other: Any) -> _Symbol:
+        return self._binary(other, "*")
+
+    def __rmul__(self, other: Any) -> _Symbol:
+        return self._binary(other, "*", reflected=True)
+
+    def __truediv__(self, other: Any) -> _Symbol:
+        return self._binary(other, "/")
+
+    def __rtruediv__(self, other: Any) -> _Symbol:
+        return self._binary(other, "/", reflected=True)
+
+    def __neg__(self) -> _Symbol:
+        return _Symbol(f"(-{self.text})")
+
+
+class _SymbolNamespace:
+    """The ``xp`` a slope formula is written in, on symbols: ``xp.cos(r)`` is
+    ``np.cos(...)``, for the unary functions numba compiles (:data:`UNARY`)."""
+
+    def __getattr__(self, name: str) -> Callable[[_Symbol], _Symbol]:
+        if getattr(np, name, None) not in UNARY:
+            raise AttributeError(f"{name} is not fused")
+        return lambda x: _Symbol(f"np.{name}({x.text})")
+
+
+_slope_formulas: dict[Callable, str | None] = {}
+
+
+def _slope_formula(impl: Callable) -> str | None:
+    """The template (operands ``{0}``: g and ``{1}``: r) of a slope op's ``slope_times``,
+    written by calling it on symbols; ``None`` for other ops, or a formula that is not
+    plain arithmetic and :data:`UNARY` functions (it is then not fused)."""
+    slope_times = getattr(impl, "slope_times", None)
+    if slope_times is None:
+        return None
+    if slope_times not in _slope_formulas:
+        try:
+            text = slope_times(_SymbolNamespace(), _Symbol("{0}"), _Symbol("{1}")).text
+        except (TypeError, AttributeError):
+            text = None
+        _slope_formulas[slope_times] = text
+    return _slope_formulas[slope_times]
 
 
 def _scalar_constant(value: Any, dtype: np.dtype) -> bool:
