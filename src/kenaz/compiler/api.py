@@ -143,7 +143,7 @@ class Jitted(Generic[P, R]):
                 entry.program = None  # no longer needed: free its constants
                 if _handlers.get() or program.captured:
                     return entry, None
-                return entry, tracing.results
+                return entry, tracing.results()
             self.impure = difference
         warnings.warn(
             f"kenaz.jit({self.__name__}): the function is not pure: traced again at its "
