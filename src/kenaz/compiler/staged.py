@@ -154,11 +154,12 @@ class Staged:
                     )
                 self.optimized = program
                 fuse = self.fuse is not False and self.optimize and not self.neutral
-                fuse = fuse and fusion.available()
-                if fuse and self.fuse:  # fuse=True: fused code at once
+                if fuse and self.fuse and fusion.available():  # fuse=True: fused code at once
                     code = compile_program(program, self.optimize, self.neutral)
                     self.compiled = fused_code(program, self.optimize) or code
                 else:  # interpreted, then generated, then fused if it pays (see tiers)
+                    # (tiers asks for numba at the hot call: importing it takes longer than
+                    # most first calls, and a signature called a few times never needs it)
                     self.compiled = tiered(self, program, fuse)
             return self.compiled
 
