@@ -339,7 +339,7 @@ class TracingHandler(Handler):
             try:
                 result = op.impl(*values, **params)
             except ValueError as error:
-                raise explain_backend_error(op.name, args, error) from None
+                raise explain_backend_error(op.name, tuple(values), error) from None
             outputs = [self._known(r) for r in (result if op.multiple_results else (result,))]
         else:
             count = self._count
