@@ -182,8 +182,12 @@ class Jitted(Generic[P, R]):
         return self._entry(args, kwargs).staged.source()
 
     def _entry(self, args: tuple, kwargs: dict) -> _Entry:
-        static = static_arguments(args, kwargs, self.static_argnums, self.static_argnames)
-        leaves, in_tree = tree.flatten(dynamic_arguments(args, kwargs, static))
+        static = None
+        dynamic: Any = (args, kwargs)
+        if self.static_argnums or self.static_argnames:
+            static = static_arguments(args, kwargs, self.static_argnums, self.static_argnames)
+            dynamic = dynamic_arguments(args, kwargs, static)
+        leaves, in_tree = tree.flatten(dynamic)
         key = (in_tree, _static_key(static or None), tuple([_leaf_key(x) for x in leaves]))
         return self._cache.get(key) or self._trace(key, args, kwargs, static or None)
 

@@ -465,12 +465,19 @@ def _asked_by(frame: Any) -> str:
     return "reading its value"
 
 
+_internal_files: dict[str, bool] = {}  # file name -> in kenaz or NumPy (the check asks often)
+
+
 def _user_frame(frame: Any) -> str:
     """`` at file.py:12 in loss``: the innermost frame outside kenaz and NumPy."""
     while frame is not None:
-        filename = os.path.abspath(frame.f_code.co_filename)
-        if not filename.startswith((_PACKAGE_DIR, _NUMPY_DIR)):
-            return f" at {frame.f_code.co_filename}:{frame.f_lineno} (in {frame.f_code.co_name})"
+        filename = frame.f_code.co_filename
+        internal = _internal_files.get(filename)
+        if internal is None:
+            internal = os.path.abspath(filename).startswith((_PACKAGE_DIR, _NUMPY_DIR))
+            _internal_files[filename] = internal
+        if not internal:
+            return f" at {filename}:{frame.f_lineno} (in {frame.f_code.co_name})"
         frame = frame.f_back
     return ""
 
@@ -497,7 +504,9 @@ def trace(
     static = static or {}
     if tracing is None:
         tracing = TracingHandler(name or getattr(f, "__name__", type(f).__name__))
-    leaves, in_tree = tree.flatten(dynamic_arguments(args, kwargs, static))
+    leaves, in_tree = tree.flatten(
+        dynamic_arguments(args, kwargs, static) if static else (args, kwargs)
+    )
     traced_leaves = [tracing.input(x) if is_traceable(x) else x for x in leaves]
     traced_args, traced_kwargs = tree.unflatten(in_tree, traced_leaves)
     call_args = list(traced_args)
