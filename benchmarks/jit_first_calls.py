@@ -2,10 +2,13 @@
 
 For each workload's ``kenaz (jit)`` function (the one ``run_all.py`` times):
 
-- **trace, optimize, tier 0, trace+compile** in CPU µs per primitive op of the
-  traced program: tracing, the passes, building the interpreter, and all
-  three together as ``run_all.py``'s ``trace+compile`` column measures them
-  (``jitted.program(*args)`` on a fresh function). Best of ``--repeats``.
+- **eager, trace, optimize, tier 0, trace+compile** in CPU µs per primitive op
+  of the traced program: the traced function run eagerly on the workload's
+  smoke-size inputs (the same ops on tiny arrays: what its transformations'
+  Python costs alone, a floor for tracing), tracing, the passes, building the
+  interpreter, and the last three together as ``run_all.py``'s
+  ``trace+compile`` column measures them (``jitted.program(*args)`` on a
+  fresh function). Best of ``--repeats``.
 - **calls 1, 2, 3** of a fresh jitted function, ms of CPU time (``--clock wall``
   for wall-clock time), medians: call 1
   traces and runs; call 2 is the purity check (a second trace, its results
@@ -58,7 +61,7 @@ DEFAULT = "W1,W2,W3,W4,W5,W7"  # W6's 200,000-op program takes minutes: --only W
 CLOCK = [time.process_time]  # the calls' clock: CPU time, as run_all.py's; --clock wall
 
 
-def kenaz_function(name: str) -> tuple[Callable[[], Any], tuple]:
+def kenaz_function(name: str, size: str = "full") -> tuple[Callable[[], Any], tuple]:
     """``(make, args)`` of workload ``name``'s ``kenaz (jit)`` row: ``make()`` is a fresh
     jitted function. Taken by standing in for the row's builder (which warms it up)."""
     module = MODULES[name]
@@ -71,7 +74,7 @@ def kenaz_function(name: str) -> tuple[Callable[[], Any], tuple]:
     builder = module.kenaz_jit
     module.kenaz_jit = capture
     try:
-        module.WORKLOAD.build(Peers(), "full")
+        module.WORKLOAD.build(Peers(), size)
     finally:
         module.kenaz_jit = builder
     return found["make"], found["args"]
@@ -146,6 +149,13 @@ def compile_costs(make: Callable[[], Any], args: tuple, repeats: int) -> tuple[i
     return program.primitive_count(), times
 
 
+def eager_per_op(make: Callable[[], Any], args: tuple, repeats: int) -> float:
+    """CPU seconds per primitive op of the function jit traces, run eagerly on ``args``."""
+    jitted = make()
+    ops = jitted._entry(args, {}).staged.program.primitive_count()
+    return _best_cpu(lambda: jitted.fun(*args), repeats) / ops
+
+
 def first_calls(make: Callable[[], Any], args: tuple, repeats: int) -> list[float]:
     """Median seconds of calls 1, 2 and 3 of fresh jitted functions."""
     clock = CLOCK[0]
@@ -204,18 +214,20 @@ def main() -> None:
     print(f"kenaz jit before it runs fast; CPU µs/op best of {options.repeats}, calls in "
           f"{options.clock} ms, medians{jax_note}")  # fmt: skip
     calls = " ".join(f"{c:>8}" for c in ("call 1", "call 2", "call 3"))
-    print(f"{'':4} {'ops':>6} {'trace':>7} {'optim':>7} {'tier 0':>7} {'trace+compile':>14} "
+    print(f"{'':4} {'ops':>6} {'eager':>7} {'trace':>7} {'optim':>7} {'tier 0':>7} "
+          f"{'trace+compile':>14} "
           f"{calls} {'JAX 1st':>9} {'kenaz/JAX':>10}")  # fmt: skip
     for name in options.only.split(","):
         make, args = kenaz_function(name)
         make()(*args)  # this workload's first-use caches (its ops' dtypes) out of the way
         ops, (traced, optimized, tier0, total) = compile_costs(make, args, options.repeats)
+        small = eager_per_op(*kenaz_function(name, "smoke"), 5 * options.repeats)
         calls = first_calls(make, args, options.repeats)
         jax = jax_first_call(name, peers) if peers.jax is not None else None
         ratio = f"{calls[0] / jax:10.4f}" if jax else f"{'-':>10}"
         jax_ms = f"{1e3 * jax:9.1f}" if jax else f"{'-':>9}"
-        print(f"{name:4} {ops:6d} {1e6 * traced / ops:7.1f} {1e6 * optimized / ops:7.1f} "
-              f"{1e6 * tier0 / ops:7.1f} {1e6 * total / ops:14.1f} "
+        print(f"{name:4} {ops:6d} {1e6 * small:7.1f} {1e6 * traced / ops:7.1f} "
+              f"{1e6 * optimized / ops:7.1f} {1e6 * tier0 / ops:7.1f} {1e6 * total / ops:14.1f} "
               + " ".join(f"{1e3 * t:8.2f}" for t in calls)
               + f" {jax_ms} {ratio}")  # fmt: skip
     ops, ready, first = ten_thousand_ops(min(options.repeats, 3))
