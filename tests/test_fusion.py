@@ -84,6 +84,47 @@ def test_a_gradient_chain_fuses_into_one_loop_and_matches() -> None:
     np.testing.assert_allclose(got, expected, rtol=ULP_BOUND * 60 * np.finfo(float).eps)
 
 
+def test_values_passed_between_runs_agree_to_the_last_bit() -> None:
+    # Runs cut by an unfused op (maximum): values later runs read live in workspace rows,
+    # reused once dead; values maximum or the outputs read escape into arrays of their own.
+    def f(x, y):
+        h, kept = x, []
+        for k in range(6):
+            h = h * 1.5 - 0.25 * h * y
+            kept.append(h)
+            if k % 2:
+                h = knp.maximum(h, 0.1)
+        total = kept[0]
+        for v in kept[1:]:
+            total = total * 0.5 + v * v  # reads values computed several runs before
+        return total, h
+
+    rng = np.random.default_rng(3)
+    x = knp.asarray(rng.normal(size=(5, 3)).T)  # not contiguous: the kernel copies it
+    y = knp.asarray(rng.normal(size=(3, 5)))
+    fused, got, expected = fused_and_plain(f, x, y)
+    program = fused._entry((x, y), {}).staged.compile().program
+    workspaces = {v.shape for eq in program.equations for v in eq.outputs if len(v.shape) == 2}
+    assert any(shape[1] == 15 for shape in workspaces)  # rows of 15 elements were used
+    for a, b in zip(got, expected, strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_a_scalar_program_is_one_kernel() -> None:
+    def f(a, b):
+        for _ in range(6):  # 24 ops on 0-d values, then their gradient: one run
+            a = knp.sin(a) * b + knp.cos(a)
+        return a
+
+    a, b = knp.asarray(np.asarray(0.3)), knp.asarray(np.asarray(0.9))
+    gradient = kenaz.grad(f, argnums=(0, 1))
+    fused, got, expected = fused_and_plain(gradient, a, b)
+    assert runs_of(fused, a, b) == 1
+    for x, y in zip(got, expected, strict=True):
+        assert type(x) is type(y) and x.dtype == y.dtype
+        np.testing.assert_allclose(x, y, rtol=ULP_BOUND * 200 * np.finfo(float).eps)
+
+
 def test_scalar_runs_return_numpy_scalars_of_their_dtype() -> None:
     def f(a, b):
         for _ in range(5):

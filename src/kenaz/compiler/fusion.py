@@ -34,13 +34,16 @@ from ..effects import Op
 from .codegen import ufunc_of
 from .program import Const, Equation, Program, Var
 
-__all__ = ["available", "fuse", "MAX_OPS", "MAX_INPUTS"]
+__all__ = ["available", "fuse", "MAX_OPS", "MAX_INPUTS", "MAX_SCALAR_OPS"]
 
 # A run is cut after this many ops (LLVM's compile time grows faster than the function:
 # minutes for 400 ops) or when it would read more inputs than this (each is a dispatcher
 # argument). Short runs also repeat: a loop's steps give one source, compiled once.
 MAX_OPS = 24
 MAX_INPUTS = 16
+# A run of 0-d values is straight-line code (no loop), which LLVM compiles in time linear in
+# its length: whole small programs fit in one such function, one dispatch per call.
+MAX_SCALAR_OPS = 512
 
 _BINARY = {np.add: "+", np.subtract: "-", np.multiply: "*", np.true_divide: "/"}
 # Unary ufuncs numba compiles on scalars; the name is NumPy's, called as np.<name> in numba.
@@ -152,8 +155,8 @@ class _Run:
         self.defined: set[int] = set()
         self.inputs: dict[Any, Var | Const] = {}
 
-    def accepts(self, eq: Equation, formula: str) -> bool:
-        if len(self.equations) >= MAX_OPS:
+    def accepts(self, eq: Equation) -> bool:
+        if len(self.equations) >= (MAX_SCALAR_OPS if self.shape == () else MAX_OPS):
             return False
         new = {_input_key(a) for a in eq.inputs if _is_kernel_input(a, self.defined)}
         return len(self.inputs) + len(new - self.inputs.keys()) <= MAX_INPUTS
@@ -168,7 +171,7 @@ class _Run:
 
 
 def _is_kernel_input(atom: Var | Const, defined: set[int]) -> bool:
-    """An operand the kernel takes as an argument (not computed in the run, not a literal)."""
+    """An operand the kernel reads (not computed in the run, not a literal number)."""
     if type(atom) is Var:
         return atom.id not in defined
     return type(atom.value) is np.ndarray
@@ -178,33 +181,16 @@ def _input_key(atom: Var | Const) -> Any:
     return ("v", atom.id) if type(atom) is Var else ("c", id(atom.value))
 
 
-def fuse(program: Program) -> tuple[Program, int]:
-    """``program`` with its runs of elementwise equations fused; and how many runs it fused.
-
-    ``program`` must be flat (optimized: no call equations). Needs numba.
-    """
-    equations = program.equations
-    readers: dict[int, int] = {}  # variable -> how many equations (or outputs) read it
-    for eq in equations:
-        for a in eq.inputs:
-            if type(a) is Var:
-                readers[a.id] = readers.get(a.id, 0) + 1
-    for o in program.outputs:
-        if type(o) is Var:
-            readers[o.id] = readers.get(o.id, 0) + 1
-    result: list[Equation] = []
-    fused = 0
+def _runs(equations: Sequence[Equation]) -> list[Equation | _Run]:
+    """The equations in the order the fused program runs them, runs of two or more
+    fusible equations gathered into a :class:`_Run` each."""
+    items: list[Equation | _Run] = []
     run: _Run | None = None
 
     def close() -> None:
-        nonlocal run, fused
-        if run is None:
-            return
-        if len(run.equations) < 2:
-            result.extend(run.equations)
-        else:
-            result.append(_fused_equation(run, readers))
-            fused += 1
+        nonlocal run
+        if run is not None:
+            items.extend(run.equations if len(run.equations) < 2 else [run])
         run = None
 
     for eq in equations:
@@ -215,7 +201,7 @@ def fuse(program: Program) -> tuple[Program, int]:
         if formula is not None:
             out = eq.outputs[0]
             if run is not None and (run.shape, run.dtype) == (out.shape, out.dtype):
-                if run.accepts(eq, formula):
+                if run.accepts(eq):
                     run.add(eq, formula)
                     continue
             close()
@@ -226,76 +212,154 @@ def fuse(program: Program) -> tuple[Program, int]:
         # (the run is computed where its last equation was, once closed).
         if run is not None and any(type(a) is Var and a.id in run.defined for a in eq.inputs):
             close()
-        result.append(eq)
+        items.append(eq)
     close()
-    if not fused:
+    return items
+
+
+def fuse(program: Program) -> tuple[Program, int]:
+    """``program`` with its runs of elementwise equations fused; and how many runs it fused.
+
+    ``program`` must be flat (optimized: no call equations). Needs numba.
+    """
+    items = _runs(program.equations)
+    runs = [item for item in items if type(item) is _Run]
+    if not runs:
         return program, 0
-    return (
-        Program(
-            program.name,
-            program.inputs,
-            program.captured,
-            result,
-            program.outputs,
-            program.in_tree,
-            program.out_tree,
-        ),
-        fused,
+    layout = _Layout(items, program)
+    result = [item if type(item) is Equation else layout.equation(item) for item in items]
+    fused = Program(
+        program.name,
+        program.inputs,
+        program.captured,
+        result,
+        program.outputs,
+        program.in_tree,
+        program.out_tree,
+    )
+    return fused, len(runs)
+
+
+# -- where each value of a run lives --------------------------------------------------------------
+class _Layout:
+    """Where the values runs compute live, so that no kernel returns an array (numba boxes
+    each returned array for about 2.5 µs: more than a 16-element loop of two dozen ops).
+
+    A value only other array runs of its shape and dtype read is a row of a workspace,
+    a 2-D array of one row per live value, allocated once per call; rows are reused once
+    their value is dead (a linear scan). A value anything else reads (an unfused
+    equation, the program's outputs) *escapes*: the run's wrapper allocates its array and
+    the kernel writes into it. Each run that uses a workspace takes its latest version
+    and returns it (``ws`` is a new variable each time), which orders the runs.
+    """
+
+    def __init__(self, items: list[Equation | _Run], program: Program) -> None:
+        self.next_id = 1 + max(
+            [v.id for v in program.inputs]
+            + [v.id for v, _ in program.captured]
+            + [o.id for eq in program.equations for o in eq.outputs]
+        )
+        last: dict[int, int] = {}  # variable -> the index of its last reader
+        escapes: set[int] = set()  # variables something else than an array run reads
+        self.outputs: dict[int, list[Var]] = {}  # run -> the values read after it
+        defined_in: dict[int, int] = {}  # variable -> the run index defining it
+        for index, item in enumerate(items):
+            atoms = item.inputs.values() if type(item) is _Run else item.inputs
+            array_run = type(item) is _Run and item.shape != ()
+            for a in atoms:
+                if type(a) is Var:
+                    last[a.id] = index
+                    if not array_run:
+                        escapes.add(a.id)
+            if type(item) is _Run:
+                for eq in item.equations:
+                    defined_in[eq.outputs[0].id] = index
+        for o in program.outputs:
+            if type(o) is Var:
+                last[o.id] = len(items)
+                escapes.add(o.id)
+        for index, item in enumerate(items):
+            if type(item) is _Run:
+                self.outputs[index] = [
+                    eq.outputs[0]
+                    for eq in item.equations
+                    if last.get(eq.outputs[0].id, index) > index
+                ]
+        # The linear scan: rows per (shape, dtype), freed after their value's last reader.
+        self.rows: dict[int, int] = {}  # variable -> its row
+        self.height: dict[tuple, int] = {}  # (shape, dtype) -> rows of its workspace
+        free: dict[tuple, list[int]] = {}
+        self.index = {id(item): index for index, item in enumerate(items)}
+        for index, item in enumerate(items):
+            if type(item) is not _Run or item.shape == ():
+                continue
+            group = (item.shape, item.dtype)
+            rows = free.setdefault(group, [])
+            for a in item.inputs.values():
+                # Freed before this run's outputs take rows: each loop iteration loads all
+                # its operands before it stores a result, so a row may be read and rewritten.
+                if type(a) is Var and a.id in self.rows and last[a.id] == index:
+                    rows.append(self.rows[a.id])
+            rows.sort(reverse=True)
+            for var in self.outputs[index]:
+                if var.id in escapes:
+                    continue
+                if rows:
+                    self.rows[var.id] = rows.pop()
+                else:
+                    self.rows[var.id] = self.height.get(group, 0)
+                    self.height[group] = self.rows[var.id] + 1
+        self.workspace: dict[tuple, Var] = {}  # (shape, dtype) -> its latest version
+
+    def equation(self, run: _Run) -> Equation:
+        """The equation computing ``run`` with one kernel call."""
+        outputs = self.outputs[self.index[id(run)]]
+        inputs = list(run.inputs.values())
+        if run.shape == ():
+            kernel = _compiled(_scalar_source(run, inputs, outputs))
+            wrapper = _scalar_wrapper(len(outputs))(kernel, run.dtype.type)
+            return Equation(_op(run, wrapper, len(outputs)), inputs, {}, outputs, len(outputs) > 1)
+        row_inputs = [a for a in inputs if type(a) is Var and a.id in self.rows]
+        row_outputs = [v for v in outputs if v.id in self.rows]
+        external_inputs = [a for a in inputs if not (type(a) is Var and a.id in self.rows)]
+        external_outputs = [v for v in outputs if v.id not in self.rows]
+        source = _array_source(
+            run, row_inputs, row_outputs, external_inputs, external_outputs
+        )
+        kernel = _compiled(source)
+        group = (run.shape, run.dtype)
+        uses_rows = bool(row_inputs or row_outputs)
+        takes = uses_rows and group in self.workspace
+        wrapper = _array_wrapper(takes, uses_rows, len(external_inputs), len(external_outputs))
+        rows = np.array([self.rows[a.id] for a in [*row_inputs, *row_outputs]], dtype=np.intp)
+        size = int(np.prod(run.shape))
+        shape = (self.height.get(group, 0), size)
+        run_function = wrapper(kernel, rows, shape, run.shape, run.dtype, np.empty)
+        eq_inputs: list[Var | Const] = list(external_inputs)
+        eq_outputs = list(external_outputs)
+        if uses_rows:
+            if takes:
+                eq_inputs.insert(0, self.workspace[group])
+            self.workspace[group] = Var(self.next_id, shape, run.dtype)
+            self.next_id += 1
+            eq_outputs.insert(0, self.workspace[group])
+        count = len(eq_outputs)
+        return Equation(_op(run, run_function, count), eq_inputs, {}, eq_outputs, count > 1)
+
+
+def _op(run: _Run, function: Callable, outputs: int) -> Op:
+    return Op(
+        f"fused{len(run.equations)}", function, differentiable=False, multiple_results=outputs > 1
     )
 
 
-# -- one run: its kernel -------------------------------------------------------------------------
-def _fused_equation(run: _Run, readers: dict[int, int]) -> Equation:
-    """The equation computing ``run`` with one kernel call."""
-    read_inside: dict[int, int] = {}
-    for eq in run.equations:
-        for a in eq.inputs:
-            if type(a) is Var:
-                read_inside[a.id] = read_inside.get(a.id, 0) + 1
-    outputs = [
-        eq.outputs[0]
-        for eq in run.equations
-        if readers.get(eq.outputs[0].id, 0) > read_inside.get(eq.outputs[0].id, 0)
-    ]
-    inputs = list(run.inputs.values())
-    source = _kernel_source(run, inputs, outputs)
-    kernel = _compiled(source)
-    name = f"fused{len(run.equations)}"
-    multiple = len(outputs) > 1
-    if run.shape == () and multiple:
-        count = len(outputs)
-        # numba returns an array of the outputs: NumPy scalars, as unfused 0-d ops give.
-        raw = kernel
-        kernel = lambda *values: tuple(raw(*values)[:count])  # noqa: E731
-    elif run.shape == ():
-        raw = kernel
-        kernel = lambda *values: raw(*values)[0]  # noqa: E731
-    op = Op(name, kernel, differentiable=False, multiple_results=multiple)
-    return Equation(op, inputs, {}, outputs, multiple)
+# -- one run: its kernel ------------------------------------------------------------------------
+def _operands(run: _Run, dt: str, names: dict[Any, str]) -> list[str]:
+    """The body of ``run``'s kernel, one assignment ``t<k> = ...`` per equation.
 
-
-def _kernel_source(run: _Run, inputs: Sequence[Var | Const], outputs: Sequence[Var]) -> str:
-    """The numba kernel of ``run``: its arguments are ``inputs``, it returns ``outputs``."""
-    dt = "float64" if run.dtype == np.float64 else "float32"
-    size = int(np.prod(run.shape))
-    names: dict[Any, str] = {}
-    header, loads, body = [], [], []
-    arguments = []
-    for k, atom in enumerate(inputs):
-        argument = f"a{k}"
-        arguments.append(argument)
-        shape = atom.shape if type(atom) is Var else atom.value.shape
-        scalar = shape == () or run.shape == ()
-        if scalar:
-            header.append(f"    s{k} = np.{dt}(_item({argument}))")
-            names[_input_key(atom)] = f"s{k}"
-        else:
-            header.append(f"    f{k} = np.ascontiguousarray({argument}).reshape({size})")
-            loads.append(f"        e{k} = f{k}[i]")
-            names[_input_key(atom)] = f"e{k}"
-
-    # Temporaries are numbered within the run, so that runs computing the same thing (the
-    # steps of a loop) have the same source and share one compiled kernel.
+    Temporaries are numbered within the run, so that runs computing the same thing (the
+    steps of a loop) have the same source and share one compiled kernel.
+    """
     local: dict[int, str] = {}
 
     def operand(atom: Var | Const) -> str:
@@ -308,25 +372,128 @@ def _kernel_source(run: _Run, inputs: Sequence[Var | Const], outputs: Sequence[V
         text = repr(value) if np.isfinite(value) else ("np.nan" if value != value else "np.inf")
         return f"np.{dt}({'-' if value == -np.inf else ''}{text})"
 
+    body = []
     for eq, formula in zip(run.equations, run.formulas, strict=True):
         text = formula.format(*[operand(a) for a in eq.inputs]).replace("C(", f"np.{dt}(")
         local[eq.outputs[0].id] = f"t{len(local)}"
         body.append(f"{local[eq.outputs[0].id]} = {text}")
+    names.update({("t", k): v for k, v in local.items()})
+    return body
+
+
+def _dtype_name(dtype: np.dtype) -> str:
+    return "float64" if dtype == np.float64 else "float32"
+
+
+def _scalar_source(run: _Run, inputs: Sequence[Var | Const], outputs: Sequence[Var]) -> str:
+    """The numba function of a 0-d ``run``: numbers in, its ``outputs`` as numbers out."""
+    dt = _dtype_name(run.dtype)
+    names: dict[Any, str] = {}
+    arguments, header = [], []
+    for k, atom in enumerate(inputs):
+        arguments.append(f"a{k}")
+        header.append(f"    s{k} = np.{dt}(_item(a{k}))")
+        names[_input_key(atom)] = f"s{k}"
+    body = _operands(run, dt, names)
+    results = [names[("t", o.id)] for o in outputs]
     lines = [f"def kernel({', '.join(arguments)}):", f"    ONE = np.{dt}(1.0)", *header]
-    if run.shape == ():
-        lines += [f"    {line}" for line in body]
-        lines.append(f"    out = np.empty({len(outputs)}, np.{dt})")
-        lines += [f"    out[{j}] = {local[o.id]}" for j, o in enumerate(outputs)]
-        lines.append("    return out")
-    else:
-        lines += [f"    o{j} = np.empty({size}, np.{dt})" for j in range(len(outputs))]
-        lines.append(f"    for i in range({size}):")
-        lines += loads
-        lines += [f"        {line}" for line in body]
-        lines += [f"        o{j}[i] = {local[o.id]}" for j, o in enumerate(outputs)]
-        results = [f"o{j}.reshape({run.shape!r})" for j in range(len(outputs))]
-        lines.append(f"    return {', '.join(results)}")
+    lines += [f"    {line}" for line in body]
+    lines.append(f"    return {', '.join(results)}")
     return "\n".join(lines) + "\n"
+
+
+def _array_source(
+    run: _Run,
+    row_inputs: Sequence[Var],
+    row_outputs: Sequence[Var],
+    external_inputs: Sequence[Var | Const],
+    external_outputs: Sequence[Var],
+) -> str:
+    """The numba loop of ``run``: ``kernel([ws, rows,] inputs..., outputs...)``.
+
+    Rows of the workspace ``ws`` are numbered by ``rows`` (the inputs', then the
+    outputs'), an argument: runs that differ only in their rows share the kernel.
+    """
+    dt = _dtype_name(run.dtype)
+    size = int(np.prod(run.shape))
+    names: dict[Any, str] = {}
+    arguments = ["ws", "rows"] if row_inputs or row_outputs else []
+    header, loads, stores = [], [], []
+    for k in range(len(row_inputs) + len(row_outputs)):
+        header.append(f"    r{k} = rows[{k}]")
+    for k, var in enumerate(row_inputs):
+        loads.append(f"        w{k} = ws[r{k}, i]")
+        names[_input_key(var)] = f"w{k}"
+    for k, atom in enumerate(external_inputs):
+        arguments.append(f"a{k}")
+        shape = atom.shape if type(atom) is Var else atom.value.shape
+        if shape == ():
+            header.append(f"    s{k} = np.{dt}(_item(a{k}))")
+            names[_input_key(atom)] = f"s{k}"
+        else:
+            header.append(f"    f{k} = np.ascontiguousarray(a{k}).reshape({size})")
+            loads.append(f"        e{k} = f{k}[i]")
+            names[_input_key(atom)] = f"e{k}"
+    body = _operands(run, dt, names)
+    for k, var in enumerate(row_outputs):
+        stores.append(f"        ws[r{len(row_inputs) + k}, i] = {names[('t', var.id)]}")
+    for k, var in enumerate(external_outputs):
+        arguments.append(f"o{k}")
+        header.append(f"    g{k} = o{k}.reshape({size})")
+        stores.append(f"        g{k}[i] = {names[('t', var.id)]}")
+    lines = [f"def kernel({', '.join(arguments)}):", f"    ONE = np.{dt}(1.0)", *header]
+    lines.append(f"    for i in range({size}):")
+    lines += loads  # every load before any store: a row may be read and rewritten
+    lines += [f"        {line}" for line in body]
+    lines += stores
+    return "\n".join(lines) + "\n"
+
+
+# -- the Python side of a kernel call ------------------------------------------------------------
+_WRAPPERS: dict[tuple, Callable] = {}
+
+
+def _wrapper(key: tuple, source: str) -> Callable:
+    """The factory ``source`` defines (``make``), built once per ``key``: one wrapper per
+    kind of run (how many inputs and outputs), bound to each kernel by a closure."""
+    found = _WRAPPERS.get(key)
+    if found is None:
+        namespace: dict[str, Any] = {}
+        exec(compile(source, "<kenaz fused wrapper>", "exec"), namespace)  # noqa: S102
+        found = _WRAPPERS[key] = namespace["make"]
+    return found
+
+
+def _scalar_wrapper(count: int) -> Callable:
+    """``make(kernel, cast)``: calls ``kernel`` and casts each number it returns to a NumPy
+    scalar of the run's dtype (as the unfused 0-d ops give)."""
+    if count == 1:
+        body = "        return cast(kernel(*values))"
+    else:
+        casts = ", ".join(f"cast(r[{j}])" for j in range(count))
+        body = f"        r = kernel(*values)\n        return {casts}"
+    source = f"def make(kernel, cast):\n    def run(*values):\n{body}\n    return run\n"
+    return _wrapper(("scalar", count), source)
+
+
+def _array_wrapper(takes: bool, uses_rows: bool, inputs: int, outputs: int) -> Callable:
+    """``make(kernel, rows, ws_shape, shape, dtype, empty)``: allocates the escaping outputs
+    (and the workspace, at its first run), calls ``kernel``, returns them."""
+    parameters = (["ws"] if takes else []) + [f"a{k}" for k in range(inputs)]
+    lines = [
+        "def make(kernel, rows, ws_shape, shape, dtype, empty):",
+        f"    def run({', '.join(parameters)}):",
+    ]
+    if uses_rows and not takes:
+        lines.append("        ws = empty(ws_shape, dtype)")
+    lines += [f"        o{k} = empty(shape, dtype)" for k in range(outputs)]
+    arguments = (["ws", "rows"] if uses_rows else []) + parameters[int(takes) :]
+    arguments += [f"o{k}" for k in range(outputs)]
+    lines.append(f"        kernel({', '.join(arguments)})")
+    results = (["ws"] if uses_rows else []) + [f"o{k}" for k in range(outputs)]
+    lines.append(f"        return {', '.join(results)}")
+    lines.append("    return run")
+    return _wrapper(("array", takes, uses_rows, inputs, outputs), "\n".join(lines) + "\n")
 
 
 def _compiled(source: str) -> Callable:
