@@ -323,9 +323,7 @@ class _Layout:
         row_outputs = [v for v in outputs if v.id in self.rows]
         external_inputs = [a for a in inputs if not (type(a) is Var and a.id in self.rows)]
         external_outputs = [v for v in outputs if v.id not in self.rows]
-        source = _array_source(
-            run, row_inputs, row_outputs, external_inputs, external_outputs
-        )
+        source = _array_source(run, row_inputs, row_outputs, external_inputs, external_outputs)
         kernel = _compiled(source)
         group = (run.shape, run.dtype)
         uses_rows = bool(row_inputs or row_outputs)
