@@ -110,6 +110,29 @@ def test_values_passed_between_runs_agree_to_the_last_bit() -> None:
         np.testing.assert_array_equal(a, b)
 
 
+def test_broadcast_operands_agree_to_the_last_bit() -> None:
+    # t, computed by a run of shape (5,), is read by a run of shape (3, 5) that broadcasts
+    # it; alone, an outer product (3, 1) x (1, 5) is fused too, because it broadcasts.
+    def f(x, m):
+        t = x * 2.0 + 1.0
+        return (m * t - t) * 0.5
+
+    def outer(column, x):
+        return knp.maximum(column * x[None, :], 0.0)  # (maximum: not fused)
+
+    rng = np.random.default_rng(4)
+    for dtype in (np.float64, np.float32):
+        x = knp.asarray(rng.normal(size=5).astype(dtype))
+        m = knp.asarray(rng.normal(size=(3, 5)).astype(dtype))
+        column = knp.asarray(rng.normal(size=(3, 1)).astype(dtype))
+        for function, args in ((f, (x, m)), (outer, (column, x))):
+            fused, got, expected = fused_and_plain(function, *args)
+            assert runs_of(fused, *args) == (2 if function is f else 1)
+            for a, b in zip(got, expected, strict=True):
+                assert a.dtype == b.dtype and a.shape == b.shape
+                np.testing.assert_array_equal(a, b)
+
+
 def test_a_scalar_program_is_one_kernel() -> None:
     def f(a, b):
         for _ in range(6):  # 24 ops on 0-d values, then their gradient: one run
