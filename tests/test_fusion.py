@@ -133,6 +133,42 @@ def test_broadcast_operands_agree_to_the_last_bit() -> None:
                 np.testing.assert_array_equal(a, b)
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_sums_fused_into_their_run_stay_within_the_reordering_bound(dtype) -> None:
+    # A sum of a run's value accumulates in the run's loop, in loop order. Over axis 0
+    # NumPy adds row after row too: the same operations, bitwise equal. Over the last
+    # axis or all of them NumPy sums pairwise; two orders of n additions differ by at most
+    # n * eps * sum(|terms|) (each has error at most (n - 1) * eps/2 * sum(|terms|)).
+    def f(x, y):
+        terms = x * y - 0.5 * x
+        return (
+            knp.sum(terms, axis=0),
+            knp.sum(terms * 2.0 + y, axis=1, keepdims=True),
+            knp.sum(x * x + y),
+            terms,
+        )
+
+    rng = np.random.default_rng(5)
+    x = knp.asarray(rng.normal(size=(40, 300)).astype(dtype))
+    y = knp.asarray(rng.normal(size=(40, 300)).astype(dtype))
+    fused, got, expected = fused_and_plain(f, x, y)
+    program = fused._entry((x, y), {}).staged.compile().program
+    names = [eq.op.name for eq in program.equations]
+    assert len(names) == 3 and all(name.startswith("fused") for name in names)  # no sum left
+    np.testing.assert_array_equal(got[0], expected[0])  # axis 0: the same order
+    np.testing.assert_array_equal(got[3], expected[3])
+    xs, ys = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    eps = float(np.finfo(dtype).eps)
+    for k, (magnitude, n) in {
+        1: (np.abs(2 * (xs * ys - 0.5 * xs) + ys).sum(axis=1, keepdims=True), 300),
+        2: (np.abs(xs * xs + ys).sum(), 40 * 300),
+    }.items():
+        assert got[k].shape == expected[k].shape and got[k].dtype == expected[k].dtype
+        difference = np.abs(got[k].astype(np.float64) - expected[k].astype(np.float64))
+        assert np.all(difference <= n * eps * magnitude)
+        assert np.all(difference <= 64 * eps * magnitude)  # far inside it in practice
+
+
 def test_a_scalar_program_is_one_kernel() -> None:
     def f(a, b):
         for _ in range(6):  # 24 ops on 0-d values, then their gradient: one run

@@ -176,6 +176,7 @@ class _Run:
         self.formulas: list[str] = []
         self.defined: set[int] = set()
         self.inputs: dict[Any, Var | Const] = {}
+        self.sums: list[Equation] = []  # sums of the run's values, accumulated in its loop
 
     def accepts(self, eq: Equation) -> bool:
         if len(self.equations) >= (MAX_SCALAR_OPS if self.shape == () else MAX_OPS):
@@ -237,6 +238,10 @@ def _runs(equations: Sequence[Equation]) -> list[Equation | _Run]:
             run = _Run(out.shape, out.dtype)
             run.add(eq, formula)
             continue
+        if run is not None and _sums_a_value_of(eq, run):
+            run.sums.append(eq)  # its output has another shape: nothing after it in the run
+            close()
+            continue
         # Not fusible: it runs before the open run when it reads nothing the run defines
         # (the run is computed where its last equation was, once closed).
         if run is not None and any(type(a) is Var and a.id in run.defined for a in eq.inputs):
@@ -250,10 +255,26 @@ def _worth_a_kernel(run: _Run) -> bool:
     """Two or more equations; or one arithmetic op that broadcasts an array operand, which
     a loop nest computes faster than NumPy's (an outer product: NumPy runs its inner loop,
     as long as the last axis, once per element of the others; 790 against 530 µs on W4's)."""
-    if len(run.equations) >= 2:
+    if len(run.equations) + len(run.sums) >= 2:
         return True
     (eq,) = run.equations
     return "np." not in run.formulas[0] and any(_broadcast_operand(a, run.shape) for a in eq.inputs)
+
+
+def _sums_a_value_of(eq: Equation, run: _Run) -> bool:
+    """Whether ``eq`` sums (``np.add.reduce``) a value ``run`` computes, into its dtype."""
+    if eq.op.numpy_impl != np.add.reduce or run.shape == () or 0 in run.shape:
+        return False
+    source = eq.inputs[0]
+    axis, keepdims = eq.params.get("axis"), eq.params.get("keepdims")
+    return (
+        type(source) is Var
+        and source.id in run.defined
+        and eq.outputs[0].dtype == run.dtype
+        and type(axis) is tuple
+        and type(keepdims) is bool
+        and set(eq.params) == {"axis", "keepdims"}
+    )
 
 
 def fuse(program: Program) -> tuple[Program, int]:
@@ -364,16 +385,18 @@ class _Layout:
         row_outputs = [v for v in outputs if v.id in self.rows]
         external_inputs = [a for a in inputs if not (type(a) is Var and a.id in self.rows)]
         external_outputs = [v for v in outputs if v.id not in self.rows]
+        external_outputs += [eq.outputs[0] for eq in run.sums]
         source = _array_source(run, row_inputs, row_outputs, external_inputs, external_outputs)
         kernel = _compiled(source)
         group = (run.shape, run.dtype)
         uses_rows = bool(row_inputs or row_outputs)
         takes = uses_rows and group in self.workspace
         wrapper = _array_wrapper(takes, uses_rows, len(external_inputs), len(external_outputs))
+        shapes = tuple(v.shape for v in external_outputs)
         rows = np.array([self.rows[a.id] for a in [*row_inputs, *row_outputs]], dtype=np.intp)
         size = int(np.prod(run.shape))
         shape = (self.height.get(group, 0), size)
-        run_function = wrapper(kernel, rows, shape, run.shape, run.dtype, np.empty)
+        run_function = wrapper(kernel, rows, shape, shapes, run.dtype, np.empty)
         eq_inputs: list[Var | Const] = list(external_inputs)
         eq_outputs = list(external_outputs)
         if uses_rows:
@@ -458,7 +481,9 @@ def _array_source(
     """
     dt = _dtype_name(run.dtype)
     size = math.prod(run.shape)
+    full = tuple(range(len(run.shape)))
     nest = any(_broadcast_operand(a, run.shape) for a in external_inputs)
+    nest = nest or any(eq.params["axis"] != full for eq in run.sums)
     depth = len(run.shape) if nest else 1
     inner = "    " * (depth + 1)
     names: dict[Any, str] = {}
@@ -490,10 +515,27 @@ def _array_source(
     body = _operands(run, dt, names)
     for k, var in enumerate(row_outputs):
         stores.append(f"{inner}ws[r{len(row_inputs) + k}, i] = {names[('t', var.id)]}")
+    sums = {eq.outputs[0].id: eq for eq in run.sums}
+    footer = []
     for k, var in enumerate(external_outputs):
         arguments.append(f"o{k}")
-        header.append(f"    g{k} = o{k}.reshape({size})")
-        stores.append(f"{inner}g{k}[i] = {names[('t', var.id)]}")
+        eq = sums.get(var.id)
+        if eq is None:
+            header.append(f"    g{k} = o{k}.reshape({size})")
+            stores.append(f"{inner}g{k}[i] = {names[('t', var.id)]}")
+            continue
+        # A sum, accumulated in loop order from -0.0 (the identity of +, also for -0.0).
+        value = names[("t", eq.inputs[0].id)]
+        if eq.params["axis"] == full:  # in a register
+            header.append(f"    acc{k} = np.{dt}(-0.0)")
+            stores.append(f"{inner}acc{k} += {value}")
+            footer.append(f"    o{k}.reshape(1)[0] = acc{k}")
+            continue
+        kept = tuple(1 if d in eq.params["axis"] else n for d, n in enumerate(run.shape))
+        index = ", ".join("0" if d in eq.params["axis"] else f"i{d}" for d in full)
+        header.append(f"    g{k} = o{k}.reshape({kept!r})")
+        header.append(f"    g{k}[...] = np.{dt}(-0.0)")
+        stores.append(f"{inner}g{k}[{index}] += {value}")
     lines = [f"def kernel({', '.join(arguments)}):", f"    ONE = np.{dt}(1.0)", *header]
     if nest:
         lines += [f"    {line}" for line in hoisted.get(0, [])]
@@ -509,6 +551,7 @@ def _array_source(
     lines += stores
     if nest:
         lines.append(f"{inner}i += 1")
+    lines += footer
     return "\n".join(lines) + "\n"
 
 
@@ -540,16 +583,16 @@ def _scalar_wrapper(count: int) -> Callable:
 
 
 def _array_wrapper(takes: bool, uses_rows: bool, inputs: int, outputs: int) -> Callable:
-    """``make(kernel, rows, ws_shape, shape, dtype, empty)``: allocates the escaping outputs
+    """``make(kernel, rows, ws_shape, shapes, dtype, empty)``: allocates the escaping outputs
     (and the workspace, at its first run), calls ``kernel``, returns them."""
     parameters = (["ws"] if takes else []) + [f"a{k}" for k in range(inputs)]
-    lines = [
-        "def make(kernel, rows, ws_shape, shape, dtype, empty):",
-        f"    def run({', '.join(parameters)}):",
-    ]
+    lines = ["def make(kernel, rows, ws_shape, shapes, dtype, empty):"]
+    if outputs:
+        lines.append(f"    {', '.join(f'shape{k}' for k in range(outputs))}, = shapes")
+    lines.append(f"    def run({', '.join(parameters)}):")
     if uses_rows and not takes:
         lines.append("        ws = empty(ws_shape, dtype)")
-    lines += [f"        o{k} = empty(shape, dtype)" for k in range(outputs)]
+    lines += [f"        o{k} = empty(shape{k}, dtype)" for k in range(outputs)]
     arguments = (["ws", "rows"] if uses_rows else []) + parameters[int(takes) :]
     arguments += [f"o{k}" for k in range(outputs)]
     lines.append(f"        kernel({', '.join(arguments)})")
