@@ -255,3 +255,19 @@ def test_without_numba_jit_keeps_its_numpy_code(monkeypatch) -> None:
     for _ in range(tiers.HOT + 1):
         np.testing.assert_array_equal(jitted(x).numpy(), np.sin(np.ones(4)) * 2.0 + 1.0)
     assert "fused" not in jitted.source(x)
+
+
+def test_kernels_are_cached_on_disk(monkeypatch, tmp_path) -> None:
+    # Written once under a name hashed from their source, then numba stores their machine
+    # code beside them: a later process loads it instead of compiling again.
+    monkeypatch.setattr(fusion, "_DIRECTORY", [str(tmp_path)])
+
+    def f(x):
+        return (x * 1.2345 + 0.987) * x  # constants no other test uses: a new kernel
+
+    x = knp.asarray(np.linspace(0, 1, 5))
+    fused, (got,), (expected,) = fused_and_plain(f, x)
+    np.testing.assert_array_equal(got, expected)
+    (source,) = tmp_path.glob("kernel_*.py")
+    assert "1.2345" in source.read_text()
+    assert list((tmp_path / "__pycache__").glob(source.stem + ".kernel-*.nbi"))

@@ -33,8 +33,11 @@ with the same runs (the steps of a loop) compile each kernel once.
 
 from __future__ import annotations
 
+import hashlib
+import importlib.util
 import math
 import os
+import sys
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -614,17 +617,74 @@ def _array_wrapper(takes: bool, uses_rows: bool, inputs: int, outputs: int) -> C
 
 
 def _compiled(source: str) -> Callable:
-    """The numba function of a kernel's source, compiled once per source text."""
+    """The numba function of a kernel's source, compiled once per source text (and, with
+    a cache directory, once per machine: see :func:`_kernel_function`)."""
     found = _kernels.get(source)
     if found is not None:
         return found
     with _lock:
         found = _kernels.get(source)
         if found is None:
-            namespace = {"np": np, "_item": _item_function()}
-            exec(compile(source, "<kenaz fused kernel>", "exec"), namespace)  # noqa: S102
-            found = _kernels[source] = _numba.njit(nogil=True)(namespace["kernel"])
+            function, on_disk = _kernel_function(source)
+            found = _numba.njit(nogil=True, cache=on_disk)(function)
+            _kernels[source] = found
     return found
+
+
+def _kernel_function(source: str) -> tuple[Callable, bool]:
+    """The Python function ``kernel`` of ``source``; and whether it lives in a file.
+
+    numba caches compiled code on disk only for functions defined in a file: so the
+    source is written once to ``$KENAZ_CACHE_DIR/fused`` (``~/.cache/kenaz/fused`` by
+    default), under a name hashed from the source and numba's version, and imported from
+    there. A later process loads the machine code instead of compiling it again (W2's
+    kernel: seconds of numba's typing and LLVM). ``KENAZ_CACHE_DIR=""`` keeps kernels in
+    memory only; so does a directory that cannot be written.
+    """
+    directory = _cache_directory()
+    if directory is not None:
+        text = f"# kenaz fused kernel (numba {_numba.__version__})\nimport numpy as np\n\n{source}"
+        name = "kernel_" + hashlib.sha256(text.encode()).hexdigest()[:24]
+        path = os.path.join(directory, name + ".py")
+        try:
+            if not os.path.exists(path):
+                temporary = f"{path}.{os.getpid()}.{threading.get_ident()}"
+                with open(temporary, "w", encoding="utf-8") as file:
+                    file.write(text)
+                os.replace(temporary, path)  # atomic: another process reads all or nothing
+            spec = importlib.util.spec_from_file_location(name, path)
+            module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+            module.__dict__["_item"] = _item_function()
+            # Importable by its name: numba's cached code finds its module that way.
+            sys.modules[name] = module
+            spec.loader.exec_module(module)  # type: ignore[union-attr]
+            return module.kernel, True
+        except OSError:
+            pass
+    namespace = {"np": np, "_item": _item_function()}
+    exec(compile(source, "<kenaz fused kernel>", "exec"), namespace)  # noqa: S102
+    return namespace["kernel"], False
+
+
+_DIRECTORY: list[str | None] = []  # the cache directory, once looked up
+
+
+def _cache_directory() -> str | None:
+    """Where kernels' sources and numba's cache of them live (``None``: nowhere)."""
+    if not _DIRECTORY:
+        root = os.environ.get("KENAZ_CACHE_DIR")
+        if root is None:
+            root = os.path.join(os.path.expanduser("~"), ".cache", "kenaz")
+        directory = os.path.join(root, "fused") if root else None
+        if directory is not None:
+            try:
+                os.makedirs(directory, exist_ok=True)
+            except OSError:
+                directory = None
+            if directory is not None and not os.access(directory, os.W_OK):
+                directory = None
+        _DIRECTORY.append(directory)
+    return _DIRECTORY[0]
 
 
 _ITEM: list[Callable] = []
