@@ -271,3 +271,34 @@ def test_kernels_are_cached_on_disk(monkeypatch, tmp_path) -> None:
     (source,) = tmp_path.glob("kernel_*.py")
     assert "1.2345" in source.read_text()
     assert list((tmp_path / "__pycache__").glob(source.stem + ".kernel-*.nbi"))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_products_by_a_diagonal_become_scalings(dtype) -> None:
+    # jacrev pulls back the identity's rows at once: dtanh(I, t) @ W and mul(I, s) @ W are
+    # products by diagonal matrices, computed as t's slope (or s) times W's rows instead.
+    # Each entry is the same product, rounded once: equal where everything is finite.
+    rng = np.random.default_rng(6)
+    w1 = knp.asarray((rng.normal(size=(6, 6)) / 3).astype(dtype))
+    w2 = knp.asarray((rng.normal(size=(6, 4)) / 3).astype(dtype))
+
+    def f(x):
+        return knp.tanh(w2.T @ knp.tanh(w1 @ x))  # (W7's function)
+
+    x = knp.asarray(rng.normal(size=6).astype(dtype))
+    jacobian = kenaz.jacrev(f)
+    fused, (got,), (expected,) = fused_and_plain(jacobian, x)
+    program = fused._entry((x,), {}).staged.compile().program
+    unfused = fused.program(x)
+    products = lambda p: sum(eq.op.name == "matmul" for eq in p.equations)  # noqa: E731
+    assert products(program) < products(unfused)
+    np.testing.assert_allclose(got, expected, rtol=0, atol=4 * float(np.finfo(dtype).eps))
+
+    # A matrix product by something else than the identity stays one.
+    def g(x):
+        return (w1 * x) @ w2  # not an identity: broadcast rows, not a diagonal
+
+    fused, (got,), (expected,) = fused_and_plain(g, x)
+    np.testing.assert_array_equal(got, expected)
+    program = fused._entry((x,), {}).staged.compile().program
+    assert "matmul" in [eq.op.name for eq in program.equations]

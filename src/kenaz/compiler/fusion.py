@@ -46,6 +46,7 @@ import numpy as np
 
 from ..effects import Op
 from .codegen import ufunc_of
+from .diagonal_products import scale_instead_of_diagonal_products
 from .program import Const, Equation, Program, Var
 
 __all__ = ["available", "fuse", "MAX_OPS", "MAX_INPUTS", "MAX_SCALAR_OPS"]
@@ -292,14 +293,17 @@ def _sums_a_value_of(eq: Equation, run: _Run) -> bool:
 
 
 def fuse(program: Program) -> tuple[Program, int]:
-    """``program`` with its runs of elementwise equations fused; and how many runs it fused.
+    """``program`` with its runs of elementwise equations fused; and how many rewrites that
+    took (runs fused, and products by a diagonal matrix turned into scalings first, see
+    :mod:`kenaz.compiler.diagonal_products`).
 
     ``program`` must be flat (optimized: no call equations). Needs numba.
     """
+    program, scalings = scale_instead_of_diagonal_products(program)
     items = _runs(program.equations)
     runs = [item for item in items if type(item) is _Run]
     if not runs:
-        return program, 0
+        return program, scalings
     layout = _Layout(items, program)
     result = [item if type(item) is Equation else layout.equation(item) for item in items]
     fused = Program(
@@ -311,7 +315,7 @@ def fuse(program: Program) -> tuple[Program, int]:
         program.in_tree,
         program.out_tree,
     )
-    return fused, len(runs)
+    return fused, len(runs) + scalings
 
 
 # -- where each value of a run lives --------------------------------------------------------------
