@@ -273,11 +273,11 @@ def test_kernels_are_cached_on_disk(monkeypatch, tmp_path) -> None:
     assert list((tmp_path / "__pycache__").glob(source.stem + ".kernel-*.nbi"))
 
 
-@pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_products_by_a_diagonal_become_scalings(dtype) -> None:
+def test_products_by_a_diagonal_become_scalings() -> None:
     # jacrev pulls back the identity's rows at once: dtanh(I, t) @ W and mul(I, s) @ W are
     # products by diagonal matrices, computed as t's slope (or s) times W's rows instead.
     # Each entry is the same product, rounded once: equal where everything is finite.
+    dtype = np.float64  # (the rewrite does not look at the dtype, beyond requiring one)
     rng = np.random.default_rng(6)
     w1 = knp.asarray((rng.normal(size=(6, 6)) / 3).astype(dtype))
     w2 = knp.asarray((rng.normal(size=(6, 4)) / 3).astype(dtype))
