@@ -32,7 +32,7 @@ def runs_of(fused, *args) -> int:
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-@pytest.mark.parametrize("shape", [(), (7,), (3, 5)])
+@pytest.mark.parametrize("shape", [(), (3, 5)])  # (1-D: the other tests)
 def test_arithmetic_runs_agree_to_the_last_bit(dtype, shape) -> None:
     rng = np.random.default_rng(0)
     x = knp.asarray(rng.normal(size=shape).astype(dtype))

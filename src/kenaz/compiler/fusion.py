@@ -340,7 +340,6 @@ class _Layout:
         last: dict[int, int] = {}  # variable -> the index of its last reader
         escapes: set[int] = set()  # variables something else than an array run reads
         self.outputs: dict[int, list[Var]] = {}  # run -> the values read after it
-        defined_in: dict[int, int] = {}  # variable -> the run index defining it
         for index, item in enumerate(items):
             atoms = item.inputs.values() if type(item) is _Run else item.inputs
             array_run = type(item) is _Run and item.shape != ()
@@ -351,9 +350,6 @@ class _Layout:
                     # anything but an array run, reads it from an array of its own.
                     if not array_run or a.shape != item.shape:
                         escapes.add(a.id)
-            if type(item) is _Run:
-                for eq in item.equations:
-                    defined_in[eq.outputs[0].id] = index
         for o in program.outputs:
             if type(o) is Var:
                 last[o.id] = len(items)
