@@ -223,43 +223,37 @@ class Tensor(NdarrayMethods):
         def __getitem__(self, index: Any) -> Tensor: ...
 
     # -- operators (bound below, once the primitives exist) ----------------------
-    # Operators perform their op directly, with their arguments in a tuple
-    # (`perform_args`): calling the `Op` object costs one frame more per op.
-    def __add__(self, other: Any) -> Tensor:
-        return perform_args(add, (self, other), {})
+    # The binary arithmetic, bitwise and comparison operators and `@` are made by
+    # `kenaz.effects.binary_operator` and `matmul_operator` (they inline perform's eager
+    # path, which sits above this module) and set by `kenaz.numpy._tensor_methods`:
+    # `x + y` performs `add`, `x < y` performs `less`, `x @ y` is `kenaz.ops.linalg.matmul`.
+    if TYPE_CHECKING:
 
-    def __radd__(self, other: Any) -> Tensor:
-        return perform_args(add, (other, self), {})
-
-    def __sub__(self, other: Any) -> Tensor:
-        return perform_args(subtract, (self, other), {})
-
-    def __rsub__(self, other: Any) -> Tensor:
-        return perform_args(subtract, (other, self), {})
-
-    def __mul__(self, other: Any) -> Tensor:
-        return perform_args(multiply, (self, other), {})
-
-    def __rmul__(self, other: Any) -> Tensor:
-        return perform_args(multiply, (other, self), {})
-
-    def __truediv__(self, other: Any) -> Tensor:
-        return perform_args(divide, (self, other), {})
-
-    def __rtruediv__(self, other: Any) -> Tensor:
-        return perform_args(divide, (other, self), {})
-
-    def __floordiv__(self, other: Any) -> Tensor:
-        return perform_args(floor_divide, (self, other), {})
-
-    def __rfloordiv__(self, other: Any) -> Tensor:
-        return perform_args(floor_divide, (other, self), {})
-
-    def __mod__(self, other: Any) -> Tensor:
-        return perform_args(remainder, (self, other), {})
-
-    def __rmod__(self, other: Any) -> Tensor:
-        return perform_args(remainder, (other, self), {})
+        def __add__(self, other: Any) -> Tensor: ...
+        def __radd__(self, other: Any) -> Tensor: ...
+        def __sub__(self, other: Any) -> Tensor: ...
+        def __rsub__(self, other: Any) -> Tensor: ...
+        def __mul__(self, other: Any) -> Tensor: ...
+        def __rmul__(self, other: Any) -> Tensor: ...
+        def __truediv__(self, other: Any) -> Tensor: ...
+        def __rtruediv__(self, other: Any) -> Tensor: ...
+        def __floordiv__(self, other: Any) -> Tensor: ...
+        def __rfloordiv__(self, other: Any) -> Tensor: ...
+        def __mod__(self, other: Any) -> Tensor: ...
+        def __rmod__(self, other: Any) -> Tensor: ...
+        def __and__(self, other: Any) -> Tensor: ...
+        def __rand__(self, other: Any) -> Tensor: ...
+        def __or__(self, other: Any) -> Tensor: ...
+        def __ror__(self, other: Any) -> Tensor: ...
+        def __xor__(self, other: Any) -> Tensor: ...
+        def __rxor__(self, other: Any) -> Tensor: ...
+        def __eq__(self, other: Any) -> Tensor: ...  # type: ignore[override]
+        def __ne__(self, other: Any) -> Tensor: ...  # type: ignore[override]
+        def __lt__(self, other: Any) -> Tensor: ...
+        def __le__(self, other: Any) -> Tensor: ...
+        def __gt__(self, other: Any) -> Tensor: ...
+        def __ge__(self, other: Any) -> Tensor: ...
+        def __matmul__(self, other: Any) -> Tensor: ...
 
     def __pow__(self, other: Any) -> Tensor:
         if type(other) is int and other == 2:  # the commonest power, as NumPy's `x ** 2`
@@ -268,9 +262,6 @@ class Tensor(NdarrayMethods):
 
     def __rpow__(self, other: Any) -> Tensor:
         return perform_args(power, (other, self), {})
-
-    def __matmul__(self, other: Any) -> Tensor:
-        return matmul(self, other)
 
     def __rmatmul__(self, other: Any) -> Tensor:
         return matmul(other, self)
@@ -286,42 +277,6 @@ class Tensor(NdarrayMethods):
 
     def __invert__(self) -> Tensor:
         return perform_args(invert, (self,), {})
-
-    def __and__(self, other: Any) -> Tensor:
-        return perform_args(bitwise_and, (self, other), {})
-
-    def __rand__(self, other: Any) -> Tensor:
-        return perform_args(bitwise_and, (other, self), {})
-
-    def __or__(self, other: Any) -> Tensor:
-        return perform_args(bitwise_or, (self, other), {})
-
-    def __ror__(self, other: Any) -> Tensor:
-        return perform_args(bitwise_or, (other, self), {})
-
-    def __xor__(self, other: Any) -> Tensor:
-        return perform_args(bitwise_xor, (self, other), {})
-
-    def __rxor__(self, other: Any) -> Tensor:
-        return perform_args(bitwise_xor, (other, self), {})
-
-    def __eq__(self, other: Any) -> Tensor:  # type: ignore[override]
-        return perform_args(equal, (self, other), {})
-
-    def __ne__(self, other: Any) -> Tensor:  # type: ignore[override]
-        return perform_args(not_equal, (self, other), {})
-
-    def __lt__(self, other: Any) -> Tensor:
-        return perform_args(less, (self, other), {})
-
-    def __le__(self, other: Any) -> Tensor:
-        return perform_args(less_equal, (self, other), {})
-
-    def __gt__(self, other: Any) -> Tensor:
-        return perform_args(greater, (self, other), {})
-
-    def __ge__(self, other: Any) -> Tensor:
-        return perform_args(greater_equal, (self, other), {})
 
     def __setitem__(self, index: Any, value: Any) -> None:
         # In place, as NumPy, unless a running transformation tracks `self` or `value`
@@ -533,16 +488,10 @@ if TYPE_CHECKING:
         bitwise_or,
         bitwise_xor,
         divide,
-        equal,
         floor_divide,
-        greater,
-        greater_equal,
         invert,
-        less,
-        less_equal,
         multiply,
         negative,
-        not_equal,
         power,
         remainder,
         square,
