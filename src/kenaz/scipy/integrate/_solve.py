@@ -13,10 +13,9 @@ that every rule is itself differentiable, batchable and compiled:
   -a J_params``, integrated backwards with ``a`` jumping by the cotangent at
   each output time. First order is the ``ode_adjoint`` op: one solve for all
   output times, ``y`` from a dense forward solve (stable for stiff systems).
-  Its derivatives (second order) come from the differentiable formulation,
-  solves of ``[y, a, a_params]`` with ``y`` integrated backwards too (HIPS
-  autograd's and ``jax.experimental.ode``'s method, which a stiff system
-  makes diverge). Memory is that of the right-hand side's vjp, whatever the
+  Its derivatives (second order) are those of the same quantities computed
+  from the sensitivities' forward solve (no ``y`` integrated backwards, which
+  a stiff system makes diverge). Memory is that of the right-hand side's vjp, whatever the
   number of steps; the times' cotangents need no solve;
 - forward (``jvp``): the *sensitivity* system ``s' = J_y s + J_params
   params_dot`` integrated with ``y``, as this same op;
@@ -87,20 +86,24 @@ def _reverse(args: tuple, *, system: System) -> tuple:
     return ys, pullback
 
 
+def _sensitivities(system: System, y0: Any, t: Any, params: Sequence[Any], m: int) -> tuple:
+    """``ys`` and ``S = dy/d(y0, params)`` of shape ``(len(t), n, m)``, from one solve."""
+    n = system.size
+    shapes = tuple(tuple(int(d) for d in np.shape(p)) for p in params)
+    start = np.zeros((n, m))
+    start[:, :n] = np.eye(n)
+    state = _knp.concatenate([_knp.asarray(y0).astype(np.float64), _knp.asarray(start.reshape(-1))])
+    out = solve(state, t, *params, system=system.sensitivities(shapes))
+    return out[:, :n], _knp.reshape(out[:, n:], (int(np.shape(t)[0]), n, m))
+
+
 def _reverse_by_sensitivities(system: System, y0: Any, t: Any, params: list, m: int) -> tuple:
     """``ys`` with ``S = dy/d(y0, params)`` at each time, from one solve; the pullback is
     ``g`` contracted with ``S`` (differentiable: the solve is this op again)."""
     n = system.size
-    shapes = tuple(tuple(int(d) for d in np.shape(p)) for p in params)
-    start = np.zeros(n * (1 + m))
-    start[n:].reshape(n, m)[:, :n] = np.eye(n)
-    state = _knp.concatenate([_knp.asarray(y0).astype(np.float64), _knp.asarray(start[n:])])
-    out = solve(state, t, *params, system=system.sensitivities(shapes))
-    ys = out[:, :n]
-    count = int(np.shape(t)[0])
+    ys, S = _sensitivities(system, y0, t, params, m)
 
     def pullback(g: Tensor) -> tuple:
-        S = _knp.reshape(out[:, n:], (count, n, m))
         bar = _knp.einsum("ti,tij->j", _knp.asarray(g), S)
         return (
             _as_dtype(bar[:n], y0),
@@ -201,18 +204,16 @@ def _adjoint_impl(ys: Any, g: Any, t: Any, *params: Any, system: System) -> tupl
 
 
 def _adjoint_differentiable(ys: Any, g: Any, t: Any, *params: Any, system: System) -> tuple:
-    """What :func:`_adjoint_impl` computes, as solves of ``[y, a, a_params]`` (``y``
-    integrated backwards too): differentiable, for derivatives of second order."""
+    """What :func:`_adjoint_impl` computes, differentiably: ``g`` contracted with the
+    sensitivities ``S(t_i) = dy(t_i)/d(y(t0), params)``, from one forward solve (stable for
+    stiff systems, unlike integrating ``y`` backwards with the adjoint). For derivatives of
+    second order: ``a(t0) = sum_i S_i[:, :n]^T g_i``, ``a_params = sum_i S_i[:, n:]^T g_i``.
+    ``ys`` enters through ``ys[0]`` only (the others are its solution)."""
     n = system.size
-    sizes = tuple(int(np.prod(np.shape(p))) for p in params)
-    backwards = system.adjoint(sizes)
-    count = int(np.shape(t)[0])
-    a, a_params = g[count - 1], _knp.zeros((sum(sizes),))
-    for i in range(count - 1, 0, -1):
-        state = _knp.concatenate([ys[i], a, a_params])
-        end = solve(state, _knp.stack([t[i], t[i - 1]]), *params, system=backwards)[1]
-        a, a_params = end[n : 2 * n] + g[i - 1], end[2 * n :]
-    return a, a_params
+    m = n + sum(int(np.prod(np.shape(p))) for p in params)
+    S = _sensitivities(system, ys[0], t, params, m)[1]
+    bar = _knp.einsum("ti,tij->j", _knp.reshape(_knp.asarray(g), (-1, n)), S)
+    return bar[:n], bar[n:]
 
 
 def _adjoint_forward(primals: tuple, tangents: tuple, *, system: System) -> tuple:

@@ -216,31 +216,6 @@ class System:
                         found.identity, found.origin = (self.identity, key), self.origin
         return found
 
-    def adjoint(self, sizes: tuple[int, ...]) -> System:
-        """State ``[y, a, a_params]``: ``y' = f``, ``a' = -a J_y``, ``a_params' = -a J_params``,
-        integrated backwards in time with ``y`` (the differentiable formulation: stable
-        while ``y`` is, backwards too; see :meth:`adjoint_numpy` for first order)."""
-
-        def build() -> System:
-            n, fn = self.size, self.fn
-
-            def adjoint_fn(state: Any, s: Any, *params: Any) -> Tensor:
-                y, a = state[:n], state[n : 2 * n]
-                dy, pullback = vjp(lambda y_, *p: fn(y_, s, *p), y, *params)
-                cotangents = pullback(-a)
-                flat = [_knp.reshape(c, (-1,)) for c in cotangents]
-                return _knp.concatenate([dy, *flat]).astype(np.float64)
-
-            return System(
-                adjoint_fn,
-                2 * n + sum(sizes),
-                self.integrator.derivative(),
-                f"adjoint of {self.name}",
-                self.traceable,
-            )
-
-        return self.derived(("adjoint", sizes), build)
-
     def adjoint_numpy(
         self, params: Sequence[Any], copies: int, jacobian: bool = False
     ) -> Callable[[np.ndarray, np.ndarray, np.ndarray], Any]:
