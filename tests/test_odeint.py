@@ -14,7 +14,7 @@ import scipy.integrate
 import kenaz
 import kenaz.numpy as knp
 from kenaz import Handler, handler, perform_args
-from kenaz.scipy.integrate import odeint
+from kenaz.scipy.integrate import _solve, odeint
 from kenaz.testing import check_grads
 
 TIGHT = {"rtol": 1e-10, "atol": 1e-10}
@@ -70,9 +70,12 @@ def test_scalar_state_full_output_and_options_are_scipys():
     np.testing.assert_allclose(ours.numpy(), theirs, rtol=1e-6)
 
 
-def test_args_is_any_pytree_handed_over_unchanged():
+@pytest.mark.parametrize("method", ["adjoint", "sensitivities"])
+def test_args_is_any_pytree_handed_over_unchanged(method, monkeypatch):
     """A neural-network right-hand side with its layers as a list of (W, b) pairs in args;
-    grad over the pairs matches finite differences."""
+    grad over the pairs matches finite differences, by the adjoint (a larger network's
+    method) and by one forward-sensitivity solve (this small one's)."""
+    monkeypatch.setattr(_solve, "REVERSE", method)
     rng = np.random.default_rng(0)
     layers = [
         (0.5 * rng.standard_normal((4, 2)), 0.1 * rng.standard_normal(4)),
@@ -160,8 +163,9 @@ class CountOps(Handler):
 
 
 def test_the_tape_does_not_grow_with_the_solver_steps():
-    """The adjoint method: grad performs the same ops for a short and a long horizon (the
-    long one takes hundreds of solver steps); the right-hand side runs compiled, once traced."""
+    """Reverse mode (here by forward sensitivities) performs the same ops for a short and a
+    long horizon (the long one takes hundreds of solver steps); the right-hand side runs
+    compiled, once traced."""
     counts = []
     for horizon in (1.0, 40.0):
         counter = CountOps()
@@ -258,10 +262,13 @@ def test_a_func_that_reads_a_value_runs_eagerly_and_closures_are_refused_there()
         kenaz.grad(closed)(0.5)
 
 
-def test_the_adjoint_of_a_stiff_system_is_stable():
+@pytest.mark.parametrize("method", ["adjoint", "sensitivities"])
+def test_the_adjoint_of_a_stiff_system_is_stable(method, monkeypatch):
     """Robertson's kinetics: integrating y backwards with the adjoint diverges (its fast mode
     grows backwards); the adjoint takes y from a dense forward solve instead, and agrees with
-    the forward sensitivities."""
+    the forward sensitivities. So does reverse mode by one forward-sensitivity solve, which
+    a system this small takes unless told otherwise."""
+    monkeypatch.setattr(_solve, "REVERSE", method)
 
     def robertson(y, t, k1, k2, k3):
         fast = k2 * y[1] * y[2]
@@ -278,6 +285,30 @@ def test_the_adjoint_of_a_stiff_system_is_stable():
     for i, direction in enumerate(np.eye(3)):
         _, by_sensitivity = kenaz.jvp(loss, rates, tuple(direction))
         assert float(by_adjoint[i]) == pytest.approx(float(by_sensitivity), rel=1e-4)
+
+
+@pytest.mark.parametrize("method", ["adjoint", "sensitivities"])
+def test_second_order_on_a_stiff_system_is_exact(method, monkeypatch):
+    """A mode decaying at rate k = 1000: integrating y backwards would make it grow as
+    exp(1000 t). Second derivatives come from the sensitivities' solves instead (forward in
+    time), both forward over reverse and reverse over reverse, whichever method took the
+    first: the closed form's."""
+    monkeypatch.setattr(_solve, "REVERSE", method)
+
+    def stiff(y, t, rate):
+        return knp.stack([-rate * y[0] + y[1], -0.5 * y[1] + 0.0 * y[0]])
+
+    grid = np.array([0.0, 0.5, 2.0])
+
+    def total(rate):
+        ys = odeint(stiff, np.array([1.0, 1.0]), grid, (rate,), rtol=1e-10, atol=1e-12)
+        return knp.sum(ys[:, 0])
+
+    rate = 1000.0
+    # y0(t) = exp(-t/2) / (k - 1/2) + (1 - 1 / (k - 1/2)) exp(-k t); exp(-500) is nothing.
+    exact = 2 * (np.exp(-0.25) + np.exp(-1.0)) / (rate - 0.5) ** 3
+    assert float(kenaz.hessian(total)(rate)) == pytest.approx(exact, rel=1e-5)
+    assert float(kenaz.grad(kenaz.grad(total))(rate)) == pytest.approx(exact, rel=1e-5)
 
 
 def test_a_changed_closed_over_value_is_not_replayed():

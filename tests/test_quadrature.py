@@ -65,3 +65,22 @@ def test_sampled_rules_are_scipys_and_differentiable(samples):
         np.testing.assert_allclose(ours.numpy(), theirs, rtol=1e-12, atol=1e-14)
     for rule in (simpson, trapezoid, cumulative_trapezoid):
         check_grads(lambda y, x, rule=rule: rule(y, x=x), (y, x), order=1, modes=("fwd", "rev"))
+
+
+@pytest.mark.parametrize(
+    ("weight", "wvar", "b"),
+    [("cos", 2.0, 2.0), ("sin", 3.0, np.inf), ("alg", (0.5, -0.5), 2.0), ("cauchy", 1.2, 2.0)],
+)
+def test_quad_weights_are_scipys_and_differentiable(weight, wvar, b):
+    def weighted(k, upper=b):
+        return quad(lambda x, k: knp.exp(-k * x), 0.1, upper, args=(k,), weight=weight,
+                    wvar=wvar)[0]  # fmt: skip
+
+    expected = scipy.integrate.quad(lambda x: np.exp(-0.7 * x), 0.1, b, weight=weight, wvar=wvar)
+    assert float(weighted(0.7)) == pytest.approx(expected[0], rel=1e-10)
+    by_differences = (float(weighted(0.7 + 1e-6)) - float(weighted(0.7 - 1e-6))) / 2e-6
+    assert float(kenaz.grad(weighted)(0.7)) == pytest.approx(by_differences, rel=1e-6)
+    if weight in ("cos", "cauchy"):  # the upper limit too: f(b) w(b)
+        by_limit = kenaz.grad(lambda upper: weighted(0.7, upper))(b)
+        w = np.cos(wvar * b) if weight == "cos" else 1 / (b - wvar)
+        assert float(by_limit) == pytest.approx(np.exp(-0.7 * b) * w, rel=1e-10)

@@ -97,6 +97,55 @@ def test_vmap_over_initial_states_is_one_solve():
         np.testing.assert_allclose(grads[i].numpy(), expected.numpy(), rtol=1e-6)
 
 
-def test_events_are_refused_not_ignored():
-    with pytest.raises(NotImplementedError, match="events"):
-        solve_ivp(lambda t, y: -y, (0.0, 1.0), y0, events=lambda t, y: y[0] - 0.5)
+# -- events ----------------------------------------------------------------------------------
+GRAVITY = 9.81
+
+
+def falling(t, y, level):
+    return knp.stack([y[1], -GRAVITY + 0.0 * y[0]])
+
+
+def test_events_are_scipys_and_a_terminal_one_ends_the_solve():
+    def ground(t, y, level):
+        return y[0] - level
+
+    def halfway(t, y, level):
+        return y[0] - 5.0
+
+    ground.terminal, ground.direction = True, -1
+    ours = solve_ivp(falling, (0.0, 10.0), [10.0, 2.0], events=[ground, halfway], args=(0.0,),
+                     t_eval=np.linspace(0.0, 10.0, 11), rtol=1e-10, atol=1e-10)  # fmt: skip
+    theirs = scipy.integrate.solve_ivp(
+        lambda t, y, level: np.array([y[1], -GRAVITY]), (0.0, 10.0), [10.0, 2.0],
+        events=[ground, halfway], args=(0.0,), t_eval=np.linspace(0.0, 10.0, 11),
+        rtol=1e-10, atol=1e-10,
+    )  # fmt: skip
+    assert ours.status == theirs.status == 1
+    np.testing.assert_allclose(ours.t.numpy(), theirs.t)
+    for mine, scipys in zip(ours.t_events, theirs.t_events, strict=True):
+        np.testing.assert_allclose(mine.numpy(), scipys, rtol=1e-9)
+    for mine, scipys in zip(ours.y_events, theirs.y_events, strict=True):
+        np.testing.assert_allclose(mine.numpy(), scipys, rtol=1e-7, atol=1e-9)
+
+
+def test_event_times_and_the_state_there_are_differentiable():
+    """Landing time of a thrown ball: t* = (v0 + sqrt(v0^2 + 2 g (h0 - level))) / g, in h0,
+    v0 and the ground level (an argument of the event function), and its speed there."""
+
+    def ground(t, y, level):
+        return y[0] - level
+
+    ground.terminal = True
+
+    def landing(h0, v0, level):
+        out = solve_ivp(falling, (0.0, 10.0), knp.stack([h0, v0]), events=ground, args=(level,),
+                        rtol=1e-10, atol=1e-10)  # fmt: skip
+        return out.t_events[0][0], out.y[1, -1]
+
+    h0, v0, level = 10.0, 2.0, 1.0
+    root = np.sqrt(v0**2 + 2 * GRAVITY * (h0 - level))
+    when = kenaz.grad(lambda *a: landing(*a)[0], argnums=(0, 1, 2))(h0, v0, level)
+    expected = (1 / root, (1 + v0 / root) / GRAVITY, -1 / root)
+    np.testing.assert_allclose([float(g) for g in when], expected, rtol=1e-6)
+    speed = kenaz.grad(lambda h: landing(h, v0, level)[1])(h0)
+    assert float(speed) == pytest.approx(-GRAVITY / root, rel=1e-6)

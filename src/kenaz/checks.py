@@ -3,7 +3,8 @@
 ``argnums``, ``has_aux`` pairs, the dtypes of differentiated inputs, tangents
 against their primals, and ``grad``'s output: each check next to its error
 message, shared by ``grad``/``vjp`` (:mod:`kenaz.reverse`), ``jvp``/
-``linearize`` (:mod:`kenaz.forward`) and the Jacobians.
+``linearize`` (:mod:`kenaz.forward`) and the Jacobians; and ``vmap``'s
+(:mod:`kenaz.vectorize`) axes and the errors of its batched values.
 
 Integer and boolean values have no derivative, and a zero would look like
 one. So every transformation refuses an integer input unless
@@ -19,11 +20,14 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+import optree
 
 from . import tree
 from .backend import numpy_dtype
 from .convert import leaf_tensor
+from .errors import ConcretizationError, EscapedTracerError, ShapeError, broadcast_error
 from .tensor import Tensor
+from .tree import NAMESPACE
 
 __all__ = [
     "float0",
@@ -35,11 +39,19 @@ __all__ = [
     "split_aux",
     "leaf_dtype",
     "check_inputs",
+    "input_tensors",
     "check_complex_inputs",
     "check_tangent",
     "flatten_pair",
     "grad_output_error",
     "grad_complex_error",
+    "check_vmap_arguments",
+    "argument_name",
+    "axes_prefix",
+    "output_name",
+    "out_axis",
+    "batched_value_error",
+    "per_example_shape_error",
 ]
 
 
@@ -166,6 +178,31 @@ def check_inputs(args: Sequence[Any], allow_int: bool, where: str) -> None:
                 )
 
 
+def input_tensors(
+    primals: tuple, allow_int: bool, where: str, positions: Sequence[int] | None = None
+) -> tuple[list[Any], Any]:
+    """The leaves of the arguments ``primals`` as tensors, and their structure: the way in
+    of a transformation's inputs.
+
+    Each leaf is converted once, by the one way in (``kenaz.convert.as_tensor``, through
+    :func:`derivative_leaf`), and its dtype read off the tensor: an integer or boolean
+    one is refused unless ``allow_int`` (:func:`check_inputs`' error, naming the
+    argument by its position, ``positions[i]`` for ``primals[i]``).
+    """
+    flat, treedef = tree.flatten(primals)
+    try:
+        leaves = [derivative_leaf(x, where) for x in flat]
+    except TypeError:  # no array: the dtype error first, if there is one
+        check_inputs(list(zip(positions or range(len(primals)), primals)), allow_int, where)
+        raise
+    if not allow_int:
+        for leaf in leaves:
+            if leaf.dtype.kind not in "fc":
+                pairs = list(zip(positions or range(len(primals)), primals))
+                check_inputs(pairs, allow_int, where)  # raises, naming the argument
+    return leaves, treedef
+
+
 def check_integer_cotangent(
     output: Any, cotangent: Any, allow_int: bool, where: str, what: str = "cotangent"
 ) -> None:
@@ -243,14 +280,13 @@ def flatten_pair(primals: Any, tangents: Any, where: str, allow_int: bool = Fals
             f"argument), got {type(primals).__name__} and {type(tangents).__name__}; "
             "write jvp(f, (x,), (t,))"
         )
-    p_flat, p_tree = tree.flatten(tuple(primals))
     t_flat, t_tree = tree.flatten(tuple(tangents))
+    p_tree = tree.structure(tuple(primals))
     if p_tree != t_tree:
         raise ValueError(
             f"kenaz.{where}: the tangents' structure {t_tree} differs from the primals' {p_tree}"
         )
-    check_inputs(list(enumerate(primals)), allow_int, where)
-    p_flat = [derivative_leaf(p, where) for p in p_flat]
+    p_flat, p_tree = input_tensors(tuple(primals), allow_int, where)
     checked: list[Any] = []
     for p, t in zip(p_flat, t_flat):
         if p.dtype.kind in "fc":
@@ -259,3 +295,84 @@ def flatten_pair(primals: Any, tangents: Any, where: str, allow_int: bool = Fals
             check_integer_cotangent(p, t, allow_int, where, "tangent")
             checked.append(float0_zeros(p.shape))
     return p_flat, checked, p_tree
+
+
+# -- vmap: its axes, and the errors of batched values -------------------------------------
+def check_vmap_arguments(in_axes: Any, out_axes: Any, axis_size: Any, method: str) -> Any:
+    """``vmap``'s arguments checked; ``in_axes`` returned (a list becomes a tuple: one entry
+    per argument, as a tuple)."""
+    if method not in ("vectorize", "loop"):
+        raise ValueError(f"kenaz.vmap: method must be 'vectorize' or 'loop', got {method!r}")
+    if isinstance(in_axes, list):
+        in_axes = tuple(in_axes)
+    for axes, name, of in ((in_axes, "in_axes", "arguments"), (out_axes, "out_axes", "outputs")):
+        for leaf in optree.tree_leaves(axes, none_is_leaf=True, namespace=NAMESPACE):
+            if leaf is not None and (
+                not isinstance(leaf, (int, np.integer)) or isinstance(leaf, bool)
+            ):
+                raise TypeError(
+                    f"kenaz.vmap: {name} must contain ints and None (as a pytree prefix of the "
+                    f"{of}), got {leaf!r} in {axes!r}"
+                )
+    if axis_size is not None and (not isinstance(axis_size, (int, np.integer)) or axis_size < 0):
+        raise ValueError(f"kenaz.vmap: axis_size must be a non-negative int, got {axis_size!r}")
+    return in_axes
+
+
+def argument_name(key: Any) -> str:
+    """``argument 0`` or ``keyword argument 'w'`` (for errors)."""
+    return f"argument {key}" if isinstance(key, int) else f"keyword argument {key!r}"
+
+
+def axes_prefix(prefix: Any, value: Any, what: str) -> list[Any]:
+    """The leaves of the axes ``prefix`` broadcast to the leaves of ``value`` (a pytree prefix)."""
+    try:
+        full = optree.tree_broadcast_prefix(prefix, value, none_is_leaf=True, namespace=NAMESPACE)
+    except ValueError as error:
+        raise ValueError(
+            f"kenaz.vmap: {what} ({prefix!r}) is not a pytree prefix: {error}"
+        ) from None
+    return optree.tree_leaves(full, none_is_leaf=True, namespace=NAMESPACE)
+
+
+def output_name(result: Any, index: int) -> str:
+    """Where leaf ``index`` is in ``result``, e.g. ``['loss']`` (for errors)."""
+    paths = optree.tree_paths(result, none_is_leaf=True, namespace=NAMESPACE)
+    return "".join(f"[{key!r}]" for key in paths[index]) or "(the only one)"
+
+
+def out_axis(axis: int, batched_ndim: int, result: Any, index: int) -> int:
+    """The out axis of output ``index`` of ``result`` (of ``batched_ndim`` dimensions with its
+    batch axis), checked and made non-negative."""
+    if not -batched_ndim <= axis < batched_ndim:
+        raise ValueError(
+            f"kenaz.vmap: out_axes asks for axis {axis} in output {output_name(result, index)}, "
+            f"which has {batched_ndim - 1} per-example dimension(s); the axis must be in "
+            f"[{-batched_ndim}, {batched_ndim})"
+        )
+    return int(axis) % batched_ndim
+
+
+def batched_value_error(shape: tuple, dtype: Any, axis_size: int, alive: bool) -> Exception:
+    """The error for asking a batched view of ``vmap`` (per-example ``shape`` and ``dtype``,
+    a batch of ``axis_size``) for a concrete value; ``alive``: its vmap is running."""
+    if not alive:
+        return EscapedTracerError(
+            f"kenaz.vmap: a per-example tensor (shape {shape}, dtype {dtype}) was used after "
+            "the vmap that created it returned, e.g. because it was stored in a global "
+            "variable or a closure. It has no value outside that vmap; return it from the "
+            "vmapped function instead."
+        )
+    return ConcretizationError(
+        f"kenaz.vmap: a concrete value was requested (bool, float, int, .numpy(), `if`, ...) "
+        f"of a batched tensor with per-example shape {shape} and dtype {dtype}. Inside vmap "
+        f"it stands for {axis_size} different values, so Python control flow cannot depend "
+        'on it. Use vmap(f, method="loop") to run f once per example, or express the choice '
+        "with kenaz.numpy.where."
+    )
+
+
+def per_example_shape_error(name: str, args: tuple, error: ShapeError) -> ShapeError:
+    """``error`` of op ``name`` restated with the per-example shapes the user's code works with."""
+    shapes = [a.shape if isinstance(a, Tensor) else np.shape(a) for a in args]
+    return broadcast_error(name, shapes, " inside vmap") or error

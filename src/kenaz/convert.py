@@ -2,15 +2,16 @@
 
 One rule each way, enforced here and nowhere else:
 
-- **Into a tensor.** A (nested) list or tuple holding tensors is *stacked*
-  with differentiable ops, as ``jnp.array`` does, wherever kenaz turns an
-  array-like into an array: ``kenaz.numpy.array``/``asarray``, the argument
-  conversion of the namespace functions (:func:`as_tensor`,
-  :func:`array_argument`), and the
-  arguments of every primitive performed under a transformation
-  (:func:`perform_stacked`, called by the handlers when they meet such a
-  list). So ``knp.mean([x, x + 2])`` differentiates like
-  ``knp.mean(knp.stack([x, x + 2]))``.
+- **Into a tensor.** :func:`as_tensor` is the one way in: whatever kenaz
+  turns into a tensor (``kenaz.numpy.array``/``asarray``, the argument
+  conversion of the namespace functions, the list arguments of a primitive
+  performed under a transformation, the inputs and outputs of every
+  transformation) goes through it. A tensor stays itself; a (nested) list or
+  tuple holding tensors is *stacked* with differentiable ops, as
+  ``jnp.array`` does, so ``knp.mean([x, x + 2])`` differentiates like
+  ``knp.mean(knp.stack([x, x + 2]))``; anything else is data, a constant
+  ``Tensor``. ``Tensor(value)`` itself makes only that constant, from data
+  (``kenaz.backend.array_value``, the layer below it); it never calls back here.
 - **Out of a tensor.** Turning a tensor that a *running* differentiating or
   batching transformation tracks into a plain NumPy array
   (``numpy.asarray(t)``, ``numpy.array([t, ...])``, ``t.__array__()``,
@@ -33,7 +34,7 @@ import inspect
 import sys
 import types
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
 
@@ -46,77 +47,84 @@ __all__ = [
     "as_tensor",
     "array_argument",
     "leaf_tensor",
-    "stack_nested",
     "perform_stacked",
     "check_convertible",
     "check_number",
     "tracked_by_running",
     "accepts_nested_lists",
     "accept_nested_lists_in",
-    "stacks_own_lists",
     "read_value",
 ]
 
-Function = TypeVar("Function", bound=Callable[..., Any])
 
 
-# `kenaz.ops.shape.stack`: ops.shape converts its own arguments with this module's
-# `as_tensor`, so it sits above; it registers its `stack` when it loads.
+# -- into a tensor: the one way in --------------------------------------------------------
+# `kenaz.ops.shape.stack`: ops.shape converts its own arguments with `as_tensor`, so it
+# sits above this module; it registers its `stack` when it loads.
 _stack: Callable[[list[Tensor]], Tensor] | None = None
 
 
 def register_stack(stack: Callable[[list[Tensor]], Tensor]) -> None:
-    """Called once by ``kenaz.ops.shape``: the differentiable stack :func:`stack_nested` uses."""
+    """Called once by ``kenaz.ops.shape``: the differentiable stack :func:`as_tensor` uses."""
     global _stack
     _stack = stack
 
 
-def stack_nested(obj: list | tuple) -> Tensor:
-    """The tensor of a nested list or tuple holding tensors, stacked differentiably.
-
-    Numbers and arrays in it become constants; NumPy's dtype promotion applies
-    (``[x, 1]`` with ``x`` float32 is float32, as in NumPy 2).
-    """
-    items = [
-        stack_nested(i) if isinstance(i, (list, tuple)) and holds_tensor(i) else i for i in obj
-    ]
-    if not items:
-        return Tensor(obj)
-    assert _stack is not None, "kenaz.ops.shape registers stack when kenaz is imported"
-    return _stack([i if isinstance(i, Tensor) else Tensor(i) for i in items])
-
-
 def as_tensor(x: Any, dtype: Any = None) -> Tensor:
-    """``x`` as a tensor: the argument conversion of the ``kenaz.numpy`` functions.
+    """``x`` as a tensor: the one way in, for every input kenaz turns into a tensor.
 
-    A tensor is returned as is; a list or tuple holding tensors is stacked
-    (:func:`stack_nested`); anything else becomes a constant tensor.
+    ``kenaz.numpy.array``/``asarray``, the argument conversion of the namespace
+    functions (:func:`array_argument`, :func:`accepts_nested_lists`), the handlers'
+    list arguments (:func:`perform_stacked`) and the inputs and outputs of every
+    transformation (:func:`leaf_tensor`) come here. Three cases, each going down
+    the layers once:
+
+    - a tensor is returned as it is (cast to ``dtype`` by a differentiable op);
+    - a (nested) list or tuple holding tensors is stacked by differentiable ops,
+      as ``jnp.array`` does: numbers and arrays in it become constants, and
+      NumPy's dtype promotion applies (``[x, 1]`` with ``x`` float32 is float32);
+    - anything else (numbers, lists of numbers, NumPy values, CuPy, Dask and
+      other Array API arrays) is data: a constant ``Tensor(x, dtype)``, whose
+      array ``kenaz.backend.array_value`` makes.
     """
     if isinstance(x, Tensor):
         out = x
     elif isinstance(x, (list, tuple)) and holds_tensor(x):
-        out = stack_nested(x)
+        out = _stacked(x)
     else:
         return Tensor(x, dtype)
     return out if dtype is None or out.dtype == dtype else out.astype(dtype)
 
 
+def _stacked(obj: list | tuple) -> Tensor:
+    """The tensor of a nested list or tuple holding tensors (:func:`as_tensor`)."""
+    if not obj:
+        return Tensor(obj)
+    # `isinstance(i, Tensor)` first: a list test on a 0-d tensor would read its `__class__`.
+    items = [
+        i if isinstance(i, Tensor)
+        else _stacked(i) if isinstance(i, (list, tuple)) and holds_tensor(i)
+        else Tensor(i)
+        for i in obj
+    ]  # fmt: skip
+    assert _stack is not None, "kenaz.ops.shape registers stack when kenaz is imported"
+    return _stack(items)
+
+
 def array_argument(x: Any) -> Any:
     """An array argument of a primitive's front end, ready to be read: a list or tuple
-    becomes a tensor (stacked differentiably if it holds tensors, :func:`stack_nested`;
-    else a constant); anything else is returned as it is (the primitive converts it).
+    becomes a tensor (:func:`as_tensor`), anything else is returned as it is (the
+    primitive converts it).
 
     Front ends call this (behind a cheap ``isinstance(x, Tensor)`` test) before reading
     a fact of ``x`` (its shape): through NumPy, on a list of tracked tensors, that read
-    would be a refused conversion. So they need no wrapper (:func:`accept_nested_lists_in`).
+    would be a refused conversion. So they need no wrapper (:func:`accepts_nested_lists`).
     """
-    if isinstance(x, (list, tuple)):
-        return stack_nested(x) if holds_tensor(x) else Tensor(x)
-    return x
+    return as_tensor(x) if isinstance(x, (list, tuple)) else x
 
 
 def leaf_tensor(x: Any, where: str) -> Tensor:
-    """A leaf of what a transformed function takes or returns, as a tensor.
+    """A leaf of what a transformed function takes or returns, as a tensor (:func:`as_tensor`).
 
     Tensors, arrays and numbers are accepted; anything else is a ``TypeError``
     naming the transformation ``where``.
@@ -124,7 +132,7 @@ def leaf_tensor(x: Any, where: str) -> Tensor:
     if isinstance(x, Tensor):
         return x
     try:
-        return Tensor(x)
+        return as_tensor(x)
     except (TypeError, ValueError):
         raise TypeError(
             f"kenaz.{where}: the function must return Tensors, arrays or numbers "
@@ -143,7 +151,7 @@ def perform_stacked(h: Any, op: Any, args: tuple, params: dict) -> Any:
     """
     with handler(h):
         stacked = tuple(
-            stack_nested(a) if isinstance(a, (list, tuple)) and holds_tensor(a) else a for a in args
+            as_tensor(a) if isinstance(a, (list, tuple)) and holds_tensor(a) else a for a in args
         )
         return perform_args(op, stacked, params)
 
@@ -322,7 +330,7 @@ def _stack_lists(args: tuple, kwargs: dict) -> tuple[tuple, dict] | None:
         nonlocal found
         if isinstance(a, (list, tuple)) and holds_tensor(a):
             found = True
-            return stack_nested(a)
+            return as_tensor(a)
         return a
 
     new_args = tuple(convert(a) for a in args)
@@ -346,7 +354,7 @@ def accepts_nested_lists(f: Any, where: str = "kenaz") -> Any:
     :class:`TrackedConversionError`: it treated a list holding tracked
     tensors as a NumPy array-like; or Python's own for ``list * 2.0``) while
     an argument is a list holding tensors is it called again with those lists stacked by
-    :func:`stack_nested`: the one rule, with no cost to calls that do not
+    :func:`as_tensor`: the one rule, with no cost to calls that do not
     need it. A list the function meant as a sequence of arrays of different
     shapes cannot be stacked, and the original error stands. A refused
     conversion is restated naming the function (``where.f``) and the
@@ -387,27 +395,17 @@ def accepts_nested_lists(f: Any, where: str = "kenaz") -> Any:
 STACKS_ITS_OWN_LISTS = ("kenaz.ops.", "kenaz.numpy._signatures", "kenaz.numpy._composed.padding")
 
 
-def stacks_own_lists(f: Function) -> Function:
-    """Mark a namespace composite that needs no list retry (:func:`accept_nested_lists_in`).
-
-    Its array arguments reach only primitives, the front ends of
-    :data:`STACKS_ITS_OWN_LISTS`, or :func:`array_argument`/:func:`as_tensor`,
-    before anything reads them: lists of tensors are stacked on the way.
-    """
-    f.__kenaz_stacks_own_lists__ = True  # type: ignore[attr-defined]
-    return f
-
-
 def accept_nested_lists_in(namespace: dict[str, Any], names: Any = None) -> None:
-    """Apply :func:`accepts_nested_lists` to the composites of a namespace module.
+    """Apply :func:`accepts_nested_lists` to the composites of a namespace module (those of
+    ``kenaz.scipy``; ``kenaz.numpy`` marks each of its composites where it is defined,
+    ``kenaz.numpy._namespace.composite``).
 
     ``names`` defaults to every public name. The rule: a function is wrapped
     unless lists of tensors already reach only code that stacks them.
     Left alone are primitives (``Op`` objects: the handlers stack their list
     arguments, :func:`perform_stacked`), the front ends defined in
-    :data:`STACKS_ITS_OWN_LISTS` (they call :func:`array_argument` first), the
-    composites marked :func:`stacks_own_lists`, and NumPy's own functions.
-    Every other function is a composite that may treat a list as a NumPy
+    :data:`STACKS_ITS_OWN_LISTS` (they call :func:`array_argument` first) and
+    NumPy's own functions. Every other function is a composite that may treat a list as a NumPy
     array-like (``np.shape(a)``, ``a * 2.0``) before converting it: it keeps
     the retry.
     """
@@ -419,7 +417,6 @@ def accept_nested_lists_in(namespace: dict[str, Any], names: Any = None) -> None
             and isinstance(value, types.FunctionType)
             and not isinstance(value, Op)
             and not module.startswith(STACKS_ITS_OWN_LISTS)
-            and not getattr(value, "__kenaz_stacks_own_lists__", False)
             # NumPy's own functions and the NumPy utilities passed through as they are
             # (numpy/_utilities.py) are not kenaz's conversions: left alone.
             and not module.startswith("numpy")
@@ -438,7 +435,7 @@ def read_value(x: Any, dtype: Any = None) -> Any:
     ``vmap`` still raise: their value is not one array.
     """
     if isinstance(x, Tensor):
-        return np.asarray(x._value, dtype=dtype)
-    if isinstance(x, (list, tuple)) and holds_tensor(x):
-        return np.asarray(stack_nested(x)._value, dtype=dtype)
+        x = x._value
+    elif isinstance(x, (list, tuple)) and holds_tensor(x):
+        x = as_tensor(x)._value
     return np.asarray(x, dtype=dtype)

@@ -14,14 +14,22 @@ from typing import Any, Literal, TypeVar, overload
 
 from . import tree
 from .call import Call, ClosureGuard, fresh_outputs
-from .checks import check_inputs, derivative_leaf, flatten_pair, float0_zeros, split_aux
+from .checks import flatten_pair, input_tensors
 from .convert import perform_stacked
-from .effects import Handler, Op, fresh_level, handler, perform_args, scope
+from .effects import Handler, Op, fresh_level, handler, perform_args
 from .mutation import check_saved
 from .ops.elementwise import alias
 from .reverse import transposed_vjp_rules
 from .tensor import NestedTensorsArgument, Tensor, tracked_records
-from .transform import TapeHandler, distinct, forget_level, zeros_like
+from .transform import (
+    TapeHandler,
+    distinct,
+    no_context,
+    placed,
+    run_watched,
+    set_record,
+    zero_derivative,
+)
 
 __all__ = ["jvp", "linearize"]
 
@@ -66,9 +74,9 @@ def _set_records(op: Op, out: Any, level: int, records: Any) -> None:
     if isinstance(out, tuple):
         for o, r in zip(out, records):
             if r is not None and o.dtype.kind in "fc":
-                _set_record(o, level, r)
+                set_record(o, level, r)
     else:
-        _set_record(out, level, records)
+        set_record(out, level, records)
 
 
 class ForwardHandler(Handler):
@@ -82,7 +90,7 @@ class ForwardHandler(Handler):
     def watch(self, x: Tensor, tangent: Tensor) -> Tensor:
         """A fresh identity for ``x`` whose tangent at this level is ``tangent``."""
         watched = alias(x)
-        _set_record(watched, self.level, tangent)
+        set_record(watched, self.level, tangent)
         return watched
 
     def handle(self, op: Op, args: tuple, params: dict) -> Any:
@@ -113,21 +121,13 @@ class ForwardHandler(Handler):
         tracked = tracked_records(op.name, args, level)
         if not tracked:
             return perform_args(op, args, params)  # outer handlers see the op
-        tangents: list[Any] = [None] * len(args)
-        for i, t in tracked:
-            tangents[i] = t
-        if guard is None:
-            out, tangent = op.forward(args, tuple(tangents), **params)
-        else:
-            with handler(guard):
-                out, tangent = op.forward(args, tuple(tangents), **params)
-        if not op.multiple_results:
-            out, tangent = fresh_outputs((out,), level, args)[0], (tangent,)
-            _set_records(op, (out,), level, tangent)  # one output: handled as a tuple of one
-            return out
-        out = tuple(fresh_outputs(out, level, args))
-        _set_records(op, out, level, tangent)
-        return out
+        with handler(guard) if guard is not None else no_context:
+            out, tangent = op.forward(args, placed(tracked, len(args)), **params)
+        if not op.multiple_results:  # one output: handled as a tuple of one
+            out, tangent = (out,), (tangent,)
+        outs = tuple(fresh_outputs(out, level, args))
+        _set_records(op, outs, level, tangent)
+        return outs if op.multiple_results else outs[0]
 
     def handle_call(self, call: Call, args: tuple, params: dict) -> Any:
         """A call: its forward rule (under a :class:`~kenaz.call.ClosureGuard`), or its
@@ -136,13 +136,6 @@ class ForwardHandler(Handler):
             return self.run_call(call, args, params)
         guard = ClosureGuard(self.level, args, f"the forward rule of {call.name}")
         return self.handle_joint(call, args, params, guard)
-
-
-def _set_record(x: Tensor, level: int, record: Any) -> None:
-    if x._trace is None:
-        x._trace = {level: record}
-    else:
-        x._trace[level] = record
 
 
 @overload
@@ -198,29 +191,11 @@ def jvp(
     p_flat, t_flat, p_tree = flatten_pair(primals, tangents, "jvp", allow_int)
     fwd = ForwardHandler()
     watched = [fwd.watch(p, t) if p.dtype.kind in "fc" else p for p, t in zip(p_flat, t_flat)]
-    with scope("jvp"), handler(fwd):
-        result = f(*tree.unflatten(p_tree, watched))
-    if has_aux:
-        result, aux = split_aux(result, "jvp")
-    out_flat, out_tree = tree.flatten(result)
-    out_flat = [derivative_leaf(o, "jvp") for o in out_flat]
-    tangents_out = []
-    for o in out_flat:
-        t = o._trace.get(fwd.level) if isinstance(o, Tensor) and o._trace else None
-        tangents_out.append(_no_tangent(o) if t is None else t)
-    forget_level([o for o in out_flat if isinstance(o, Tensor)], fwd.level)
+    out_flat, out_tree, tangents, aux = run_watched(fwd, f, watched, p_tree, "jvp", has_aux)
+    tangents_out = [zero_derivative(o) if t is None else t for o, t in zip(out_flat, tangents)]
     out = tree.unflatten(out_tree, out_flat)
     tangent_out = tree.unflatten(out_tree, distinct(tangents_out))
     return (out, tangent_out, aux) if has_aux else (out, tangent_out)
-
-
-def _node(o: Any, level: int) -> int | None:
-    return o._trace.get(level) if isinstance(o, Tensor) and o._trace else None
-
-
-def _no_tangent(o: Any) -> Any:
-    """The tangent of an output no tracked input reaches: zeros, float0 for an integer one."""
-    return zeros_like(o) if o.dtype.kind in "fc" else float0_zeros(o.shape)
 
 
 class LinearizeHandler(TapeHandler):
@@ -299,19 +274,10 @@ def linearize(
     >>> f_jvp(2.0)
     Tensor(2.)
     """
-    check_inputs(list(enumerate(primals)), allow_int, "linearize")
-    p_flat, p_tree = tree.flatten(primals)
-    p_flat = [derivative_leaf(p, "linearize") for p in p_flat]
+    p_flat, p_tree = input_tensors(primals, allow_int, "linearize")
     lin = LinearizeHandler()
-    watched = [lin.watch(p) if p.dtype.kind in "fc" else p for p in p_flat]
-    with scope("linearize"), handler(lin):
-        result = f(*tree.unflatten(p_tree, watched))
-    out_flat, out_tree = tree.flatten(result)
-    out_flat = [derivative_leaf(o, "linearize") for o in out_flat]
-    level = lin.level
-    in_nodes = [_node(w, level) for w in watched]
-    out_nodes = [_node(o, level) for o in out_flat]
-    forget_level([o for o in out_flat if isinstance(o, Tensor)], level)
+    watched, in_nodes = lin.watch_inputs(p_flat)
+    out_flat, out_tree, out_nodes, _ = run_watched(lin, f, watched, p_tree, "linearize")
     entries = lin.entries
 
     def f_jvp(*tangents: Any) -> Any:
@@ -323,10 +289,7 @@ def linearize(
             arg_tangents = [(i, known[p]) for i, p in parents if p in known]
             if arg_tangents:
                 if op.forward is not None:  # a joint rule: the primal again, with the tangents
-                    tangents: list[Any] = [None] * len(args)
-                    for i, t in arg_tangents:
-                        tangents[i] = t
-                    _, tangent = op.forward(args, tuple(tangents), **params)
+                    _, tangent = op.forward(args, placed(arg_tangents, len(args)), **params)
                 else:
                     tangent = op_tangent(op, arg_tangents, out, args, params)
                 if tangent is None:
@@ -336,7 +299,7 @@ def linearize(
                 else:
                     known[node] = tangent
         tangents_out = [
-            known[n] if n is not None and n in known else _no_tangent(o)
+            known[n] if n is not None and n in known else zero_derivative(o)
             for n, o in zip(out_nodes, out_flat)
         ]
         return tree.unflatten(out_tree, tangents_out)

@@ -11,20 +11,18 @@ A tape may keep, for its backward pass, a Tensor that is later changed in
 place. The check costs nothing while nobody mutates: each tape registers
 itself here once (not per op), and every in-place change notes, on each live
 tape, how far that tape had got and which memory was written. Only a tape
-that saw such a note inspects, before its backward pass, what its pullbacks
-saved (their closure cells) and raises if an entry recorded before the change
-keeps memory the change wrote, naming the op that saved it (PyTorch's
-"version counter" error).
+that saw such a note inspects, before its backward pass, what its entries keep: each
+op states which of its inputs (and its output) its derivative rules read
+(``Op.saves``), and the tape keeps those values with each entry. It raises if an
+entry recorded before the change keeps memory the change wrote, naming the op
+(PyTorch's "version counter" error). Nothing here reads a function's closure.
 """
 
 from __future__ import annotations
 
 import bisect
-import functools
-import gc
-import types
 import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -42,6 +40,8 @@ __all__ = [
     "refuse_tracked",
     "in_place_target",
     "plain",
+    "ReadsRecorder",
+    "stated_saves",
 ]
 
 # The tapes (and linearizations) alive now, as weak references: registering one costs
@@ -307,13 +307,49 @@ def update_in_place(tensor: Tensor, op: Op, ufunc: Callable, other: Any) -> Tens
     return tensor
 
 
+# -- what a recomputation reads ------------------------------------------------------------
+class ReadsRecorder(Handler):
+    """Passes every op on unchanged, noting the tensors the ops read that the run was not
+    given and did not make (a layer's weights a checkpointed function closes over).
+
+    A rule that runs a function again in its pullback (``checkpoint``) states these as
+    what it keeps (``pullback.keeps``), so that an in-place change to them before the
+    backward pass is caught: found by watching the ops, never in the function's closure.
+    """
+
+    def __init__(self, given: Sequence[Any]) -> None:
+        self.known = {id(a) for a in given}
+        self._alive: list[Any] = list(given)  # so that no identity is reused meanwhile
+        self.read: list[Tensor] = []
+
+    def handle(self, op: Op, args: tuple, params: dict) -> Any:
+        self._note(args)
+        out = perform_args(op, args, params)
+        for o in out if isinstance(out, tuple) else (out,):
+            self.known.add(id(o))
+            self._alive.append(o)
+        return out
+
+    def _note(self, values: Any) -> None:
+        for a in values:
+            if isinstance(a, Tensor):
+                if id(a) not in self.known:
+                    self.known.add(id(a))
+                    self._alive.append(a)
+                    self.read.append(a)
+            elif type(a) is list or type(a) is tuple:
+                self._note(a)
+
+
 # -- the check before a backward pass ----------------------------------------------------
 def check_saved(entries: list, mutations: list, where: str = "backward pass") -> None:
     """Raise if an entry recorded before a noted change keeps memory that change wrote.
 
-    ``entries`` are tape entries ``(node, edges)`` (``node`` an int, or a tuple
-    whose first item is the tuple of output nodes) or linearize entries (any
-    tuple whose last item is the node). Runs only when ``mutations`` is not empty.
+    ``entries`` are tape entries ``(node, edges, op)``, each edge ``(parent, pullback,
+    kept)`` with ``kept`` the values its pullback keeps, as the op states them
+    (``Op.saves``; ``node`` an int, or a tuple whose first item is the tuple of output
+    nodes), or linearize entries ``(op, args, params, out, parents, node)``. Runs only
+    when ``mutations`` is not empty.
     """
     notes = sorted(mutations, key=lambda note: note[0])
     counts = [count for count, _ in notes]
@@ -324,16 +360,27 @@ def check_saved(entries: list, mutations: list, where: str = "backward pass") ->
             continue
         regions = notes[later:]
         roots = {id(_root(region)) for _, region in regions}
-        for owner, array in _saved_arrays(entry):
+        for op, array in _saved_arrays(entry):
             if id(_root(array)) not in roots:
                 continue  # another buffer: cannot share memory with what was written
             for _, region in regions:
                 if _overlaps(array, region):
-                    raise RuntimeError(_saved_error(owner, array, where))
+                    raise RuntimeError(_saved_error(op, array, where))
+
+
+def stated_saves(op: Op, index: int, ans: Any, args: tuple) -> tuple:
+    """The values argument ``index``'s rule of ``op`` reads, as the op states them
+    (``Op.saves``), among its output ``ans`` and its arguments ``args``."""
+    kept = op.saves[index]
+    if kept is None:
+        return ()
+    if type(kept) is int:
+        return (args[kept] if kept >= 0 else ans,)
+    return kept(ans, args)
 
 
 def _first_node(entry: tuple) -> int:
-    node = entry[0] if len(entry) == 2 else entry[-1]
+    node = entry[0] if len(entry) == 3 else entry[-1]
     while isinstance(node, tuple):
         node = node[0]
     return node
@@ -355,82 +402,44 @@ def _overlaps(a: np.ndarray, b: np.ndarray) -> bool:
         return True
 
 
-def _saved_arrays(entry: tuple) -> Iterator[tuple[Any, np.ndarray]]:
-    """(what kept it, array) for every ndarray an entry's pullbacks (or arguments) keep."""
-    if len(entry) == 2 and isinstance(entry[1], list):  # a tape entry: (node, edges)
-        for _parent, pullback in entry[1]:
-            for array in _arrays_in(pullback, 0, set()):
-                yield pullback, array
-    else:  # a linearize entry: (op, args, params, out, parents, node)
-        for array in _arrays_in(entry[1:4], 0, set()):
-            yield entry[0], array
-
-
-def _arrays_in(obj: Any, depth: int, seen: set[int]) -> Iterator[np.ndarray]:
-    if depth > 8 or id(obj) in seen:
+def _saved_arrays(entry: tuple) -> Iterator[tuple[Op, np.ndarray]]:
+    """(the op that kept it, array) for every ndarray an entry keeps for its derivative."""
+    if len(entry) == 3:  # a tape entry: (node, edges, op)
+        for _parent, _pullback, kept in entry[1]:
+            if kept is not None:
+                for array in _arrays_in(kept):
+                    yield entry[2], array
         return
-    seen.add(id(obj))
-    if isinstance(obj, np.ndarray):
-        yield obj
-    elif isinstance(obj, Tensor):
-        if type(obj) is Tensor:
-            yield from _arrays_in(obj._value, depth + 1, seen)
+    op, args, _params, out, parents, _node = entry  # a linearize entry
+    if op.forward is not None:  # a joint rule reruns on its inputs
+        values: tuple = (out, *args)
+    else:  # what the jvp rules of the tracked arguments read, as the op states it
+        values = tuple(stated_saves(op, i, out, args) for i, _ in parents)
+    for array in _arrays_in(values):
+        yield op, array
+
+
+def _arrays_in(values: Any) -> Iterator[np.ndarray]:
+    """The ndarrays in ``values``: Tensors (a vmap view's batch), arrays, and tuples, lists
+    and dicts of them. Only data: what a rule keeps is stated, never found in functions."""
+    if isinstance(values, np.ndarray):
+        yield values
+    elif isinstance(values, Tensor):
+        if type(values) is Tensor:
+            yield from _arrays_in(values._value)
         else:  # a vmap view: its batch is a Tensor one level out
-            yield from _arrays_in(getattr(obj, "_batched", None), depth + 1, seen)
-    elif isinstance(obj, (list, tuple)):
-        for item in obj:
-            yield from _arrays_in(item, depth + 1, seen)
-    elif isinstance(obj, dict):
-        for item in obj.values():
-            yield from _arrays_in(item, depth + 1, seen)
-    elif callable(obj) and not isinstance(obj, (type, Op, Handler)):
-        for inner in _callable_parts(obj):
-            yield from _arrays_in(inner, depth + 1, seen)
-    else:
-        for inner in _object_parts(obj):
-            yield from _arrays_in(inner, depth + 1, seen)
+            yield from _arrays_in(getattr(values, "_batched", None))
+    elif isinstance(values, (list, tuple)):
+        for item in values:
+            yield from _arrays_in(item)
+    elif isinstance(values, dict):
+        for item in values.values():
+            yield from _arrays_in(item)
 
 
-def _object_parts(obj: Any) -> list[Any]:
-    """The attributes of an object a pullback keeps (a shared pullback, a call's record),
-    not of handlers (their tapes hold other entries' residuals), modules or types."""
-    if isinstance(obj, (Handler, type, types.ModuleType, Op, str, bytes, int, float, complex)):
-        return []
-    attributes = getattr(obj, "__dict__", None)
-    parts = list(attributes.values()) if isinstance(attributes, dict) else []
-    for cls in type(obj).__mro__:
-        for name in getattr(cls, "__slots__", ()):
-            if name not in ("__weakref__", "__dict__"):
-                value = getattr(obj, name, None)
-                if value is not None:
-                    parts.append(value)
-    return parts
-
-
-def _callable_parts(fn: Any) -> list[Any]:
-    """What a pullback keeps: closure cells, a partial's arguments, a bound method's self."""
-    func = getattr(fn, "__func__", None)
-    if func is not None:  # bound method
-        return [func, getattr(fn, "__self__", None)]
-    if isinstance(fn, functools.partial):
-        return [fn.func, fn.args, dict(fn.keywords or {})]
-    if not isinstance(fn, types.FunctionType):  # a callable object (custom_vjp, ...)
-        return _object_parts(fn)
-    closure = fn.__closure__
-    if not closure:
-        return []
-    parts = []
-    for cell in closure:
-        try:
-            parts.append(cell.cell_contents)
-        except ValueError:  # an empty cell
-            continue
-    return parts
-
-
-def _saved_error(pullback: Any, array: np.ndarray, where: str) -> str:
+def _saved_error(op: Op, array: np.ndarray, where: str) -> str:
     return (
-        f"kenaz: a Tensor (shape {array.shape}, dtype {array.dtype}) that {_op_name(pullback)} "
+        f"kenaz: a Tensor (shape {array.shape}, dtype {array.dtype}) that {_op_name(op)} "
         f"saved for the {where} was changed in place afterwards (by `x[...] = ...`, an "
         "in-place operator such as `+=`, or a NumPy function writing into it), so the "
         "derivative would use the new values. Change a copy instead (`x = x.copy()` before "
@@ -438,73 +447,11 @@ def _saved_error(pullback: Any, array: np.ndarray, where: str) -> str:
     )
 
 
-def _op_name(pullback: Any) -> str:
-    """``the op `sin```: the op whose vjp rule made ``pullback`` (found only on error)."""
-    if isinstance(pullback, Op):
-        return f"the op `{pullback.name}`"
-    ops = [op for op in gc.get_objects() if isinstance(op, Op)]
-    names = sorted({op.name for op in ops if _made(op, pullback)})
-    if names:
-        return "the op " + " or ".join(f"`{name}`" for name in names)
-    custom = _custom_function(pullback, 0, set())
-    if custom is not None:
-        return f"the custom rule (or checkpoint) of `{custom}`"
-    return f"the rule `{getattr(pullback, '__qualname__', repr(pullback))}`"
-
-
-def _custom_function(obj: Any, depth: int, seen: set[int]) -> str | None:
-    """The name of the user's function behind a custom_vjp/custom_jvp/checkpoint entry:
-    what its pullback keeps as ``call.function`` (kenaz.custom.CallInfo)."""
-    if depth > 4 or id(obj) in seen:
-        return None
-    seen.add(id(obj))
-    function = getattr(obj, "function", None) if not isinstance(obj, Handler) else None
-    if function is not None and hasattr(function, "__name__"):
-        return function.__name__
-    parts = _callable_parts(obj) if callable(obj) else _object_parts(obj)
-    for part in parts:
-        found = _custom_function(part, depth + 1, seen)
-        if found is not None:
-            return found
-    return None
-
-
-def _made(op: Op, pullback: Any) -> bool:
-    makers = op.vjp
-    if makers is None:
-        return False
-    makers = [makers.rule] if hasattr(makers, "rule") else [m for m in makers if m is not None]
-    return any(_from_maker(maker, pullback, 0) for maker in makers)
-
-
-def _from_maker(maker: Any, fn: Any, depth: int) -> bool:
-    """Whether ``fn`` (or a function it closes over) was made by ``maker``."""
-    maker = getattr(maker, "func", maker)  # functools.partial
-    code = getattr(maker, "__code__", None)
-    fn_code = getattr(fn, "__code__", None)
-    if code is None or fn_code is None or depth > 3:
-        return False
-    if _nested(fn_code, code):
-        maker_cells = {id(c) for c in maker.__closure__ or ()}
-        fn_cells = {id(c) for c in fn.__closure__ or ()}
-        # A maker made per op (`unary(...)`) shares its enclosing cells with what it makes.
-        if not maker_cells or maker_cells & fn_cells or not _uses_outer(fn_code, code):
-            return True
-    return any(
-        _from_maker(maker, inner, depth + 1)
-        for inner in _callable_parts(fn)
-        if callable(inner) and not isinstance(inner, type)
-    )
-
-
-def _nested(inner: Any, outer: Any) -> bool:
-    if inner is outer:
-        return True
-    return any(
-        hasattr(const, "co_code") and _nested(inner, const) for const in outer.co_consts
-    )
-
-
-def _uses_outer(fn_code: Any, maker_code: Any) -> bool:
-    """Whether code nested in the maker refers to the maker's own free variables."""
-    return bool(set(fn_code.co_freevars) & set(maker_code.co_freevars))
+def _op_name(op: Op) -> str:
+    """``the op `sin```, or for a call (``custom_vjp[f]``, ``checkpoint[f]``) the user's
+    function: ``the custom rule (or checkpoint) of `f```."""
+    if not op.is_call:
+        return f"the op `{op.name}`"
+    kind, bracket, function = op.name.partition("[")
+    name = function[:-1] if bracket and function.endswith("]") else op.name
+    return f"the custom rule (or checkpoint) of `{name}` ({kind})"

@@ -18,6 +18,7 @@ from typing import ParamSpec, TypeVar, overload
 
 from .call import Call, CallFunction, CallInfo, run_call
 from .lifted import pull_back
+from .mutation import ReadsRecorder
 from .ops.axes import batch_size
 from .vectorize import batched_function
 
@@ -102,11 +103,14 @@ def _reverse(args: tuple, *, call: CallInfo) -> tuple:
     closes over (lifted, see :mod:`kenaz.call`): the pullback returns the
     cotangents of all of them.
     """
-    outs = tuple(call.run_primal(args))
+    reads = ReadsRecorder(args)  # the constants the recomputation will read too
+    with reads:
+        outs = tuple(call.run_primal(args))
 
     def pullback(g: tuple) -> list:
         return pull_back(call, args, g, range(len(args)))
 
+    pullback.keeps = tuple(reads.read)  # type: ignore[attr-defined]  # for kenaz.mutation
     return outs, pullback
 
 

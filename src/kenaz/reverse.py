@@ -10,7 +10,6 @@ that is how higher-order derivatives work.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 from collections.abc import Callable, Sequence
 from typing import Any, Concatenate, Literal, ParamSpec, TypeVar, overload
@@ -25,18 +24,27 @@ from .checks import (
     check_inputs,
     check_integer_cotangent,
     check_tangent,
-    derivative_leaf,
-    float0_zeros,
     grad_complex_error,
     grad_output_error,
+    input_tensors,
     normalize_argnums,
-    split_aux,
 )
 from .convert import leaf_tensor, perform_stacked
-from .effects import Op, handler, identity, perform_args, scope
+from .effects import Handler, Op, handler, identity, perform_args, scope
 from .mutation import check_saved
 from .tensor import Tensor, _make, holds_tensor, tracked_records
-from .transform import TapeHandler, distinct, forget_level, gc_paused, with_selected, zeros_like
+from .transform import (
+    TapeHandler,
+    distinct,
+    forget_level,
+    gc_paused,
+    no_context,
+    placed,
+    run_watched,
+    with_selected,
+    zero_derivative,
+    zeros_like,
+)
 
 __all__ = ["vjp", "grad", "value_and_grad"]
 
@@ -52,7 +60,7 @@ class ReverseHandler(TapeHandler):
 
     def __init__(self) -> None:
         super().__init__()
-        self.tape: list[tuple[Any, list[tuple[int, Callable]]]] = []
+        self.tape: list[tuple[Any, list[tuple[int, Callable, Any]], Op]] = []
 
     def handle(self, op: Op, args: tuple, params: dict) -> Any:
         if op.reverse is not None:  # a joint rule: outputs and pullback together
@@ -85,15 +93,24 @@ class ReverseHandler(TapeHandler):
         makers = op.vjp
         if makers is None:
             makers = _transposed_jvp_makers(op)
-        # One (parent node, pullback) pair per tracked argument with a rule; an
-        # argument without one (an index, a condition) gets no cotangent.
+        # One (parent node, pullback, kept) triple per tracked argument with a rule; an
+        # argument without one (an index, a condition) gets no cotangent. `kept` is what
+        # the pullback keeps as the op states it (`Op.saves`: None, one value, or a tuple
+        # of them): what kenaz.mutation checks for in-place changes before a backward pass.
+        saves = op.saves
         edges = []
         for i, parent in tracked:  # a loop, not a comprehension: no frame of its own
             maker = makers[i]
             if maker is not None:
-                edges.append((parent, maker(out, *args, **params)))
+                kept = saves[i]  # None, a position (-1: the output), or a function
+                if kept is not None:
+                    if type(kept) is int:
+                        kept = args[kept] if kept >= 0 else out
+                    else:
+                        kept = kept(out, args)
+                edges.append((parent, maker(out, *args, **params), kept))
         if op.multiple_results:
-            self.record(out, edges)
+            self.record(out, edges, op)
             return out
         node = self.node_count  # `track(out)`, inlined: this runs for every op
         self.node_count = node + 1
@@ -101,37 +118,32 @@ class ReverseHandler(TapeHandler):
             out._trace = {level: node}
         else:
             out._trace[level] = node
-        self.tape.append((node, edges))
+        self.tape.append((node, edges, op))
         return out
 
-    def handle_joint(self, op: Op, args: tuple, params: dict) -> Any:
-        """A primitive's joint rule: it runs one level out; its pullback is the entry's."""
+    def handle_joint(self, op: Op, args: tuple, params: dict, guard: Handler | None = None):
+        """An op's joint rule, run one level out (under ``guard``, for a call's); the tape
+        gets one entry whose pullback is the rule's."""
         parents = tracked_records(op.name, args, self.level)
         if not parents:
-            return perform_args(op, args, params)
-        out, pullback = op.reverse(args, **params)
+            return perform_args(op, args, params)  # outer handlers see the op
+        with handler(guard) if guard is not None else no_context:
+            out, pullback = op.reverse(args, **params)
         return self.record_joint(op, out, pullback, args, parents)
 
     def handle_call(self, call: Call, args: tuple, params: dict) -> Any:
         """A call: its reverse rule, or (without one) its function under this handler.
 
-        The rule runs one level out and the tape gets one entry whose pullback
-        is the rule's. The call's arguments include the tensors its function
-        closes over (lifted: see :mod:`kenaz.call`); the rule runs under a
+        The call's arguments include the tensors its function closes over
+        (lifted: see :mod:`kenaz.call`); the rule runs under a
         :class:`~kenaz.call.ClosureGuard`, which refuses any other tensor of
         this level it reads. (The pullback needs no guard: what it reads is a
         constant to this level, whose derivatives the rule's inputs carry.)
         """
-        rule = call.reverse
-        if rule is None:
+        if call.reverse is None:
             return self.run_call(call, args, params)
-        level = self.level
-        parents = tracked_records(call.name, args, level)
-        if not parents:
-            return perform_args(call, args, params)  # outer handlers see the call
-        with handler(ClosureGuard(level, args, f"the reverse rule of {call.name}")):
-            out, pullback = rule(args, **params)
-        return self.record_joint(call, out, pullback, args, parents)
+        guard = ClosureGuard(self.level, args, f"the reverse rule of {call.name}")
+        return self.handle_joint(call, args, params, guard)
 
     def record_joint(
         self, op: Op, out: Any, pullback: Callable, inputs: Sequence[Any], parents: list
@@ -141,24 +153,31 @@ class ReverseHandler(TapeHandler):
         if not any(o.dtype.kind in "fc" for o in outs):
             return tuple(outs) if op.multiple_results else outs[0]
         shared = SharedPullback(pullback, [(i, inputs[i]) for i, _ in parents])
-        edges = [(node, shared.part(k)) for k, (_, node) in enumerate(parents)]
+        # A joint rule keeps what it was given and what it returned, and what its pullback
+        # states it keeps besides (`pullback.keeps`: what checkpoint's recomputation reads):
+        # kenaz.mutation checks them for in-place changes.
+        kept = (*inputs, *outs, *getattr(pullback, "keeps", ()))
+        edges = [(node, shared.part(k), kept) for k, (_, node) in enumerate(parents)]
         if op.multiple_results:
-            self.record(outs, edges)
+            self.record(outs, edges, op)
             return tuple(outs)
-        self.tape.append((self.track(outs[0]), edges))
+        self.tape.append((self.track(outs[0]), edges, op))
         return outs[0]
 
-    def record(self, outs: Sequence[Tensor], edges: list[tuple[int, Callable]]) -> None:
-        """Append a tape entry for several outputs ``outs``.
+    def record(
+        self, outs: Sequence[Tensor], edges: list[tuple[int, Callable, Any]], op: Op
+    ) -> None:
+        """Append a tape entry for several outputs ``outs`` of ``op``.
 
-        ``edges`` pairs each parent's node number with its pullback, which
+        ``edges`` pairs each parent's node number with its pullback (and what it
+        keeps, for :mod:`kenaz.mutation`), which
         receives the tuple of the outputs' cotangents, ``None`` for an output
         that received none (a symbolic zero: never an array of zeros, so a rule
         skips the terms it would multiply, which may be infinite). The entry is
         skipped when no output received a cotangent. Multiple-result ops and
         calls record their entries this way.
         """
-        self.tape.append((tuple(self.track(o) for o in outs), edges))
+        self.tape.append((tuple(self.track(o) for o in outs), edges, op))
 
     def backward(
         self, seeds: dict[int, Tensor], nodes: Sequence[int | None], consume: bool = False
@@ -178,7 +197,7 @@ class ReverseHandler(TapeHandler):
         position = len(tape)
         while position:
             position -= 1
-            node, edges = tape.pop() if consume else tape[position]
+            node, edges, _ = tape.pop() if consume else tape[position]
             if type(node) is tuple:
                 g = _take_cotangents(cotangents, node)
             else:
@@ -186,7 +205,7 @@ class ReverseHandler(TapeHandler):
                 cotangents[node] = None  # used once: free it as the walk goes on
             if g is None:
                 continue
-            for parent, pullback in edges:
+            for parent, pullback, _ in edges:
                 contribution = g if pullback is identity else pullback(g)
                 previous = cotangents[parent]
                 if previous is not None:  # several paths lead here: sum them
@@ -274,7 +293,7 @@ class _Derived:
 def _transposed_maker(op: Op, rule: Callable, index: int) -> Callable:
     def maker(ans: Any, *args: Any, **params: Any) -> Callable:
         x = args[index]
-        zero = Tensor(zeros_on(namespace_of(x), x.shape, x.dtype))
+        zero = zeros_like(x)
 
         def pullback(g: Any) -> Tensor:
             def linear(t: Tensor) -> Any:
@@ -318,21 +337,12 @@ def _transposed_pullback(op: Op, maker: Callable, index: int) -> Callable:
         floats = [k for k, o in enumerate(ans) if o.dtype.kind in "fc"]
 
         def linear(*cotangents: Tensor) -> tuple[Any]:
-            full: list[Any] = [None] * len(ans)
-            for k, g in zip(floats, cotangents):
-                full[k] = g
-            return (pullback(tuple(full)),)
+            return (pullback(placed(zip(floats, cotangents), len(ans))),)
 
         found = transpose(linear, [zeros_like(ans[k]) for k in floats], (tangent,))
-        tangents: list[Any] = [None] * len(ans)
-        for k, t in zip(floats, found):
-            tangents[k] = t
-        return tuple(tangents)
+        return placed(zip(floats, found), len(ans))
 
     return rule
-
-
-_no_context = contextlib.nullcontext()
 
 
 def transpose(
@@ -351,7 +361,7 @@ def transpose(
     # values (infinite ones included, like svd's singular vectors at repeated singular
     # values) are never pulled back, so NumPy's warnings about them are not the user's.
     quiet = any(g is None for g in cotangents)
-    with handler(rev), np.errstate(divide="ignore", invalid="ignore") if quiet else _no_context:
+    with handler(rev), np.errstate(divide="ignore", invalid="ignore") if quiet else no_context:
         outs = linear(*watched)
     level = rev.level
     seeds: dict[int, Tensor] = {}
@@ -362,9 +372,7 @@ def transpose(
         if node is not None:
             seeds[node] = g if node not in seeds else seeds[node] + g
     in_nodes = [w._trace.get(level) for w in watched]
-    for o in outs:
-        if isinstance(o, Tensor) and o._trace:
-            o._trace.pop(level, None)
+    forget_level([o for o in outs if isinstance(o, Tensor)], level)
     grads = rev.backward(seeds, in_nodes, consume=True)
     return [zeros_like(z) if g is None else g for g, z in zip(grads, zeros)]
 
@@ -416,28 +424,28 @@ def vjp(
     >>> pullback(1.0)
     (Tensor(1.),)
     """
-    check_inputs(list(enumerate(primals)), allow_int, "vjp")
     return _vjp(f, primals, has_aux, reusable=True, allow_int=allow_int)
 
 
-def _vjp(f: Callable, primals: tuple[Any, ...], has_aux: bool, reusable: bool, allow_int: bool):
-    """``vjp`` of inputs already checked; a pullback that is not ``reusable`` frees the tape
-    as it goes (for ``grad``, which calls it once, inside its own pause of the garbage
-    collector)."""
+def _vjp(
+    f: Callable,
+    primals: tuple[Any, ...],
+    has_aux: bool,
+    reusable: bool,
+    allow_int: bool,
+    where: str = "vjp",
+    positions: Sequence[int] | None = None,
+):
+    """``vjp``, its input errors naming ``where`` and the arguments by ``positions``; a
+    pullback that is not ``reusable`` frees the tape as it goes (for ``grad``, which calls
+    it once, inside its own pause of the garbage collector)."""
+    flat, in_tree = input_tensors(primals, allow_int, where, positions)
     rev = ReverseHandler()
-    flat, in_tree = tree.flatten(primals)
-    flat = [derivative_leaf(x, "vjp") for x in flat]
-    watched = [rev.watch(x) if x.dtype.kind in "fc" else x for x in flat]
-    with scope("vjp"), _pause_unless(reusable), handler(rev):  # grad pauses the GC itself
-        result = f(*tree.unflatten(in_tree, watched))
-    if has_aux:
-        result, aux = split_aux(result, "vjp")
-    out_flat, out_tree = tree.flatten(result)
-    out_flat = [derivative_leaf(o, "vjp") for o in out_flat]
-    level = rev.level
-    in_nodes = [_node(w, level) for w in watched]
-    out_nodes = [_node(o, level) for o in out_flat]
-    forget_level([o for o in out_flat if isinstance(o, Tensor)], level)
+    watched, in_nodes = rev.watch_inputs(flat)
+    # grad (whose pullback is not reusable) pauses the garbage collector itself
+    out_flat, out_tree, out_nodes, aux = run_watched(
+        rev, f, watched, in_tree, "vjp", has_aux, pause_gc=reusable
+    )
     out = tree.unflatten(out_tree, out_flat)
     called = False
 
@@ -460,26 +468,12 @@ def _vjp(f: Callable, primals: tuple[Any, ...], has_aux: bool, reusable: bool, a
             ct = check_tangent(o, leaf_tensor(ct, "vjp"), "vjp", "cotangent", "an output")
             if node is not None:
                 seeds[node] = ct if node not in seeds else seeds[node] + ct
-        with scope("vjp: backward"), _pause_unless(reusable):
+        with scope("vjp: backward"), gc_paused() if reusable else no_context:
             grads = rev.backward(seeds, in_nodes, consume=not reusable)
-        grads = [_no_cotangent(x) if g is None else g for g, x in zip(grads, flat)]
+        grads = [zero_derivative(x) if g is None else g for g, x in zip(grads, flat)]
         return tree.unflatten(in_tree, distinct(grads) if len(grads) > 1 else grads)
 
     return (out, pullback, aux) if has_aux else (out, pullback)
-
-
-def _node(o: Any, level: int) -> int | None:
-    return o._trace.get(level) if isinstance(o, Tensor) and o._trace else None
-
-
-def _no_cotangent(x: Tensor) -> Any:
-    """The cotangent of an input no output depends on: zeros, float0 for an integer one."""
-    return zeros_like(x) if x.dtype.kind in "fc" else float0_zeros(x.shape)
-
-
-def _pause_unless(reusable: bool) -> Any:
-    """``gc_paused()`` for a ``vjp``; ``grad`` (whose pullback is not reusable) holds its own."""
-    return gc_paused() if reusable else contextlib.nullcontext()
 
 
 # Types: with the default argnums=0 the gradient has the first argument's type (a
@@ -589,8 +583,8 @@ def _value_and_grad(
         nums = normalized.get(len(args))
         if nums is None:
             nums = normalized[len(args)] = normalize_argnums(argnums, len(args), where)
-        check_inputs([(n, args[n]) for n in nums], allow_int, where)
-        if holomorphic:
+        if holomorphic:  # the integer inputs' error first, as for any other input
+            check_inputs([(n, args[n]) for n in nums], allow_int, where)
             check_complex_inputs([(n, args[n]) for n in nums], where)
 
         f_of_selected = with_selected(f, args, kwargs, nums)
@@ -599,9 +593,7 @@ def _value_and_grad(
 
         with scope("grad"), gc_paused():
             selected = tuple(args[n] for n in nums)
-            out, pullback, aux = _vjp(
-                f_of_selected, selected, has_aux=True, reusable=False, allow_int=allow_int
-            )
+            out, pullback, aux = _vjp(f_of_selected, selected, True, False, allow_int, where, nums)
             if not isinstance(out, Tensor) or out.shape != () or out.dtype.kind not in "fc":
                 raise TypeError(grad_output_error(out, where))
             if (out.dtype.kind == "c") != holomorphic:

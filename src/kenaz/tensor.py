@@ -74,43 +74,33 @@ class Tensor(NdarrayMethods):
     __pandas_priority__ = 5000
 
     def __init__(self, value: Any, dtype: Any = None) -> None:
-        # A constant of `value`'s data: the array comes from the layer below
-        # (`backend.array_value`); lists holding tensors are kenaz.convert.as_tensor's.
-        if isinstance(value, Tensor):
-            if value._trace or type(value) is not Tensor:
-                check_convertible(value, "Tensor(t)")
-            value = value._value
+        # A constant of `value`'s data, its array made by the layer below
+        # (`backend.array_value`). The way in from anything else (lists holding
+        # tensors) is kenaz.convert.as_tensor, above, which calls this for data.
+        if isinstance(value, Tensor):  # read as any conversion out of a tensor is
+            value = value._plain_value("Tensor(t)")
         self._value = array_value(value, dtype)
         self._trace: dict[int, Any] | None = None
 
     # -- plain values ---------------------------------------------------------
     # Getters in C (attrgetter): transformations and rules read these for nearly
     # every op, and a Python-level property takes about twice as long.
-    if TYPE_CHECKING:  # what type checkers see of the getters below
-
-        @property
-        def shape(self) -> tuple[int, ...]:
-            """The shape: a tuple of ints."""
-
-        @property
-        def dtype(self) -> np.dtype[Any]:
-            """The NumPy dtype."""
-
-        @property
-        def ndim(self) -> int:
-            """The number of dimensions."""
-
-        @property
-        def size(self) -> int:
-            """The number of elements."""
-
-    else:
+    if not TYPE_CHECKING:  # type checkers read the base class's declarations
         shape = property(attrgetter("_value.shape"), doc="The shape: a tuple of ints.")
         # In C while every value kenaz has met has a NumPy dtype (NumPy's, CuPy's, Dask's);
         # `_map_backend_dtypes` maps a strict Array API library's own once one appears.
         dtype = property(attrgetter("_value.dtype"), doc=_DTYPE_DOC)
         ndim = property(attrgetter("_value.ndim"), doc="The number of dimensions.")
         size = property(attrgetter("_value.size"), doc="The number of elements.")
+
+    def _plain_value(self, how: str) -> Any:
+        """The backend value, for a conversion out of kenaz (``how`` names it in the error):
+        refused for a tensor a running transformation tracks, whose derivative through the
+        value would silently be lost (``kenaz.convert.check_convertible``). ``_trace`` is
+        None for every tensor no transformation tracks, so eager code pays one test."""
+        if self._trace or type(self) is not Tensor:
+            check_convertible(self, how)
+        return self._value
 
     def numpy(self) -> np.ndarray:
         """Return the value as a NumPy array (no copy for NumPy values; do not modify it).
@@ -119,9 +109,7 @@ class Tensor(NdarrayMethods):
         ``jvp`` or ``vmap``, a tensor they track cannot be converted (the derivative
         would silently be lost): see ``kenaz.convert``.
         """
-        if self._trace or type(self) is not Tensor:
-            check_convertible(self, "t.numpy()")
-        return to_numpy(self._value)
+        return to_numpy(self._plain_value("t.numpy()"))
 
     # Python and NumPy numbers: refused for a tensor a running grad/jvp differentiates
     # (the number would be a constant: kenaz.convert.check_number). `_trace` is None for
@@ -139,11 +127,9 @@ class Tensor(NdarrayMethods):
         return to_numpy(self._value).tolist()
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
-        # numpy.asarray(t), numpy.array([t, ...]): refused for a tensor a running
-        # transformation tracks (kenaz.convert); `_trace` is None for most tensors.
-        if self._trace or type(self) is not Tensor:
-            check_convertible(self, "numpy.asarray(t) or numpy.float64(t) (Tensor.__array__)")
-        value = np.asarray(to_numpy(self._value), dtype=dtype)
+        # numpy.asarray(t), numpy.array([t, ...])
+        how = "numpy.asarray(t) or numpy.float64(t) (Tensor.__array__)"
+        value = np.asarray(to_numpy(self._plain_value(how)), dtype=dtype)
         return value.copy() if copy else value
 
     # NumPy's own functions and ufuncs run the kenaz counterpart (differentiable),
@@ -237,43 +223,37 @@ class Tensor(NdarrayMethods):
         def __getitem__(self, index: Any) -> Tensor: ...
 
     # -- operators (bound below, once the primitives exist) ----------------------
-    # Operators perform their op directly, with their arguments in a tuple
-    # (`perform_args`): calling the `Op` object costs one frame more per op.
-    def __add__(self, other: Any) -> Tensor:
-        return perform_args(add, (self, other), {})
+    # The binary arithmetic, bitwise and comparison operators and `@` are made by
+    # `kenaz.effects.binary_operator` and `matmul_operator` (they inline perform's eager
+    # path, which sits above this module) and set by `kenaz.numpy._tensor_methods`:
+    # `x + y` performs `add`, `x < y` performs `less`, `x @ y` is `kenaz.ops.linalg.matmul`.
+    if TYPE_CHECKING:
 
-    def __radd__(self, other: Any) -> Tensor:
-        return perform_args(add, (other, self), {})
-
-    def __sub__(self, other: Any) -> Tensor:
-        return perform_args(subtract, (self, other), {})
-
-    def __rsub__(self, other: Any) -> Tensor:
-        return perform_args(subtract, (other, self), {})
-
-    def __mul__(self, other: Any) -> Tensor:
-        return perform_args(multiply, (self, other), {})
-
-    def __rmul__(self, other: Any) -> Tensor:
-        return perform_args(multiply, (other, self), {})
-
-    def __truediv__(self, other: Any) -> Tensor:
-        return perform_args(divide, (self, other), {})
-
-    def __rtruediv__(self, other: Any) -> Tensor:
-        return perform_args(divide, (other, self), {})
-
-    def __floordiv__(self, other: Any) -> Tensor:
-        return perform_args(floor_divide, (self, other), {})
-
-    def __rfloordiv__(self, other: Any) -> Tensor:
-        return perform_args(floor_divide, (other, self), {})
-
-    def __mod__(self, other: Any) -> Tensor:
-        return perform_args(remainder, (self, other), {})
-
-    def __rmod__(self, other: Any) -> Tensor:
-        return perform_args(remainder, (other, self), {})
+        def __add__(self, other: Any) -> Tensor: ...
+        def __radd__(self, other: Any) -> Tensor: ...
+        def __sub__(self, other: Any) -> Tensor: ...
+        def __rsub__(self, other: Any) -> Tensor: ...
+        def __mul__(self, other: Any) -> Tensor: ...
+        def __rmul__(self, other: Any) -> Tensor: ...
+        def __truediv__(self, other: Any) -> Tensor: ...
+        def __rtruediv__(self, other: Any) -> Tensor: ...
+        def __floordiv__(self, other: Any) -> Tensor: ...
+        def __rfloordiv__(self, other: Any) -> Tensor: ...
+        def __mod__(self, other: Any) -> Tensor: ...
+        def __rmod__(self, other: Any) -> Tensor: ...
+        def __and__(self, other: Any) -> Tensor: ...
+        def __rand__(self, other: Any) -> Tensor: ...
+        def __or__(self, other: Any) -> Tensor: ...
+        def __ror__(self, other: Any) -> Tensor: ...
+        def __xor__(self, other: Any) -> Tensor: ...
+        def __rxor__(self, other: Any) -> Tensor: ...
+        def __eq__(self, other: Any) -> Tensor: ...  # type: ignore[override]
+        def __ne__(self, other: Any) -> Tensor: ...  # type: ignore[override]
+        def __lt__(self, other: Any) -> Tensor: ...
+        def __le__(self, other: Any) -> Tensor: ...
+        def __gt__(self, other: Any) -> Tensor: ...
+        def __ge__(self, other: Any) -> Tensor: ...
+        def __matmul__(self, other: Any) -> Tensor: ...
 
     def __pow__(self, other: Any) -> Tensor:
         if type(other) is int and other == 2:  # the commonest power, as NumPy's `x ** 2`
@@ -282,9 +262,6 @@ class Tensor(NdarrayMethods):
 
     def __rpow__(self, other: Any) -> Tensor:
         return perform_args(power, (other, self), {})
-
-    def __matmul__(self, other: Any) -> Tensor:
-        return matmul(self, other)
 
     def __rmatmul__(self, other: Any) -> Tensor:
         return matmul(other, self)
@@ -300,42 +277,6 @@ class Tensor(NdarrayMethods):
 
     def __invert__(self) -> Tensor:
         return perform_args(invert, (self,), {})
-
-    def __and__(self, other: Any) -> Tensor:
-        return perform_args(bitwise_and, (self, other), {})
-
-    def __rand__(self, other: Any) -> Tensor:
-        return perform_args(bitwise_and, (other, self), {})
-
-    def __or__(self, other: Any) -> Tensor:
-        return perform_args(bitwise_or, (self, other), {})
-
-    def __ror__(self, other: Any) -> Tensor:
-        return perform_args(bitwise_or, (other, self), {})
-
-    def __xor__(self, other: Any) -> Tensor:
-        return perform_args(bitwise_xor, (self, other), {})
-
-    def __rxor__(self, other: Any) -> Tensor:
-        return perform_args(bitwise_xor, (other, self), {})
-
-    def __eq__(self, other: Any) -> Tensor:  # type: ignore[override]
-        return perform_args(equal, (self, other), {})
-
-    def __ne__(self, other: Any) -> Tensor:  # type: ignore[override]
-        return perform_args(not_equal, (self, other), {})
-
-    def __lt__(self, other: Any) -> Tensor:
-        return perform_args(less, (self, other), {})
-
-    def __le__(self, other: Any) -> Tensor:
-        return perform_args(less_equal, (self, other), {})
-
-    def __gt__(self, other: Any) -> Tensor:
-        return perform_args(greater, (self, other), {})
-
-    def __ge__(self, other: Any) -> Tensor:
-        return perform_args(greater_equal, (self, other), {})
 
     def __setitem__(self, index: Any, value: Any) -> None:
         # In place, as NumPy, unless a running transformation tracks `self` or `value`
@@ -401,9 +342,8 @@ class Tensor(NdarrayMethods):
         it computes is outside kenaz's transformations. A consumer that cannot receive a
         read-only array (DLPack before 1.0) gets a copy, unless it asked for none.
         """
-        if self._trace or type(self) is not Tensor:  # the consumer sees a plain array
-            check_convertible(self, "DLPack export (t.__dlpack__())")
-        value = np.asarray(self._value)  # a NumPy scalar result becomes a 0-d array
+        # The consumer sees a plain array; a NumPy scalar result becomes a 0-d array.
+        value = np.asarray(self._plain_value("DLPack export (t.__dlpack__())"))
         requested = {"stream": stream, "max_version": max_version, "dl_device": dl_device}
         kwargs = {name: v for name, v in requested.items() if v is not None}
         if copy is not None:
@@ -548,16 +488,10 @@ if TYPE_CHECKING:
         bitwise_or,
         bitwise_xor,
         divide,
-        equal,
         floor_divide,
-        greater,
-        greater_equal,
         invert,
-        less,
-        less_equal,
         multiply,
         negative,
-        not_equal,
         power,
         remainder,
         square,

@@ -5,13 +5,16 @@ collector while a tape is alive. (What they check of their arguments is in
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from . import tree
 from .backend import full_like
-from .effects import Handler, fresh_level
+from .checks import derivative_leaf, float0_zeros, split_aux
+from .effects import Handler, fresh_level, handler, scope
 from .mutation import watch_mutations
 from .ops.elementwise import alias, copy
 from .tensor import Tensor
@@ -41,19 +44,87 @@ class TapeHandler(Handler):
         self.track(watched)
         return watched
 
+    def watch_inputs(self, leaves: list[Any]) -> tuple[list[Any], list[int | None]]:
+        """:meth:`watch` each float or complex input leaf (the others are held constant);
+        the leaves to give ``f``, and each one's node (None for a constant)."""
+        watched = [self.watch(x) if x.dtype.kind in "fc" else x for x in leaves]
+        return watched, [record_at(w, self.level) for w in watched]
+
     def track(self, out: Tensor) -> int:
         """Give ``out`` a new node number at this level (no entry recorded) and return it."""
         node = self.node_count
         self.node_count = node + 1
-        if out._trace is None:
-            out._trace = {self.level: node}
-        else:
-            out._trace[self.level] = node
+        set_record(out, self.level, node)
         return node
+
+
+def set_record(x: Tensor, level: int, record: Any) -> None:
+    """Store ``x``'s record at ``level`` (a tape node, a tangent)."""
+    if x._trace is None:
+        x._trace = {level: record}
+    else:
+        x._trace[level] = record
+
+
+def placed(pairs: Iterable[tuple[int, Any]], count: int) -> tuple:
+    """The ``(position, value)`` ``pairs`` as a tuple of ``count`` entries, None elsewhere."""
+    full: list[Any] = [None] * count
+    for i, value in pairs:
+        full[i] = value
+    return tuple(full)
+
+
+no_context = contextlib.nullcontext()  # `with a if condition else no_context:`
+
+
+def record_at(x: Any, level: int) -> Any:
+    """``x``'s record at ``level``, or None (also for anything not a tensor)."""
+    return x._trace.get(level) if isinstance(x, Tensor) and x._trace else None
+
+
+def zero_derivative(x: Tensor) -> Any:
+    """The derivative reaching an input or output that nothing tracked connects: zeros,
+    a float0 array for an integer one (:data:`kenaz.checks.float0`)."""
+    return zeros_like(x) if x.dtype.kind in "fc" else float0_zeros(x.shape)
+
+
+def run_watched(
+    h: Handler,
+    f: Callable,
+    watched: list,
+    in_tree: Any,
+    where: str,
+    has_aux: bool = False,
+    pause_gc: bool = False,
+) -> tuple[list, Any, list, Any]:
+    """Run ``f`` on the ``watched`` input leaves (of structure ``in_tree``) under ``h``
+    (and :class:`gc_paused`, with ``pause_gc``).
+
+    Returns the output leaves as tensors, the outputs' structure, each output's
+    record at ``h``'s level (None if untracked; the level is then forgotten on
+    them: :func:`forget_level`) and ``aux`` (with ``has_aux``; else None).
+    """
+    with scope(where), gc_paused() if pause_gc else no_context, handler(h):
+        result = f(*tree.unflatten(in_tree, watched))
+    aux = None
+    if has_aux:
+        result, aux = split_aux(result, where)
+    out_flat, out_tree = tree.flatten(result)
+    out_flat = [derivative_leaf(o, where) for o in out_flat]
+    level = h.level
+    records = [record_at(o, level) for o in out_flat]
+    forget_level([o for o in out_flat if isinstance(o, Tensor)], level)
+    return out_flat, out_tree, records, aux
 
 
 __all__ = [
     "TapeHandler",
+    "set_record",
+    "record_at",
+    "placed",
+    "no_context",
+    "zero_derivative",
+    "run_watched",
     "distinct",
     "zeros_like",
     "with_selected",

@@ -27,9 +27,18 @@ from typing import Any, ParamSpec, TypeVar
 import numpy as np
 import optree
 
-from .convert import perform_stacked
+from .checks import (
+    argument_name,
+    axes_prefix,
+    batched_value_error,
+    check_vmap_arguments,
+    out_axis,
+    output_name,
+    per_example_shape_error,
+)
+from .convert import as_tensor, perform_stacked
 from .effects import Handler, Op, handler, perform_args, scope
-from .errors import ConcretizationError, EscapedTracerError, ShapeError, broadcast_error
+from .errors import ShapeError
 from .ops import batching, indexing
 from .ops import shape as shape_ops
 from .ops.elementwise import alias
@@ -54,7 +63,8 @@ class BatchedTensor(Tensor):
 
     @property
     def _value(self) -> Any:  # shadows Tensor's slot: every unwrap of a view raises
-        raise self._batcher.value_error(self)
+        batcher = self._batcher
+        raise batched_value_error(self.shape, self.dtype, batcher.axis_size, batcher.alive)
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -109,6 +119,11 @@ class BatchHandler(Handler):
         view._trace = None
         return view
 
+    def views(self, values: Sequence[Any], axes: Sequence[int | None]) -> list[Any]:
+        """Views of ``values`` batched along ``axes`` (``None``: not batched), each with a
+        fresh identity (an alias, performed outward)."""
+        return [v if a is None else self.view(alias(v), a) for v, a in zip(values, axes)]
+
     def handle(self, op: Op, args: tuple, params: dict) -> Any:
         # One pass over the arguments: replace our views by their batches.
         batch_axes: list[int | None] | None = None
@@ -130,7 +145,7 @@ class BatchHandler(Handler):
         try:
             out, out_axis = rule(op, values, batch_axes, **params)
         except ShapeError as error:  # NumPy saw batched shapes; the user wrote per-example ones
-            raise _per_example_shape_error(op, args, error) from None
+            raise per_example_shape_error(op.name, args, error) from None
         if op.multiple_results:
             return tuple(self.view(o, a) for o, a in zip(out, out_axis, strict=True))
         if out_axis is None:
@@ -151,29 +166,6 @@ class BatchHandler(Handler):
         ):
             return self.run_call(call, args, params)
         return self.handle(call, args, params)
-
-    def value_error(self, view: BatchedTensor) -> Exception:
-        """The error for asking ``view`` for a concrete value."""
-        if not self.alive:
-            return EscapedTracerError(
-                f"kenaz.vmap: a per-example tensor (shape {view.shape}, dtype {view.dtype}) "
-                "was used after the vmap that created it returned, e.g. because it was stored "
-                "in a global variable or a closure. It has no value outside that vmap; return "
-                "it from the vmapped function instead."
-            )
-        return ConcretizationError(
-            f"kenaz.vmap: a concrete value was requested (bool, float, int, .numpy(), `if`, "
-            f"...) of a batched tensor with per-example shape {view.shape} and dtype "
-            f"{view.dtype}. Inside vmap it stands for {self.axis_size} different values, so "
-            'Python control flow cannot depend on it. Use vmap(f, method="loop") to run f '
-            "once per example, or express the choice with kenaz.numpy.where."
-        )
-
-
-def _per_example_shape_error(op: Op, args: tuple, error: ShapeError) -> ShapeError:
-    """``error`` restated with the per-example shapes the user's code works with."""
-    shapes = [a.shape if isinstance(a, Tensor) else np.shape(a) for a in args]
-    return broadcast_error(op.name, shapes, " inside vmap") or error
 
 
 # -- the fallback for ops without a batching rule ----------------------------------------
@@ -223,7 +215,7 @@ def vmap_flat(
     use it to batch the functions they carry.
     """
     batcher = BatchHandler(size)
-    views = [v if a is None else batcher.view(alias(v), a) for v, a in zip(values, axes)]
+    views = batcher.views(values, axes)
     try:
         with handler(batcher):
             outs = fn(*views)
@@ -239,7 +231,7 @@ def vmap_flat(
 
 def batch_first(value: Any, axis: int | None, size: int) -> Tensor:
     """``value`` with its batch axis at 0 (broadcast when it has none)."""
-    value = value if isinstance(value, Tensor) else Tensor(value)
+    value = value if isinstance(value, Tensor) else as_tensor(value)
     if axis is None:
         expanded = shape_ops.expand_dims(value, 0)
         return shape_ops.broadcast_to(expanded, (size,) + value.shape)
@@ -312,14 +304,7 @@ def vmap(
             [ 30., 400.],
             [ 50., 600.]])
     """
-    if method not in ("vectorize", "loop"):
-        raise ValueError(f"kenaz.vmap: method must be 'vectorize' or 'loop', got {method!r}")
-    if isinstance(in_axes, list):  # a list means one entry per argument, as a tuple does
-        in_axes = tuple(in_axes)
-    _check_axes_spec(in_axes, "in_axes")
-    _check_axes_spec(out_axes, "out_axes")
-    if axis_size is not None and (not isinstance(axis_size, (int, np.integer)) or axis_size < 0):
-        raise ValueError(f"kenaz.vmap: axis_size must be a non-negative int, got {axis_size!r}")
+    in_axes = check_vmap_arguments(in_axes, out_axes, axis_size, method)
 
     @functools.wraps(f)
     def batched_f(*args: P.args, **kwargs: P.kwargs) -> Out:
@@ -330,15 +315,6 @@ def vmap(
         return _run_vectorized(f, inputs, size, out_axes)
 
     return batched_f
-
-
-def _check_axes_spec(axes: Any, name: str) -> None:
-    for leaf in optree.tree_leaves(axes, none_is_leaf=True, namespace=NAMESPACE):
-        if leaf is not None and (not isinstance(leaf, (int, np.integer)) or isinstance(leaf, bool)):
-            raise TypeError(
-                f"kenaz.vmap: {name} must contain ints and None (as a pytree prefix of the "
-                f"{'arguments' if name == 'in_axes' else 'outputs'}), got {leaf!r} in {axes!r}"
-            )
 
 
 class _Inputs:
@@ -375,7 +351,7 @@ class _Inputs:
         if entry is None or isinstance(entry, (int, np.integer)):
             axes = [entry] * len(leaves)
         else:
-            axes = _broadcast_prefix(entry, value, f"in_axes entry for {_argument_name(key)}")
+            axes = axes_prefix(entry, value, f"in_axes entry for {argument_name(key)}")
         start = len(self.leaves)
         self.leaves.extend(leaves)
         self.parts.append((key, treedef, start, len(self.leaves)))
@@ -403,7 +379,7 @@ class _Inputs:
             if start <= index < stop:
                 value = self.args[key] if isinstance(key, int) else self.kwargs[key]
                 paths = optree.tree_paths(value, none_is_leaf=True, namespace=NAMESPACE)
-                return _argument_name(key) + "".join(f"[{k!r}]" for k in paths[index - start])
+                return argument_name(key) + "".join(f"[{k!r}]" for k in paths[index - start])
         return "an argument"
 
     def batch_size(self, axis_size: int | None) -> int:
@@ -447,33 +423,13 @@ class _Inputs:
         return tuple(values[:count]), dict(zip(self.kwargs, values[count:], strict=True))
 
 
-def _argument_name(key: Any) -> str:
-    return f"argument {key}" if isinstance(key, int) else f"keyword argument {key!r}"
-
-
-def _broadcast_prefix(prefix: Any, value: Any, what: str) -> list[Any]:
-    """The leaves of ``prefix`` broadcast to the leaves of ``value`` (a pytree prefix)."""
-    try:
-        full = optree.tree_broadcast_prefix(prefix, value, none_is_leaf=True, namespace=NAMESPACE)
-    except ValueError as error:
-        raise ValueError(
-            f"kenaz.vmap: {what} ({prefix!r}) is not a pytree prefix: {error}"
-        ) from None
-    return optree.tree_leaves(full, none_is_leaf=True, namespace=NAMESPACE)
-
-
 def _shape_of(x: Any) -> tuple[int, ...]:
     return x.shape if isinstance(x, Tensor) else np.shape(x)
 
 
 def _run_vectorized(f: Callable, inputs: _Inputs, size: int, out_axes: Any) -> Any:
     batcher = BatchHandler(size)
-    # Fresh identities for the batched inputs (an alias, performed outward).
-    leaves = [
-        leaf if axis is None else batcher.view(alias(leaf), axis)
-        for leaf, axis in zip(inputs.leaves, inputs.axes, strict=True)
-    ]
-    args, kwargs = inputs.rebuild(leaves)
+    args, kwargs = inputs.rebuild(batcher.views(inputs.leaves, inputs.axes))
     try:
         with scope("vmap"), handler(batcher):
             result = f(*args, **kwargs)
@@ -487,7 +443,7 @@ def _output_axes(result: Any, out_axes: Any) -> tuple[list, list, optree.PyTreeS
     leaves, treedef = optree.tree_flatten(result, none_is_leaf=True, namespace=NAMESPACE)
     if out_axes is None or isinstance(out_axes, (int, np.integer)):
         return leaves, [out_axes] * len(leaves), treedef
-    return leaves, _broadcast_prefix(out_axes, result, "out_axes"), treedef
+    return leaves, axes_prefix(out_axes, result, "out_axes"), treedef
 
 
 def _unbatch_outputs(result: Any, batcher: BatchHandler, out_axes: Any) -> Any:
@@ -499,45 +455,30 @@ def _unbatch_outputs(result: Any, batcher: BatchHandler, out_axes: Any) -> Any:
         elif type(leaf) is BatchedTensor and leaf._batcher is batcher:
             if axis is None:
                 raise ValueError(
-                    f"kenaz.vmap: out_axes is None for output {_output_name(result, index)}, "
+                    f"kenaz.vmap: out_axes is None for output {output_name(result, index)}, "
                     "but that output depends on the batched inputs; give it a batch axis (e.g. 0)"
                 )
             batched = leaf._batched
-            destination = _normalize_out_axis(axis, batched.ndim, result, index)
+            destination = out_axis(axis, batched.ndim, result, index)
             outs.append(batching.move_axis(batched, leaf._batch_axis, destination))
         else:
             outs.append(_broadcast_unbatched(leaf, axis, batcher.axis_size, result, index))
     return optree.tree_unflatten(treedef, outs)
 
 
-def _output_name(result: Any, index: int) -> str:
-    paths = optree.tree_paths(result, none_is_leaf=True, namespace=NAMESPACE)
-    return "".join(f"[{key!r}]" for key in paths[index]) or "(the only one)"
-
-
-def _normalize_out_axis(axis: int, batched_ndim: int, result: Any, index: int) -> int:
-    if not -batched_ndim <= axis < batched_ndim:
-        raise ValueError(
-            f"kenaz.vmap: out_axes asks for axis {axis} in output {_output_name(result, index)}, "
-            f"which has {batched_ndim - 1} per-example dimension(s); the axis must be in "
-            f"[{-batched_ndim}, {batched_ndim})"
-        )
-    return int(axis) % batched_ndim
-
-
 def _broadcast_unbatched(leaf: Any, axis: int | None, size: int, result: Any, index: int) -> Any:
     """An output that does not depend on the batch: repeated ``size`` times along ``axis``."""
     if not isinstance(leaf, Tensor):
         try:
-            leaf = Tensor(leaf)
+            leaf = as_tensor(leaf)
         except TypeError:
             raise TypeError(
                 f"kenaz.vmap: the function must return tensors, arrays or numbers (or pytrees "
-                f"of them), got {type(leaf).__name__} at output {_output_name(result, index)}"
+                f"of them), got {type(leaf).__name__} at output {output_name(result, index)}"
             ) from None
     if axis is None:
         return leaf
-    destination = _normalize_out_axis(axis, leaf.ndim + 1, result, index)
+    destination = out_axis(axis, leaf.ndim + 1, result, index)
     expanded = shape_ops.expand_dims(leaf, destination)
     target = expanded.shape[:destination] + (size,) + expanded.shape[destination + 1 :]
     return shape_ops.broadcast_to(expanded, target)
@@ -547,11 +488,7 @@ def _broadcast_unbatched(leaf: Any, axis: int | None, size: int, result: Any, in
 def _run_per_example(f: Callable, inputs: _Inputs, size: int, out_axes: Any) -> Any:
     results = []
     for i in range(size):
-        leaves = [
-            leaf if axis is None else take_example(leaf, axis, i)
-            for leaf, axis in zip(inputs.leaves, inputs.axes, strict=True)
-        ]
-        args, kwargs = inputs.rebuild(leaves)
+        args, kwargs = inputs.rebuild(_example(inputs.leaves, inputs.axes, i))
         results.append(f(*args, **kwargs))
     if not results:
         raise ValueError("kenaz.vmap: method='loop' needs a batch of at least one example")
@@ -578,6 +515,6 @@ def _stack_column(column: list, axis: int | None, result: Any, index: int) -> An
         return None
     if axis is None:
         return column[0]
-    tensors = [leaf if isinstance(leaf, Tensor) else Tensor(leaf) for leaf in column]
-    destination = _normalize_out_axis(axis, tensors[0].ndim + 1, result, index)
+    tensors = [leaf if isinstance(leaf, Tensor) else as_tensor(leaf) for leaf in column]
+    destination = out_axis(axis, tensors[0].ndim + 1, result, index)
     return shape_ops.stack(tensors, axis=destination)

@@ -143,7 +143,7 @@ class Jitted(Generic[P, R]):
                 entry.program = None  # no longer needed: free its constants
                 if _handlers.get() or program.captured:
                     return entry, None
-                return entry, tracing.results
+                return entry, tracing.results()
             self.impure = difference
         warnings.warn(
             f"kenaz.jit({self.__name__}): the function is not pure: traced again at its "
@@ -182,8 +182,12 @@ class Jitted(Generic[P, R]):
         return self._entry(args, kwargs).staged.source()
 
     def _entry(self, args: tuple, kwargs: dict) -> _Entry:
-        static = static_arguments(args, kwargs, self.static_argnums, self.static_argnames)
-        leaves, in_tree = tree.flatten(dynamic_arguments(args, kwargs, static))
+        static = None
+        dynamic: Any = (args, kwargs)
+        if self.static_argnums or self.static_argnames:
+            static = static_arguments(args, kwargs, self.static_argnums, self.static_argnames)
+            dynamic = dynamic_arguments(args, kwargs, static)
+        leaves, in_tree = tree.flatten(dynamic)
         key = (in_tree, _static_key(static or None), tuple([_leaf_key(x) for x in leaves]))
         return self._cache.get(key) or self._trace(key, args, kwargs, static or None)
 

@@ -41,22 +41,25 @@ def interpret(program: Program, neutral: bool = False) -> Callable[..., tuple]:
         slots[var.id] = position
     count = len(inputs)
     free: list[int] = []
-
-    def constant(value: Any) -> int:
-        nonlocal count
-        constants.append((count, value))
-        count += 1
-        return count - 1
+    is_free: set[int] = set()  # `free` as a set: a list's `in` would make this quadratic
 
     pinned = set(range(len(inputs)))
     steps = []
     for index, eq in enumerate(equations):
-        reads = tuple(slots[a.id] if type(a) is Var else constant(a.value) for a in eq.inputs)
+        reads = []
+        for a in eq.inputs:
+            if type(a) is Var:
+                reads.append(slots[a.id])
+            else:  # a constant: a slot of its own, filled in the template
+                constants.append((count, a.value))
+                reads.append(count)
+                count += 1
         for a in eq.inputs:  # operands read here for the last time free their slots
-            if type(a) is Var and last.get(a.id) == index:
+            if type(a) is Var and last[a.id] == index:
                 slot = slots[a.id]
-                if slot not in pinned and slot not in free:
+                if slot not in pinned and slot not in is_free:
                     free.append(slot)
+                    is_free.add(slot)
         writes = []
         for var in eq.outputs:
             if var.id not in last:
@@ -64,12 +67,13 @@ def interpret(program: Program, neutral: bool = False) -> Callable[..., tuple]:
                 continue
             if free:
                 slot = free.pop()
+                is_free.discard(slot)
             else:
                 slot, count = count, count + 1
             slots[var.id] = slot
             writes.append(slot)
         impl = eq.op.impl if neutral else eq.op.numpy_impl or eq.op.impl
-        steps.append((impl, reads, eq.params or None, writes[0] if not eq.multiple else None,
+        steps.append((impl, tuple(reads), eq.params or None, writes[0] if not eq.multiple else None,
                       tuple(writes) if eq.multiple else None))  # fmt: skip
     size = count + 1  # the last slot is the scratch slot (-1)
     outputs = [

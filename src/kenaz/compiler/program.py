@@ -1,14 +1,17 @@
 """Programs: the ops of one run of a function, recorded as a flat list of equations.
 
 ``make_program(f)(*args)`` runs ``f`` once under a *tracing handler*. Every
-input becomes a :class:`Tracer`, a tensor that knows its shape and dtype (and,
-privately, the value it was traced with) but refuses to give its value to
-Python. Each op performed on tracers is run on those values and recorded as an
-:class:`Equation` (primitive, inputs, params, outputs) over typed
-:class:`Var` s; an op on constants only is simply computed (constant folding
-at trace time). Transformations inside ``f`` are traced through: they perform
-their ops outward, so the program of ``grad(f)`` holds the forward and the
-backward primitives.
+input becomes a :class:`Tracer`, a tensor that knows its shape and dtype but
+refuses to give its value to Python. Each op performed on tracers is recorded
+as an :class:`Equation` (primitive, inputs, params, outputs) over typed
+:class:`Var` s (:mod:`kenaz.compiler.ir`), by *abstract evaluation*: the
+results' shapes and dtypes come from :mod:`kenaz.compiler.abstract`, and no
+arithmetic runs on the arrays. An op without such a rule runs on the real
+values of its operands, computed on demand from the inputs' values (see
+:meth:`TracingHandler.value`). An op on constants only is simply computed
+(constant folding at trace time). Transformations inside ``f`` are traced
+through: they perform their ops outward, so the program of ``grad(f)`` holds
+the forward and the backward primitives.
 
 A call (a :class:`~kenaz.call.Call` op: ``custom_jvp``, ``custom_vjp``,
 ``checkpoint``, an inner ``jit``) is recorded as one *call* equation holding
@@ -32,6 +35,7 @@ What tracing means for the user (as in JAX):
 from __future__ import annotations
 
 import functools
+import math
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -43,12 +47,12 @@ from .. import tree
 from ..backend import is_backend_array, numpy_dtype
 from ..effects import Handler, Op, handler, no_handlers, perform_args
 from ..errors import ConcretizationError, EscapedTracerError, explain_backend_error
-from ..graphing import Graph, GraphNode
 from ..ops.elementwise import alias
 from ..tensor import Tensor, _make, holds_tensor
 from ..transform import gc_paused
-from ..type_names import type_name
 from ..vectorize import BatchedTensor
+from .abstract import rule_of
+from .ir import Const, Equation, Program, Var, iterate_primitives
 
 __all__ = [
     "Var",
@@ -63,231 +67,32 @@ __all__ = [
 ]
 
 _new = object.__new__
+_MISSING = object()
+_NUMBERS = frozenset({bool, int, float, complex})
 # The kenaz package (this module sits in kenaz/compiler/): frames in it are not the user's.
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _NUMPY_DIR = os.path.dirname(os.path.abspath(np.__file__))
-
-
-# -- the program's pieces --------------------------------------------------------------------
-class Var:
-    """A typed variable of a program: the value of an input or of an equation's output.
-
-    ``weak`` is the Python type (``float``, ``int``...) of an input passed as a
-    Python number, which keeps NumPy's weak-scalar promotion; ``None`` for arrays.
-    """
-
-    __slots__ = ("id", "shape", "dtype", "weak")
-
-    def __init__(self, id: int, shape: tuple[int, ...], dtype: np.dtype, weak: type | None = None):
-        self.id = id
-        self.shape = shape
-        self.dtype = dtype
-        self.weak = weak
-
-    @property
-    def type_name(self) -> str:
-        """``float64[3,4]``: the dtype and the shape (``float`` for a weak scalar)."""
-        if self.weak is not None:
-            return self.weak.__name__
-        return type_name(self.dtype, self.shape)
-
-    def __repr__(self) -> str:
-        return f"v{self.id}"
-
-
-class Const:
-    """A constant operand: an array or number baked into the program, or a non-tensor
-    argument of an op (an index, a slice, an axis)."""
-
-    __slots__ = ("value",)
-
-    def __init__(self, value: Any) -> None:
-        self.value = value
-
-    def __repr__(self) -> str:
-        value = self.value
-        if isinstance(value, (np.ndarray, np.generic)) and np.ndim(value) > 0:
-            return f"const:{type_name(value.dtype, value.shape)}"
-        if isinstance(value, np.generic):
-            return repr(value.item())
-        text = repr(value)
-        return text if len(text) <= 40 else text[:37] + "..."
-
-
-class Equation:
-    """``outputs = op(*inputs, **params)``.
-
-    ``inputs`` are :class:`Var` or :class:`Const`; ``multiple`` says the op
-    returns a tuple. A *call* equation (a :class:`~kenaz.call.Call` op:
-    ``custom_jvp``, ``custom_vjp``, ``checkpoint``, an inner ``jit``) has a
-    ``body``, the equations of the function it runs, which define its outputs.
-    """
-
-    __slots__ = ("op", "inputs", "params", "outputs", "multiple", "body", "closes_over")
-
-    def __init__(
-        self,
-        op: Op,
-        inputs: list[Var | Const],
-        params: dict[str, Any],
-        outputs: list[Var],
-        multiple: bool,
-        body: list[Equation] | None = None,
-    ) -> None:
-        self.op = op
-        self.inputs = inputs
-        self.params = params
-        self.outputs = outputs
-        self.multiple = multiple
-        self.body = body
-        self.closes_over = False
-
-    def format(self, indent: str = "  ") -> list[str]:
-        """The equation as text lines (a call shows its body below it)."""
-        outs = ", ".join(f"{v}:{v.type_name}" for v in self.outputs)
-        args = [repr(a) for a in self.inputs]
-        if self.body is None:
-            args += [f"{k}={_short(v)}" for k, v in self.params.items()]
-        lines = [f"{indent}{outs} = {self.op.name}({', '.join(args)})"]
-        if self.body is not None:
-            lines[0] += " {"
-            for eq in self.body:
-                lines.extend(eq.format(indent + "    "))
-            lines.append(f"{indent}}}")
-        return lines
-
-
-class Program:
-    """A flat list of equations over typed variables, with pytree inputs and outputs.
-
-    Attributes
-    ----------
-    name : str
-        The traced function's name.
-    inputs : list of Var
-        One per traced leaf of the arguments (static arguments are not inputs).
-    captured : list of (Var, Tensor)
-        Tensors the function closes over that an outer transformation tracks
-        (or that have no single value, such as a ``vmap`` view): they stay
-        variables so that the transformation still sees them.
-    equations : list of Equation
-    outputs : list
-        One per leaf of the result: a :class:`Var`, a :class:`Const`, or a
-        non-tensor leaf kept as it is.
-    in_tree, out_tree
-        The structures of the traced arguments and of the result.
-
-    ``str(program)`` prints one equation per line, and :meth:`graph` draws it.
-    """
-
-    def __init__(
-        self,
-        name: str,
-        inputs: list[Var],
-        captured: list[tuple[Var, Tensor]],
-        equations: list[Equation],
-        outputs: list[Any],
-        in_tree: Any,
-        out_tree: Any,
-    ) -> None:
-        self.name = name
-        self.inputs = inputs
-        self.captured = captured
-        self.equations = equations
-        self.outputs = outputs
-        self.in_tree = in_tree
-        self.out_tree = out_tree
-
-    def with_captured_as_inputs(self) -> tuple[Program, list[Tensor]]:
-        """This program with its captured tensors as trailing inputs, and those tensors.
-
-        The result is a function of its inputs alone (no structures: replay it on
-        leaves), which rules can differentiate, batch and compile again.
-        """
-        inputs = [*self.inputs, *[v for v, _ in self.captured]]
-        closed = Program(self.name, inputs, [], self.equations, self.outputs, None, None)
-        return closed, [x for _, x in self.captured]
-
-    def primitive_count(self) -> int:
-        """The number of primitive equations, those inside calls included."""
-        return sum(1 for _ in iterate_primitives(self.equations))
-
-    def __len__(self) -> int:
-        return len(self.equations)
-
-    def __str__(self) -> str:
-        head = ", ".join(f"{v}:{v.type_name}" for v in self.inputs)
-        if self.captured:
-            head += " | captured " + ", ".join(f"{v}:{v.type_name}" for v, _ in self.captured)
-        lines = [f"program {self.name}({head}) {{"]
-        for eq in self.equations:
-            lines.extend(eq.format())
-        outs = ", ".join(
-            repr(o) if isinstance(o, (Var, Const)) else _short(o) for o in self.outputs
-        )
-        lines.append(f"  return ({outs})")
-        lines.append("}")
-        return "\n".join(lines)
-
-    def __repr__(self) -> str:
-        return f"<Program {self.name}: {len(self.inputs)} inputs, {len(self.equations)} equations>"
-
-    def graph(self) -> Any:
-        """The program as a :class:`kenaz.graphing.Graph` (``.to_dot()``, ``.render(path)``)."""
-        drawing = Graph(name=self.name)
-        producer: dict[int, int] = {}
-
-        def node(kind: str, label: str, detail: str = "") -> int:
-            drawing.nodes.append(GraphNode(len(drawing.nodes), kind, label, detail=detail))
-            return len(drawing.nodes) - 1
-
-        for i, v in enumerate(self.inputs):
-            producer[v.id] = node("input", f"input {i}", v.type_name)
-        for v, _ in self.captured:
-            producer[v.id] = node("constant", f"captured {v}", v.type_name)
-        for eq in iterate_primitives(self.equations):
-            target = node("op", eq.op.name, ", ".join(v.type_name for v in eq.outputs))
-            for position, a in enumerate(eq.inputs):
-                if isinstance(a, Var) and a.id in producer:
-                    drawing.edges.append((producer[a.id], target, str(position)))
-            for v in eq.outputs:
-                producer[v.id] = target
-        for i, out in enumerate(self.outputs):
-            target = node("output", f"output {i}")
-            if isinstance(out, Var) and out.id in producer:
-                drawing.edges.append((producer[out.id], target, ""))
-        return drawing
-
-
-def iterate_primitives(equations: Sequence[Equation]):
-    """The primitive equations in execution order, the bodies of calls spliced in."""
-    for eq in equations:
-        if eq.body is None:
-            yield eq
-        else:
-            yield from iterate_primitives(eq.body)
-
-
-def _short(value: Any) -> str:
-    if isinstance(value, np.dtype) or (isinstance(value, type) and issubclass(value, np.generic)):
-        return str(np.dtype(value))
-    return repr(Const(value))
 
 
 # -- tracers ---------------------------------------------------------------------------------
 class Tracer(Tensor):
     """A tensor being traced: shape and dtype known, value not available to Python.
 
-    ``_concrete`` is the value it was traced with (ops run on it, so tracing
-    is one ordinary run of the function), ``_var`` its program variable and
-    ``_tracing`` the handler that owns it.
+    ``_var`` is its program variable and ``_tracing`` the handler that owns it.
+    ``_concrete`` (for kenaz's own use) is its real value: the one it was traced
+    with for an input, else computed on demand from the inputs by running the
+    ops it depends on (:meth:`TracingHandler.value`).
     """
 
-    __slots__ = ("_concrete", "_var", "_tracing")
+    __slots__ = ("_var", "_tracing")
 
     @property
     def _value(self) -> Any:  # shadows Tensor's slot: every unwrap of a tracer raises
         raise self._tracing.value_error(self, sys._getframe(1))
+
+    @property
+    def _concrete(self) -> Any:
+        return self._tracing.value(self._var)
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -303,7 +108,7 @@ class Tracer(Tensor):
 
     @property
     def size(self) -> int:
-        return int(np.prod(self._var.shape))
+        return math.prod(self._var.shape)
 
     def __repr__(self) -> str:
         state = "being traced" if self._tracing.alive else "escaped from a finished trace"
@@ -328,7 +133,8 @@ _ASKED_BY = {
 def example_value(x: Tensor) -> Any:
     """A concrete value with the shape and dtype of ``x`` (its own when it has one).
 
-    A ``vmap`` view gives its first example; a tracer the value it was traced with.
+    A ``vmap`` view gives its first example; a tracer its real value (computed
+    now if the trace has not needed it yet).
     """
     if type(x) is Tracer:
         return x._concrete
@@ -340,17 +146,37 @@ def example_value(x: Tensor) -> Any:
     return x._value
 
 
+def _lazy(x: Tensor) -> bool:
+    """Whether ``x``'s example value is better not computed before it is needed (a tracer's
+    or a ``vmap`` view's over one: ops would have to run for it); its shape is at hand."""
+    while type(x) is BatchedTensor:
+        x = x._batched
+    return type(x) is Tracer
+
+
 class TracingHandler(Handler):
-    """Records every op performed on its tracers as an equation (see the module doc)."""
+    """Records every op performed on its tracers as an equation (see the module doc).
+
+    Tracing is abstract: an op is recorded with the shapes and dtypes of its
+    results (:func:`kenaz.compiler.abstract.result_types`), not run. An op
+    without such a rule runs on the real values of its operands, which
+    :meth:`value` computes from the inputs on demand (as do ``_concrete`` reads:
+    a custom rule's discovery run, a solver's steps). Inputs on another library's
+    arrays trace on real values throughout, as their library promotes dtypes.
+    """
 
     def __init__(self, name: str) -> None:
         self.name = name
         self.alive = True
+        self.abstract = True
         self.equations: list[Equation] = []
         self.inputs: list[Var] = []
         self.captured: list[tuple[Var, Tensor]] = []
         self._captured_ids: dict[int, Tracer] = {}
         self._count = 0
+        self._values: dict[int, Any] = {}  # variable id -> real value, where known
+        self._pending: dict[int, Tensor] = {}  # variable id -> the tensor whose example it is
+        self._producers: dict[int, Equation] = {}  # variable id -> the primitive making it
 
     # -- variables and tracers -------------------------------------------------------------
     def new_var(self, value: Any, weak: type | None = None) -> Var:
@@ -358,67 +184,140 @@ class TracingHandler(Handler):
             var = Var(self._count, value.shape, value.dtype, weak)  # the common case, fast
         elif is_backend_array(value):  # another library's array: traced on it, as it is
             var = Var(self._count, tuple(value.shape), numpy_dtype(value.dtype), weak)
+            self.abstract = False
         else:
             var = Var(self._count, tuple(np.shape(value)), np.result_type(value), weak)
         self._count += 1
         return var
 
-    def tracer(self, var: Var, value: Any) -> Tracer:
+    def tracer(self, var: Var) -> Tracer:
         t = _new(Tracer)
-        t._concrete = value
         t._var = var
         t._tracing = self
         t._trace = None
         return t
 
+    def _known(self, value: Any, weak: type | None = None) -> Var:
+        """A variable for a real value (kept for :meth:`value`)."""
+        var = self.new_var(value, weak)
+        self._values[var.id] = value
+        return var
+
+    def _standing_for(self, x: Tensor) -> Var:
+        """A variable for a tensor with no value at hand: ``x``'s example, computed if needed."""
+        if type(x) is Tracer and not x._tracing.abstract:
+            self.abstract = False
+        var = Var(self._count, tuple(x.shape), np.dtype(x.dtype))
+        self._count += 1
+        self._pending[var.id] = x
+        return var
+
     def input(self, value: Any) -> Any:
         """A tracer for an input leaf (a Tensor, an array or a Python number)."""
         weak = None
         if isinstance(value, Tensor):
+            if _lazy(value):
+                var = self._standing_for(value)
+                self.inputs.append(var)
+                return self.tracer(var)
             value = example_value(value)
         elif type(value) in (bool, int, float, complex):
             weak = type(value)
         elif not is_backend_array(value):
             value = np.asarray(value)
-        var = self.new_var(value, weak)
+        var = self._known(value, weak)
         self.inputs.append(var)
-        return self.tracer(var, value)
+        return self.tracer(var)
 
     def capture(self, x: Tensor) -> Tracer:
         """The tracer standing for a closed-over tensor that must stay a variable."""
         found = self._captured_ids.get(id(x))
         if found is None:
-            value = example_value(x)
-            var = self.new_var(value)
+            var = self._standing_for(x) if _lazy(x) else self._known(example_value(x))
             self.captured.append((var, x))
-            found = self._captured_ids[id(x)] = self.tracer(var, value)
+            found = self._captured_ids[id(x)] = self.tracer(var)
         return found
+
+    # -- real values, on demand ------------------------------------------------------------------
+    def value(self, var: Var) -> Any:
+        """The real value of ``var``: known, or computed now from the inputs' values by
+        running the recorded ops it depends on (once: the result is kept)."""
+        found = self._values.get(var.id, _MISSING)
+        if found is _MISSING:
+            self._compute([var])
+            found = self._values[var.id]
+        return found
+
+    def _compute(self, targets: Sequence[Var]) -> None:
+        """Compute the values of ``targets``: the ops they depend on, in program order,
+        each intermediate freed after its last read (only the targets are kept)."""
+        values, pending, producers = self._values, self._pending, self._producers
+        needed: dict[int, Equation] = {}  # by the id of its first output: program order
+        stack = [v.id for v in targets]
+        while stack:  # a walk, not recursion: a chain of a million ops is fine
+            vid = stack.pop()
+            if vid in values:
+                continue
+            tensor = pending.pop(vid, None)
+            if tensor is not None:
+                values[vid] = example_value(tensor)
+                continue
+            eq = producers[vid]
+            order = eq.outputs[0].id
+            if order not in needed:
+                needed[order] = eq
+                stack.extend(a.id for a in eq.inputs if type(a) is Var)
+        reads: dict[int, int] = {}
+        for eq in needed.values():
+            for a in eq.inputs:
+                if type(a) is Var:
+                    reads[a.id] = reads.get(a.id, 0) + 1
+        keep = {v.id for v in targets}
+        made: set[int] = set()  # computed here: freed after their last read unless targets
+        with no_handlers():  # implementations on plain values: nothing to record
+            for order in sorted(needed):
+                eq = needed[order]
+                args = [values[a.id] if type(a) is Var else a.value for a in eq.inputs]
+                result = eq.op.impl(*args, **eq.params)
+                for var, r in zip(eq.outputs, result if eq.multiple else (result,), strict=True):
+                    values[var.id] = r
+                    made.add(var.id)
+                for a in eq.inputs:
+                    if type(a) is Var:
+                        left = reads[a.id] = reads[a.id] - 1
+                        if not left and a.id in made and a.id not in keep:
+                            del values[a.id]
+
+    def _record(self, op: Op, inputs: list[Var | Const], params: dict, outputs: list[Var]) -> None:
+        eq = Equation(op, inputs, params, outputs, op.multiple_results)
+        self.equations.append(eq)
+        producers = self._producers
+        for var in outputs:
+            producers[var.id] = eq
 
     # -- recording -------------------------------------------------------------------------
     def handle(self, op: Op, args: tuple, params: dict) -> Any:
         inputs: list[Var | Const] = []
-        values: list[Any] = []
         traced = False
         for a in args:
-            if isinstance(a, Tensor):
-                if type(a) is not Tracer or a._tracing is not self:
-                    if not _must_capture(a):  # a plain constant
-                        inputs.append(Const(a._value))
-                        values.append(a._value)
-                        continue
-                    a = self.capture(a)
+            kind = type(a)
+            if kind is Tracer and a._tracing is self:
                 inputs.append(a._var)
-                values.append(a._concrete)
                 traced = True
+            elif isinstance(a, Tensor):
+                if _must_capture(a):
+                    inputs.append(self.capture(a)._var)
+                    traced = True
+                else:  # a plain constant
+                    inputs.append(Const(a._value))
             else:
-                if isinstance(a, (list, tuple)) and holds_tensor(a):
+                if kind not in _NUMBERS and isinstance(a, (list, tuple)) and holds_tensor(a):
                     raise TypeError(
                         f"kenaz.{op.name}: got a {type(a).__name__} of Tensors where an array "
                         "was expected; while tracing pass a single Tensor (kenaz.numpy.stack "
                         "or kenaz.numpy.array)"
                     )
                 inputs.append(Const(a))
-                values.append(a)
         if not traced:  # constant folding: nothing here depends on the inputs
             return perform_args(op, args, params)
         for key, value in params.items():
@@ -427,17 +326,37 @@ class TracingHandler(Handler):
                     f"kenaz.{op.name}: parameter {key!r} is a Tensor; while tracing, parameters "
                     "must be static Python values"
                 )
-        try:
-            result = op.impl(*values, **params)
-        except ValueError as error:
-            raise explain_backend_error(op.name, args, error) from None
+        types = None
+        if self.abstract:
+            rule = rule_of(op)
+            if rule is not None:
+                try:
+                    types = rule(op, inputs, params)
+                except Exception:  # noqa: BLE001 - no rule fits: the real run below says why
+                    types = None
+        if types is None:  # run on the real values
+            values = [self.value(a) if type(a) is Var else a.value for a in inputs]
+            try:
+                result = op.impl(*values, **params)
+            except ValueError as error:
+                raise explain_backend_error(op.name, tuple(values), error) from None
+            outputs = [self._known(r) for r in (result if op.multiple_results else (result,))]
+        else:
+            count = self._count
+            outputs = [Var(count + k, shape, dtype) for k, (shape, dtype) in enumerate(types)]
+            self._count = count + len(outputs)
+        eq = Equation(op, inputs, params, outputs, op.multiple_results)
+        self.equations.append(eq)
+        producers = self._producers
+        for var in outputs:
+            producers[var.id] = eq
         if op.multiple_results:
-            outs = [self.tracer(self.new_var(r), r) for r in result]
-            self.equations.append(Equation(op, inputs, params, [o._var for o in outs], True))
-            return tuple(outs)
-        out = self.tracer(self.new_var(result), result)
-        self.equations.append(Equation(op, inputs, params, [out._var], False))
-        return out
+            return tuple([self.tracer(v) for v in outputs])
+        t = _new(Tracer)
+        t._var = outputs[0]
+        t._tracing = self
+        t._trace = None
+        return t
 
     def handle_call(self, op: Any, args: tuple, params: dict) -> Any:
         """A call: one equation whose body holds the equations of the function it runs.
@@ -480,15 +399,13 @@ class TracingHandler(Handler):
     def alias_of(self, x: Any) -> Tracer:
         """A new variable equal to ``x`` (an input, a capture or a constant), by an ``alias``."""
         atom = self._atom(x)
-        value = atom.value if type(atom) is Const else self._concrete_of(x)
-        out = self.tracer(self.new_var(value), value)
-        self.equations.append(Equation(alias, [atom], {}, [out._var], False))
-        return out
-
-    def _concrete_of(self, x: Any) -> Any:
-        if type(x) is Tracer and x._tracing is self:
-            return x._concrete
-        return self.capture(x)._concrete
+        if type(atom) is Const:
+            var = self._known(atom.value)
+        else:
+            var = Var(self._count, atom.shape, atom.dtype)
+            self._count += 1
+        self._record(alias, [atom], {}, [var])
+        return self.tracer(var)
 
     def _atom(self, x: Any) -> Var | Const:
         if type(x) is Tracer and x._tracing is self:
@@ -548,12 +465,19 @@ def _asked_by(frame: Any) -> str:
     return "reading its value"
 
 
+_internal_files: dict[str, bool] = {}  # file name -> in kenaz or NumPy (the check asks often)
+
+
 def _user_frame(frame: Any) -> str:
     """`` at file.py:12 in loss``: the innermost frame outside kenaz and NumPy."""
     while frame is not None:
-        filename = os.path.abspath(frame.f_code.co_filename)
-        if not filename.startswith((_PACKAGE_DIR, _NUMPY_DIR)):
-            return f" at {frame.f_code.co_filename}:{frame.f_lineno} (in {frame.f_code.co_name})"
+        filename = frame.f_code.co_filename
+        internal = _internal_files.get(filename)
+        if internal is None:
+            internal = os.path.abspath(filename).startswith((_PACKAGE_DIR, _NUMPY_DIR))
+            _internal_files[filename] = internal
+        if not internal:
+            return f" at {filename}:{frame.f_lineno} (in {frame.f_code.co_name})"
         frame = frame.f_back
     return ""
 
@@ -580,7 +504,9 @@ def trace(
     static = static or {}
     if tracing is None:
         tracing = TracingHandler(name or getattr(f, "__name__", type(f).__name__))
-    leaves, in_tree = tree.flatten(dynamic_arguments(args, kwargs, static))
+    leaves, in_tree = tree.flatten(
+        dynamic_arguments(args, kwargs, static) if static else (args, kwargs)
+    )
     traced_leaves = [tracing.input(x) if is_traceable(x) else x for x in leaves]
     traced_args, traced_kwargs = tree.unflatten(in_tree, traced_leaves)
     call_args = list(traced_args)

@@ -36,26 +36,34 @@ class CheckingTracer(TracingHandler):
     def __init__(self, name: str) -> None:
         super().__init__(name)
         self.where: dict[int, str] = {}
-        self.results: list[Any] | None = None
+        self._result: Any = None
+        self._returned = False
 
     def watching(self, fun: Callable) -> Callable:
-        """``fun``, noting the values of its tensor results in ``results`` (the trace
-        computed them: a check that passes can return them instead of running again)."""
+        """``fun``, keeping its result: :meth:`results` computes its tensors' values."""
 
         def watched(*args: Any, **kwargs: Any) -> Any:
             result = fun(*args, **kwargs)
-            values = []
-            for leaf in tree.leaves(result):
-                if type(leaf) is Tracer and leaf._tracing is self:
-                    values.append(leaf._concrete)
-                elif type(leaf) is Tensor and not leaf._trace:
-                    values.append(leaf._value)
-                elif isinstance(leaf, Tensor):  # a view or another trace's: no value here
-                    return result
-            self.results = values
+            self._result, self._returned = result, True
             return result
 
         return watched
+
+    def results(self) -> list[Any] | None:
+        """The values of the watched function's tensor results (a check that passes returns
+        them instead of running the program again): the trace's own ops, run now on its
+        inputs' values. ``None`` if a result has no value here (a view, another trace's)."""
+        if not self._returned:
+            return None
+        tensors = [leaf for leaf in tree.leaves(self._result) if isinstance(leaf, Tensor)]
+        targets = []
+        for leaf in tensors:
+            if type(leaf) is Tracer and leaf._tracing is self:
+                targets.append(leaf._var)
+            elif type(leaf) is not Tensor or leaf._trace:
+                return None
+        self._compute(targets)
+        return [self.value(t._var) if type(t) is Tracer else t._value for t in tensors]
 
     def handle(self, op: Op, args: tuple, params: dict) -> Any:
         equations = self.equations

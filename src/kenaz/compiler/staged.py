@@ -21,6 +21,7 @@ can and is one call op again under further transformations: ``hessian``,
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -106,14 +107,19 @@ class Staged:
         self.generated: Callable[..., tuple] | None = None  # its generated code, once warm
         self._derived: dict[Any, Any] = {}
         self._lock = threading.RLock()
-        self.op = Call(
-            f"jit[{program.name}]",
+
+    @functools.cached_property
+    def op(self) -> Call:
+        """The call op this program is under transformations (made when first needed)."""
+        op = Call(
+            f"jit[{self.name}]",
             self._run,
             forward=self._forward,
             reverse=self._reverse,
             batch=self._batch,
         )
-        self.op.impl = self._impl  # with no handler: the compiled function, not a replay
+        op.impl = self._impl  # with no handler: the compiled function, not a replay
+        return op
 
     # -- running ----------------------------------------------------------------------------
     def __call__(self, leaves: Sequence[Any]) -> list[Tensor]:
@@ -154,11 +160,12 @@ class Staged:
                     )
                 self.optimized = program
                 fuse = self.fuse is not False and self.optimize and not self.neutral
-                fuse = fuse and fusion.available()
-                if fuse and self.fuse:  # fuse=True: fused code at once
+                if fuse and self.fuse and fusion.available():  # fuse=True: fused code at once
                     code = compile_program(program, self.optimize, self.neutral)
                     self.compiled = fused_code(program, self.optimize) or code
                 else:  # interpreted, then generated, then fused if it pays (see tiers)
+                    # (tiers asks for numba at the hot call: importing it takes longer than
+                    # most first calls, and a signature called a few times never needs it)
                     self.compiled = tiered(self, program, fuse)
             return self.compiled
 

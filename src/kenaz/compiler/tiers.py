@@ -61,7 +61,10 @@ def tiered(staged: Any, program: Program, fuse: bool) -> Callable:
             return first(*values)
         if fuse and calls == HOT:
             with staged._lock:
-                staged.compiled = _faster(program, generated, values, staged.optimize)
+                if fusion.available():  # (numba is imported now, not at the first call)
+                    staged.compiled = _faster(program, generated, values, staged.optimize)
+                else:
+                    staged.compiled = generated
             return staged.compiled(*values)
         return generated(*values)
 

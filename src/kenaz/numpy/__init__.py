@@ -8,9 +8,10 @@ derivatives for free.
 Assembled in one pass, each name bound once: NumPy's dtypes and constants, the
 primitives (``kenaz.ops``), NumPy's signatures (``_signatures``), the functions
 here, ``fft``/``linalg``/``random``, the composed families (``_composed``),
-NumPy's utilities (``_utilities``). Then the composites get the retry for lists of
-tensors (``accept_nested_lists_in``), the module is registered for those that read
-it (``_namespace``) and Tensor's methods are bound (``_tensor_methods``).
+NumPy's utilities (``_utilities``). Each composite got the retry for lists of
+tensors where it is defined (``@_composite``: see ``_namespace``). Then the module
+is registered for those that read it (``_namespace``) and Tensor's methods are
+bound (``_tensor_methods``).
 """
 
 from __future__ import annotations
@@ -55,13 +56,13 @@ from .. import backend as _backend
 from ..convert import array_argument as _array_argument
 from ..convert import as_tensor as _as_tensor
 from ..convert import read_value as _read_value
-from ..convert import stacks_own_lists as _stacks_own_lists
 from ..ops import elementwise as _ew
 from ..ops import indexing as _indexing
 from ..ops import reduction as _reduction
 from ..ops.sorting import argsort as _argsort
 from ..tensor import Tensor, holds_tensor
 from . import _creation
+from ._namespace import composite as _composite
 
 ndarray = Tensor
 
@@ -226,6 +227,7 @@ def _plain_argument(value: Any) -> Any:
     return value
 
 
+@_composite
 def from_dlpack(x: Any, *, device: Any = None, copy: bool | None = None) -> Tensor:
     """A tensor sharing the memory of another library's array, through DLPack.
 
@@ -292,7 +294,7 @@ def _constant(maker: Callable[..., Any], name: str | None = None) -> Callable[..
     )
     # Every argument goes to NumPy's function: its parameters are this function's.
     create.__signature__ = _inspect.signature(getattr(_np, name))  # type: ignore[attr-defined]
-    return create
+    return _composite(create)
 
 
 zeros = _constant(_np.zeros)
@@ -304,6 +306,7 @@ arange = _constant(_np.arange)
 tri = _constant(_np.tri)
 
 
+@_composite
 def full(shape: Any, fill_value: Any, dtype: Any = None, order: str = "C", *,
          device: Any = None, like: Any = None) -> Tensor:  # fmt: skip
     """A tensor of ``shape`` filled with ``fill_value`` (differentiable in ``fill_value``)."""
@@ -333,7 +336,7 @@ def _like(maker: Callable[..., Any]) -> Callable[..., Tensor]:
         a_dtype = _result_dtype(a) if dtype is None else dtype
         return _placed(maker(a_shape, dtype=a_dtype), like=a)
 
-    return create
+    return _composite(create)
 
 
 def _shape_of(a: Any) -> tuple[int, ...]:
@@ -352,38 +355,34 @@ empty_like = zeros_like
 
 
 # -- shape helpers that work on tensors ---------------------------------------------------
-@_stacks_own_lists
 def shape(a: Any) -> tuple[int, ...]:
     """The shape of ``a``."""
     return a.shape if isinstance(a, Tensor) else _np.shape(_array_argument(a))
 
 
-@_stacks_own_lists
 def ndim(a: Any) -> int:
     """The number of dimensions of ``a``."""
     return a.ndim if isinstance(a, Tensor) else _np.ndim(_array_argument(a))
 
 
-@_stacks_own_lists
 def size(a: Any, axis: int | None = None) -> int:
     """The number of elements of ``a`` (along ``axis``)."""
     s = shape(a)
     return int(_np.prod(s)) if axis is None else s[axis]
 
 
+@_composite
 def result_type(*arrays_and_dtypes: Any) -> _np.dtype:
     """NumPy's ``result_type`` on tensors, arrays, scalars and dtypes."""
     return _np.result_type(*[a.dtype if isinstance(a, Tensor) else a for a in arrays_and_dtypes])
 
 
 # -- composites ---------------------------------------------------------------------------
-@_stacks_own_lists
 def reciprocal(x) -> Tensor:
     """``1 / x``."""
     return 1 / asarray(x)
 
 
-@_stacks_own_lists
 def exp2(x) -> Tensor:
     return power(2.0, x)
 
@@ -393,28 +392,23 @@ _LN2 = float(_np.log(2.0))
 _LN10 = float(_np.log(10.0))
 
 
-@_stacks_own_lists
 def log2(x) -> Tensor:
     return log(x) / _LN2
 
 
-@_stacks_own_lists
 def log10(x) -> Tensor:
     return log(x) / _LN10
 
 
-@_stacks_own_lists
 def cbrt(x) -> Tensor:
     """Real cube root."""
     return sign(x) * power(absolute(x), 1.0 / 3.0)
 
 
-@_stacks_own_lists
 def deg2rad(x) -> Tensor:
     return _array_argument(x) * (_np.pi / 180.0)
 
 
-@_stacks_own_lists
 def rad2deg(x) -> Tensor:
     return _array_argument(x) * (180.0 / _np.pi)
 
@@ -422,7 +416,6 @@ def rad2deg(x) -> Tensor:
 radians, degrees = deg2rad, rad2deg
 
 
-@_stacks_own_lists
 def angle(z, deg: bool = False) -> Tensor:
     """The argument of complex ``z`` (``arctan2(imag, real)``), in degrees with ``deg``."""
     z = asarray(z)
@@ -430,13 +423,11 @@ def angle(z, deg: bool = False) -> Tensor:
     return result * (180.0 / _np.pi) if deg else result
 
 
-@_stacks_own_lists
 def hypot(x, y) -> Tensor:
     x, y = _array_argument(x), _array_argument(y)
     return sqrt(x * x + y * y)
 
 
-@_stacks_own_lists
 def logaddexp(x, y) -> Tensor:
     """``log(exp(x) + exp(y))`` without overflow."""
     m = stop_gradient(maximum(x, y))
@@ -444,13 +435,11 @@ def logaddexp(x, y) -> Tensor:
     return m + log(exp(x - m) + exp(y - m))
 
 
-@_stacks_own_lists
 def logaddexp2(x, y) -> Tensor:
     x, y = _array_argument(x), _array_argument(y)
     return logaddexp(x * _LN2, y * _LN2) / _LN2
 
 
-@_stacks_own_lists
 def sinc(x) -> Tensor:
     """``sin(pi x) / (pi x)``, 1 at 0, with derivatives of every order right at 0 too."""
     x = _array_argument(x)
@@ -463,23 +452,23 @@ def sinc(x) -> Tensor:
     return where(near_zero, series, sin(_np.pi * safe) / (_np.pi * safe))
 
 
-@_stacks_own_lists
 def fmax(x, y) -> Tensor:
     return where(isnan(y), x, where(isnan(x), y, maximum(x, y)))
 
 
-@_stacks_own_lists
 def fmin(x, y) -> Tensor:
     return where(isnan(y), x, where(isnan(x), y, minimum(x, y)))
 
 
 
 
+@_composite
 def trace(a, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype=None, out=None) -> Tensor:
     """Sum along a diagonal (NumPy's signature: ``dtype`` of the sum, ``out`` written)."""
     return sum(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype, out=out)
 
 
+@_composite
 def diagonal(a, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Tensor:
     """The diagonal of ``a`` over ``axis1`` and ``axis2``, as the last axis."""
     a = moveaxis(asarray(a), (axis1, axis2), (-2, -1))
@@ -489,6 +478,7 @@ def diagonal(a, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Tensor:
     return _ew.read_only_view(getitem(a, (Ellipsis, rows, rows + offset)))
 
 
+@_composite
 def diag(v, k: int = 0) -> Tensor:
     """Extract a diagonal (2-d input) or build a diagonal matrix (1-d input)."""
     v = asarray(v)
@@ -500,16 +490,19 @@ def diag(v, k: int = 0) -> Tensor:
     return zero.at[rows, rows + k].set(v)
 
 
+@_composite
 def tril(m, k: int = 0) -> Tensor:
     m = asarray(m)
     return where(_np.tri(*m.shape[-2:], k=k, dtype=bool), m, 0)
 
 
+@_composite
 def triu(m, k: int = 0) -> Tensor:
     m = asarray(m)
     return where(_np.tri(*m.shape[-2:], k=k - 1, dtype=bool), 0, m)
 
 
+@_composite
 def cross(a, b, axisa: int = -1, axisb: int = -1, axisc: int = -1, axis: int | None = None):
     """Cross product of 2- or 3-vectors, NumPy's signature (``axis`` sets all three axes).
 
@@ -539,11 +532,11 @@ def cross(a, b, axisa: int = -1, axisb: int = -1, axisc: int = -1, axis: int | N
     return moveaxis(out, -1, axisc)
 
 
+@_composite
 def allclose(a, b, rtol: float = 1e-5, atol: float = 1e-8, equal_nan: bool = False) -> bool:
     return _builtins.bool(_np.allclose(_read_value(a), _read_value(b), rtol, atol, equal_nan))
 
 
-@_stacks_own_lists
 def isclose(a, b, rtol: float = 1e-5, atol: float = 1e-8, equal_nan: bool = False) -> Tensor:
     """``|a - b| <= atol + rtol * |b|`` elementwise; composed of primitives, so it batches."""
     a, b = asarray(a), asarray(b)
@@ -556,6 +549,7 @@ def isclose(a, b, rtol: float = 1e-5, atol: float = 1e-8, equal_nan: bool = Fals
 
 
 
+@_composite
 def argsort(a, axis: int | None = -1, kind: Any = None, order: Any = None, *,
             stable: Any = None, descending: bool = False) -> Tensor:  # fmt: skip
     """Indices that sort ``a`` along ``axis`` (always stable; flattened when ``axis`` is None)."""
@@ -566,6 +560,7 @@ def argsort(a, axis: int | None = -1, kind: Any = None, order: Any = None, *,
     return _argsort(a, axis=axis, descending=descending)
 
 
+@_composite
 def sort(a, axis: int | None = -1, kind: Any = None, order: Any = None, *,
          stable: Any = None, descending: bool = False) -> Tensor:  # fmt: skip
     """Sorted copy; differentiable (the derivative follows the permutation, stable on ties)."""
@@ -575,12 +570,14 @@ def sort(a, axis: int | None = -1, kind: Any = None, order: Any = None, *,
     return take_along_axis(a, argsort(a, axis=axis, descending=descending), axis)
 
 
+@_composite
 def sum_to(x, shape: Sequence[int]) -> Tensor:
     """Sum ``x`` down to ``shape``, undoing broadcasting (a kenaz extension)."""
     x = asarray(x)
     return _reduction.sum_to(x, tuple(shape), x.dtype)
 
 
+@_composite
 def scatter(x, index, values, mode: str = "add") -> Tensor:
     """Functional scatter (``x.at[index].<mode>(values)``), a kenaz extension."""
     return _indexing.scatter(x, index, values, mode)
@@ -651,13 +648,9 @@ __all__ += [name for name in _added if not name.startswith("_")]
 __all__ += ["vectorize", "r_", "c_", "longdouble", *sorted(_utilities.OWN_MODULES)]
 del _name, _added
 
-from ..convert import accept_nested_lists_in as _accept_nested_lists_in  # noqa: E402
 from ._ufunc_keywords import apply as _with_ufunc_keywords  # noqa: E402
 
 _with_ufunc_keywords(globals())  # NumPy's ufunc keywords (out=, where=, dtype=...): see there
-
-# Every public function accepts lists holding tensors as array-likes (kenaz.convert).
-_accept_nested_lists_in(globals())
 
 # -- the namespace is assembled: what reads it ---------------------------------------------
 from . import _namespace, _tensor_methods  # noqa: E402

@@ -16,7 +16,6 @@ import numpy as _np
 from .. import backend as _backend
 from ..convert import as_tensor as _as_tensor
 from ..convert import read_value as _read_value
-from ..convert import stacks_own_lists as _stacks_own_lists
 from ..mutation import write_out as _write_out
 from ..ops import elementwise as _ew
 from ..ops import shape as _shape
@@ -25,6 +24,7 @@ from ..ops.shape import broadcast_to, concatenate, expand_dims, flip, moveaxis, 
 from ..tensor import Tensor, holds_tensor
 from . import _creation
 from ._namespace import assembled as _knp  # kenaz.numpy, when these run
+from ._namespace import composite as _composite
 
 __all__ = [
     "array", "asarray", "linspace", "real", "imag", "astype", "ravel", "diff", "hstack",
@@ -33,6 +33,7 @@ __all__ = [
 ]  # fmt: skip
 
 
+@_composite
 def ravel(a: Any, order: str = "C") -> Tensor:
     """``a`` flattened in ``order``: ``"C"`` (rows), ``"F"`` (columns), ``"A"`` and ``"K"``
     (columns if the memory is column-major only, else rows), as :func:`numpy.ravel`."""
@@ -48,16 +49,19 @@ def ravel(a: Any, order: str = "C") -> Tensor:
     return _shape.reshape(a, (-1,), order=order) if order == "F" else _shape.ravel(a)
 
 
+@_composite
 def real(val: Any) -> Tensor:
     """The real part (the value itself for real input)."""
     return _ew.real(val)
 
 
+@_composite
 def imag(val: Any) -> Tensor:
     """The imaginary part (zeros for real input)."""
     return _ew.imag(val)
 
 
+@_composite
 def astype(x: Any, dtype: Any, /, *, copy: bool = True, device: Any = None) -> Tensor:
     """``x`` cast to ``dtype`` (Array API ``astype``); ``copy=False`` returns ``x`` itself when
     it already has ``dtype``."""
@@ -69,7 +73,6 @@ def astype(x: Any, dtype: Any, /, *, copy: bool = True, device: Any = None) -> T
     return _ew.astype(x, dtype)
 
 
-@_stacks_own_lists
 def array(
     object: Any,  # noqa: A002  (NumPy's name)
     dtype: Any = None,
@@ -102,15 +105,14 @@ def _array(obj: Any, dtype: Any, copy: Any, ndmax: int, like: Any) -> Tensor:
             if dtype is None or _np.dtype(dtype) == obj.dtype
             else (_ew.astype(obj, dtype))
         )
-    if isinstance(obj, (list, tuple)) and holds_tensor(obj):
-        return _as_tensor(obj, dtype)
-    keywords = {"ndmax": ndmax} if ndmax else {}
-    if like is not None:
-        keywords["like"] = like
-    return Tensor(_np.array(obj, dtype=dtype, copy=copy, **keywords))
+    if not (isinstance(obj, (list, tuple)) and holds_tensor(obj)):  # data: NumPy's copy
+        keywords = {"ndmax": ndmax} if ndmax else {}
+        if like is not None:
+            keywords["like"] = like
+        obj = _np.array(obj, dtype=dtype, copy=copy, **keywords)
+    return _as_tensor(obj, dtype)  # the one way in (kenaz.convert)
 
 
-@_stacks_own_lists
 def asarray(a: Any, dtype: Any = None, order: Any = None, *, device: Any = None,
             copy: Any = None, like: Any = None) -> Tensor:  # fmt: skip
     """Convert to a tensor without copying where possible (lists of tensors are stacked);
@@ -125,9 +127,9 @@ def asarray(a: Any, dtype: Any = None, order: Any = None, *, device: Any = None,
             raise ValueError("kenaz.numpy.asarray: a dtype change needs a copy (copy=False)")
         return obj if dtype is None else astype(obj, dtype)
     if isinstance(obj, (list, tuple)) and holds_tensor(obj):
-        return _as_tensor(obj, dtype)
+        return _as_tensor(obj, dtype)  # the one way in (kenaz.convert): stacked
     if copy is False:
-        return Tensor(_np.asarray(obj, dtype=dtype, copy=False))
+        return _as_tensor(_np.asarray(obj, dtype=dtype, copy=False))
     return array(obj, dtype=dtype, copy=True if copy else None, like=like)
 
 
@@ -145,6 +147,7 @@ def linspace(
 ) -> tuple[Tensor, Tensor]: ...  # fmt: skip
 
 
+@_composite
 def linspace(
     start: Any, stop: Any, num: int = 50, endpoint: bool = True, retstep: bool = False,
     dtype: Any = None, axis: int = 0, *, device: Any = None,
@@ -175,6 +178,7 @@ def linspace(
     return out if dtype is None else out.astype(dtype, copy=False)
 
 
+@_composite
 def average(
     a: Any, axis: Any = None, weights: Any = None, returned: bool = False, *,
     keepdims: bool = False,
@@ -202,6 +206,7 @@ def average(
     return (avg, total) if returned else avg
 
 
+@_composite
 def diff(a, n: int = 1, axis: int = -1, prepend: Any = _np._NoValue,
          append: Any = _np._NoValue) -> Tensor:  # fmt: skip
     """n-th discrete difference along ``axis``; ``prepend``/``append`` values (broadcast to
@@ -240,17 +245,20 @@ def _joined(parts: list[Tensor], axis: int, dtype: Any, casting: str, name: str)
     return concatenate(parts, axis=axis)
 
 
+@_composite
 def hstack(tup: Sequence[Any], *, dtype: Any = None, casting: str = "same_kind") -> Tensor:
     """Join along the second axis (the first for 1-d arrays)."""
     parts = [atleast_1d(x) for x in tup]
     return _joined(parts, 0 if _knp().ndim(parts[0]) == 1 else 1, dtype, casting, "hstack")
 
 
+@_composite
 def vstack(tup: Sequence[Any], *, dtype: Any = None, casting: str = "same_kind") -> Tensor:
     """Join along the first axis (1-d arrays as rows)."""
     return _joined([atleast_2d(x) for x in tup], 0, dtype, casting, "vstack")
 
 
+@_composite
 def column_stack(tup: Sequence[Any]) -> Tensor:
     """1-d arrays as columns, joined along the second axis."""
     return concatenate([reshape(x, (-1, 1)) if _knp().ndim(x) < 2 else x for x in tup], axis=1)
@@ -259,12 +267,12 @@ def column_stack(tup: Sequence[Any]) -> Tensor:
 row_stack = vstack
 
 
+@_composite
 def dstack(tup: Sequence[Any]) -> Tensor:
     """Join along the third axis."""
     return concatenate([atleast_3d(x) for x in tup], axis=2)
 
 
-@_stacks_own_lists
 def atleast_1d(*arys) -> Any:
     """Each argument with at least one axis; one argument gives one tensor, several a tuple."""
     results = tuple(_at_least(x, 1) for x in arys)
@@ -284,30 +292,31 @@ def _at_least(x, rank: int) -> Tensor:
     return reshape(x, (1, -1, 1)) if x.ndim == 1 else expand_dims(x, 2)
 
 
-@_stacks_own_lists
 def atleast_2d(*arys) -> Any:
     """Each argument with at least two axes (a tuple for several arguments)."""
     results = tuple(_at_least(x, 2) for x in arys)
     return results[0] if len(results) == 1 else results
 
 
-@_stacks_own_lists
 def atleast_3d(*arys) -> Any:
     """Each argument with at least three axes (a tuple for several arguments)."""
     results = tuple(_at_least(x, 3) for x in arys)
     return results[0] if len(results) == 1 else results
 
 
+@_composite
 def fliplr(m) -> Tensor:
     """Reverse the columns."""
     return flip(m, 1)
 
 
+@_composite
 def flipud(m) -> Tensor:
     """Reverse the rows."""
     return flip(m, 0)
 
 
+@_composite
 def roll(a, shift, axis=None) -> Tensor:
     """Roll elements along ``axis`` (of the flattened array when None); ``shift`` and ``axis``
     may be tuples, broadcast against each other, as in :func:`numpy.roll`."""
@@ -336,6 +345,7 @@ def roll(a, shift, axis=None) -> Tensor:
     )
 
 
+@_composite
 def take(a, indices, axis=None, out=None, mode="raise") -> Tensor:
     """Elements of ``a`` at ``indices`` along ``axis`` (flattened when None); ``mode``
     ``"raise"``, ``"wrap"`` or ``"clip"`` treats indices out of range as NumPy does."""
@@ -351,6 +361,7 @@ def take(a, indices, axis=None, out=None, mode="raise") -> Tensor:
     return result if out is None else _write_out(out, result, "kenaz.numpy.take")
 
 
+@_composite
 def take_along_axis(arr, indices, axis: int | None = -1) -> Tensor:
     """Pick values along ``axis`` at ``indices`` of the same rank as ``arr`` (``axis=None``:
     of the flattened array)."""
@@ -370,7 +381,6 @@ def take_along_axis(arr, indices, axis: int | None = -1) -> Tensor:
     return getitem(a, tuple(index))
 
 
-@_stacks_own_lists
 def count_nonzero(a, axis=None, *, keepdims=False) -> Tensor:
     """The number of nonzero elements along ``axis``."""
     return _knp().sum(_knp().not_equal(a, 0), axis=axis, keepdims=keepdims)

@@ -15,7 +15,7 @@ from .. import mutation as _mutation
 from .. import ndarray_methods as _ndarray_methods
 from .. import tensor as _tensor
 from ..convert import check_convertible, check_number, tracked_by_running
-from ..effects import perform_args
+from ..effects import binary_operator, matmul_operator, perform_args
 from ..ops import elementwise as _ew
 from ..ops import indexing as _indexing
 from ..ops import linalg as _linalg
@@ -33,6 +33,25 @@ _OPERATOR_PRIMITIVES = {
     _linalg: ("dot", "matmul"),
     _shape: ("ravel", "reshape", "squeeze", "swapaxes", "transpose"),
 }  # fmt: skip
+
+# Tensor's binary operators: (operator, reflected operator or None, primitive).
+_BINARY_OPERATORS = (
+    ("__add__", "__radd__", _ew.add),
+    ("__sub__", "__rsub__", _ew.subtract),
+    ("__mul__", "__rmul__", _ew.multiply),
+    ("__truediv__", "__rtruediv__", _ew.divide),
+    ("__floordiv__", "__rfloordiv__", _ew.floor_divide),
+    ("__mod__", "__rmod__", _ew.remainder),
+    ("__and__", "__rand__", _ew.bitwise_and),
+    ("__or__", "__ror__", _ew.bitwise_or),
+    ("__xor__", "__rxor__", _ew.bitwise_xor),
+    ("__eq__", None, _ew.equal),
+    ("__ne__", None, _ew.not_equal),
+    ("__lt__", None, _ew.less),
+    ("__le__", None, _ew.less_equal),
+    ("__gt__", None, _ew.greater),
+    ("__ge__", None, _ew.greater_equal),
+)
 
 
 def bind(knp: ModuleType) -> None:
@@ -59,3 +78,10 @@ def bind(knp: ModuleType) -> None:
     # `x[index]` is `getitem(x, index)` itself: no wrapper frame (a third of a basic
     # index's time).
     _tensor.Tensor.__getitem__ = _indexing.getitem  # type: ignore[method-assign]
+    # The operators perform their primitive with perform's eager path inlined (see
+    # `kenaz.effects.binary_operator`).
+    for name, reflected_name, op in _BINARY_OPERATORS:
+        setattr(_tensor.Tensor, name, binary_operator(name, op))
+        if reflected_name:
+            setattr(_tensor.Tensor, reflected_name, binary_operator(reflected_name, op, True))
+    _tensor.Tensor.__matmul__ = matmul_operator(_linalg.matmul)  # type: ignore[method-assign]

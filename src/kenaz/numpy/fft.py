@@ -19,6 +19,9 @@ from ..ops import fft as _fft
 from ..ops import shape as _shape
 from ..tensor import Tensor
 from ._namespace import assembled as _assembled
+from ._namespace import composite_of as _composite_of
+
+_composite = _composite_of("kenaz.numpy.fft")  # marks its composites (see _namespace)
 
 __all__ = [
     "fft",
@@ -128,6 +131,7 @@ def _one_axis(n: int | None, axis: int) -> tuple[list[int] | None, list[int]]:
 
 
 # -- one dimension -----------------------------------------------------------------------------
+@_composite
 def fft(
     a: Any, n: int | None = None, axis: int = -1, norm: str | None = None, out: Any = None
 ) -> Tensor:
@@ -143,6 +147,7 @@ def fft(
     return _complex_nd(a, *_one_axis(n, axis), norm, inverse=False)
 
 
+@_composite
 def ifft(
     a: Any, n: int | None = None, axis: int = -1, norm: str | None = None, out: Any = None
 ) -> Tensor:
@@ -151,6 +156,7 @@ def ifft(
     return _complex_nd(a, *_one_axis(n, axis), norm, inverse=True)
 
 
+@_composite
 def rfft(
     a: Any, n: int | None = None, axis: int = -1, norm: str | None = None, out: Any = None
 ) -> Tensor:
@@ -159,6 +165,7 @@ def rfft(
     return _real_nd(a, *_one_axis(n, axis), norm)
 
 
+@_composite
 def irfft(
     a: Any, n: int | None = None, axis: int = -1, norm: str | None = None, out: Any = None
 ) -> Tensor:
@@ -167,6 +174,7 @@ def irfft(
     return _inverse_real_nd(a, *_one_axis(n, axis), norm)
 
 
+@_composite
 def hfft(
     a: Any, n: int | None = None, axis: int = -1, norm: str | None = None, out: Any = None
 ) -> Tensor:
@@ -175,6 +183,7 @@ def hfft(
     return irfft(_ew.conjugate(_tensor(a)), n, axis, _SWAPPED[_norm(norm)])
 
 
+@_composite
 def ihfft(
     a: Any, n: int | None = None, axis: int = -1, norm: str | None = None, out: Any = None
 ) -> Tensor:
@@ -184,6 +193,7 @@ def ihfft(
 
 
 # -- two and n dimensions ------------------------------------------------------------------------
+@_composite
 def fftn(
     a: Any, s: Any = None, axes: Any = None, norm: str | None = None, out: Any = None
 ) -> Tensor:
@@ -192,6 +202,7 @@ def fftn(
     return _complex_nd(a, s, axes, norm, inverse=False)
 
 
+@_composite
 def ifftn(
     a: Any, s: Any = None, axes: Any = None, norm: str | None = None, out: Any = None
 ) -> Tensor:
@@ -200,6 +211,7 @@ def ifftn(
     return _complex_nd(a, s, axes, norm, inverse=True)
 
 
+@_composite
 def rfftn(
     a: Any, s: Any = None, axes: Any = None, norm: str | None = None, out: Any = None
 ) -> Tensor:
@@ -208,6 +220,7 @@ def rfftn(
     return _real_nd(a, s, axes, norm)
 
 
+@_composite
 def irfftn(
     a: Any, s: Any = None, axes: Any = None, norm: str | None = None, out: Any = None
 ) -> Tensor:
@@ -216,6 +229,7 @@ def irfftn(
     return _inverse_real_nd(a, s, axes, norm)
 
 
+@_composite
 def fft2(
     a: Any, s: Any = None, axes: Any = (-2, -1), norm: str | None = None, out: Any = None
 ) -> Tensor:
@@ -223,6 +237,7 @@ def fft2(
     return fftn(a, s, axes, norm, out)
 
 
+@_composite
 def ifft2(
     a: Any, s: Any = None, axes: Any = (-2, -1), norm: str | None = None, out: Any = None
 ) -> Tensor:
@@ -230,6 +245,7 @@ def ifft2(
     return ifftn(a, s, axes, norm, out)
 
 
+@_composite
 def rfft2(
     a: Any, s: Any = None, axes: Any = (-2, -1), norm: str | None = None, out: Any = None
 ) -> Tensor:
@@ -237,6 +253,7 @@ def rfft2(
     return rfftn(a, s, axes, norm, out)
 
 
+@_composite
 def irfft2(
     a: Any, s: Any = None, axes: Any = (-2, -1), norm: str | None = None, out: Any = None
 ) -> Tensor:
@@ -258,17 +275,13 @@ def _shift(x: Any, axes: Any, sign: int) -> Tensor:
     return x
 
 
+@_composite
 def fftshift(x: Any, axes: Any = None) -> Tensor:
     """Move the zero-frequency term to the center."""
     return _shift(x, axes, +1)
 
 
+@_composite
 def ifftshift(x: Any, axes: Any = None) -> Tensor:
     """Inverse of :func:`fftshift`."""
     return _shift(x, axes, -1)
-
-
-from ..convert import accept_nested_lists_in as _accept_nested_lists_in  # noqa: E402
-
-# Every public function accepts lists holding tensors as array-likes (kenaz.convert).
-_accept_nested_lists_in(globals())

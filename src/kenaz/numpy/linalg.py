@@ -25,6 +25,9 @@ from ..ops.indexing import getitem as _getitem
 from ..ops.linalg import matmul, outer, tensordot  # noqa: F401  (re-exported)
 from ..tensor import Tensor
 from ._namespace import assembled as _assembled
+from ._namespace import composite_of as _composite_of
+
+_composite = _composite_of("kenaz.numpy.linalg")  # marks its composites (see _namespace)
 
 __all__ = [
     "solve",
@@ -108,6 +111,7 @@ def _square(x: Tensor, name: str) -> Tensor:
     return x
 
 
+@_composite
 def matrix_transpose(x: Any) -> Tensor:
     """Transpose the last two axes (Array API ``matrix_transpose``)."""
     return _dec.matrix_transpose(_tensor(x))
@@ -126,6 +130,7 @@ def _hermitian_from(a: Tensor, uplo: str) -> Tensor:
 
 
 # -- solving ---------------------------------------------------------------------------------
+@_composite
 def solve(a: Any, b: Any) -> Tensor:
     """Solve ``a @ x = b`` (NumPy 2 semantics: ``b`` is a vector only when it is 1-d).
 
@@ -142,17 +147,20 @@ def solve(a: Any, b: Any) -> Tensor:
     return _dec.solve(a, b)
 
 
+@_composite
 def inv(a: Any) -> Tensor:
     """Inverse of a (stack of) square matrices."""
     a = _square(_as_inexact(a), "inv")
     return _dec.solve(a, Tensor(_np.eye(a.shape[-1], dtype=a.dtype)))
 
 
+@_composite
 def slogdet(a: Any) -> SlogdetResult:
     """Sign and natural log of the absolute value of the determinant."""
     return SlogdetResult(*_dec.slogdet_op(_square(_as_inexact(a), "slogdet")))
 
 
+@_composite
 def det(a: Any) -> Tensor:
     """Determinant, as ``sign * exp(logabsdet)`` (its derivative is infinite at singular matrices).
 
@@ -168,6 +176,7 @@ def det(a: Any) -> Tensor:
     return sign * _ew.exp(logabsdet)
 
 
+@_composite
 def matrix_power(a: Any, n: int) -> Tensor:
     """``a`` raised to the integer power ``n`` (by repeated squaring; negative: of the inverse)."""
     a = _square(_tensor(a), "matrix_power")
@@ -188,6 +197,7 @@ def matrix_power(a: Any, n: int) -> Tensor:
     return result
 
 
+@_composite
 def tensorsolve(a: Any, b: Any, axes: Any = None) -> Tensor:
     """Solve ``tensordot(a, x, x.ndim) = b`` for ``x``."""
     a, b = _as_inexact(a), _as_inexact(b)
@@ -207,6 +217,7 @@ def tensorsolve(a: Any, b: Any, axes: Any = None) -> Tensor:
     return _shape.reshape(x, x_shape)
 
 
+@_composite
 def tensorinv(a: Any, ind: int = 2) -> Tensor:
     """The inverse of ``a`` with respect to ``tensordot(., ., ind)``."""
     a = _as_inexact(a)
@@ -219,6 +230,7 @@ def tensorinv(a: Any, ind: int = 2) -> Tensor:
 
 
 # -- decompositions ----------------------------------------------------------------------------
+@_composite
 def cholesky(a: Any, /, *, upper: bool = False) -> Tensor:
     """Cholesky factor ``L`` with ``a = L @ L^H`` (reads the lower triangle, as NumPy does)."""
     a = _square(_as_inexact(a), "cholesky")
@@ -226,6 +238,7 @@ def cholesky(a: Any, /, *, upper: bool = False) -> Tensor:
     return _dec.conj_transpose(lower) if upper else lower
 
 
+@_composite
 def eig(a: Any) -> EigResult:
     """Eigenvalues and right eigenvectors (unit norm) of a general square matrix.
 
@@ -237,11 +250,13 @@ def eig(a: Any) -> EigResult:
     return EigResult(*_dec.eig_op(_square(_as_inexact(a), "eig")))
 
 
+@_composite
 def eigvals(a: Any) -> Tensor:
     """Eigenvalues of a general square matrix (always complex, as in JAX)."""
     return _dec.eigvals_op(_square(_as_inexact(a), "eigvals"))
 
 
+@_composite
 def eigh(a: Any, UPLO: str = "L") -> EighResult:  # noqa: N803  (NumPy's name)
     """Eigenvalues (ascending) and eigenvectors of a Hermitian matrix.
 
@@ -252,12 +267,14 @@ def eigh(a: Any, UPLO: str = "L") -> EighResult:  # noqa: N803  (NumPy's name)
     return EighResult(*_dec.eigh_op(_hermitian_from(a, UPLO)))
 
 
+@_composite
 def eigvalsh(a: Any, UPLO: str = "L") -> Tensor:  # noqa: N803
     """Eigenvalues (ascending) of a Hermitian matrix; finite derivatives also when they repeat."""
     a = _square(_as_inexact(a), "eigvalsh")
     return _dec.eigvalsh_op(_hermitian_from(a, UPLO))
 
 
+@_composite
 def svd(
     a: Any, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False
 ) -> Any:
@@ -283,11 +300,13 @@ def svd(
     return SVDResult(*(Tensor(part) for part in _dec.complete_svd(value)))
 
 
+@_composite
 def svdvals(x: Any, /) -> Tensor:
     """Singular values, descending (Array API ``svdvals``)."""
     return svd(x, compute_uv=False)
 
 
+@_composite
 def qr(a: Any, mode: str = "reduced") -> Any:
     """QR decomposition; modes ``"reduced"``, ``"complete"`` and ``"r"``.
 
@@ -315,6 +334,7 @@ def qr(a: Any, mode: str = "reduced") -> Any:
     return r if mode == "r" else QRResult(q, r)
 
 
+@_composite
 def pinv(a: Any, rcond: Any = None, hermitian: bool = False, *, rtol: Any = None) -> Tensor:
     """Moore-Penrose pseudo-inverse; differentiable where the rank is locally constant
     (``rtol``, the Array API's name, is ``rcond``)."""
@@ -325,6 +345,7 @@ def pinv(a: Any, rcond: Any = None, hermitian: bool = False, *, rtol: Any = None
     return _dec.pinv_op(_as_inexact(a), rcond=rcond)
 
 
+@_composite
 def lstsq(a: Any, b: Any, rcond: Any = None) -> tuple[Tensor, Tensor, int, Tensor]:
     """Least-squares solution of ``a @ x = b``: ``(x, residuals, rank, singular_values)``."""
     a, b = _as_inexact(a), _as_inexact(b)
@@ -350,6 +371,7 @@ def lstsq(a: Any, b: Any, rcond: Any = None) -> tuple[Tensor, Tensor, int, Tenso
     return x, residuals, rank, singular_values
 
 
+@_composite
 def matrix_rank(A: Any, tol: Any = None, hermitian: bool = False, *, rtol: Any = None) -> Tensor:  # noqa: N803
     """Rank from the singular values (an integer: no derivative), as NumPy counts it.
 
@@ -371,6 +393,7 @@ def matrix_rank(A: Any, tol: Any = None, hermitian: bool = False, *, rtol: Any =
     return _reduction.sum(_ew.greater(s, tol), axis=-1)
 
 
+@_composite
 def cond(x: Any, p: Any = None) -> Tensor:
     """Condition number: ``s_max / s_min`` for ``p`` in (None, 2, -2), else ``|x| |inv(x)|``."""
     x = _as_inexact(x)
@@ -381,6 +404,7 @@ def cond(x: Any, p: Any = None) -> Tensor:
     return norm(x, p, axis=(-2, -1)) * norm(inv(x), p, axis=(-2, -1))
 
 
+@_composite
 def multi_dot(arrays: Any, *, out: Any = None) -> Tensor:
     """Product of several matrices, left to right (1-d first/last are vectors)."""
     if out is not None:
@@ -443,6 +467,7 @@ def _matrix_norm(x: Tensor, ord: Any, axis: tuple[int, int]) -> Tensor:
     return choices[ord]()
 
 
+@_composite
 def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Tensor:
     """Matrix or vector norm, with NumPy's ``ord`` and ``axis`` conventions.
 
@@ -482,6 +507,7 @@ def _keep(result: Tensor, axes: tuple[int, ...], ndim: int) -> Tensor:
     return _shape.expand_dims(result, tuple(sorted(axes)))
 
 
+@_composite
 def vector_norm(x: Any, /, *, axis: Any = None, keepdims: bool = False, ord: Any = 2) -> Tensor:
     """Array API ``vector_norm`` (``axis=None`` flattens)."""
     x = _as_inexact(x)
@@ -493,6 +519,7 @@ def vector_norm(x: Any, /, *, axis: Any = None, keepdims: bool = False, ord: Any
     return _keep(result, axes, x.ndim) if keepdims else result
 
 
+@_composite
 def matrix_norm(x: Any, /, *, keepdims: bool = False, ord: Any = "fro") -> Tensor:
     """Array API ``matrix_norm`` over the last two axes."""
     x = _as_inexact(x)
@@ -500,12 +527,14 @@ def matrix_norm(x: Any, /, *, keepdims: bool = False, ord: Any = "fro") -> Tenso
 
 
 # -- Array API helpers -------------------------------------------------------------------------
+@_composite
 def trace(x: Any, /, *, offset: int = 0, dtype: Any = None) -> Tensor:
     """Sum of the diagonal of the last two axes (Array API ``linalg.trace``)."""
     result = _reduction.sum(diagonal(x, offset=offset), axis=-1)
     return result if dtype is None else _ew.astype(result, dtype)
 
 
+@_composite
 def diagonal(x: Any, /, *, offset: int = 0) -> Tensor:
     """The diagonal of the last two axes (Array API ``linalg.diagonal``)."""
     x = _tensor(x)
@@ -514,6 +543,7 @@ def diagonal(x: Any, /, *, offset: int = 0) -> Tensor:
     return _ew.read_only_view(_getitem(x, (Ellipsis, rows, rows + offset)))  # as NumPy's view
 
 
+@_composite
 def vecdot(x1: Any, x2: Any, /, *, axis: int = -1) -> Tensor:
     """``sum(conj(x1) * x2, axis)`` (Array API ``vecdot``)."""
     x1 = _tensor(x1)
@@ -521,13 +551,8 @@ def vecdot(x1: Any, x2: Any, /, *, axis: int = -1) -> Tensor:
     return _reduction.sum(x1 * x2, axis=axis)
 
 
+@_composite
 def cross(x1: Any, x2: Any, /, *, axis: int = -1) -> Tensor:
     """Cross product of 3-vectors (Array API ``linalg.cross``)."""
     _cross = _assembled().cross  # kenaz.numpy's, which imports this module: see _namespace
     return _cross(x1, x2, axis=axis)
-
-
-from ..convert import accept_nested_lists_in as _accept_nested_lists_in  # noqa: E402
-
-# Every public function accepts lists holding tensors as array-likes (kenaz.convert).
-_accept_nested_lists_in(globals())

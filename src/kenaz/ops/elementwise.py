@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import operator
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -30,6 +31,7 @@ from ..convert import array_argument
 from ..effects import Op, identity
 from ..tensor import Tensor
 from . import batching, shape
+from .linearity import linear
 
 
 def _erf_impl(x):
@@ -169,7 +171,8 @@ def unary(
     else:
         jvp = lambda t, ans, x: t * d_x(x)
         vjp = lambda ans, x: lambda g: g * d_x(x)
-    return Op(name, impl, jvp=[jvp], vjp=[vjp], batch=batching.elementwise)
+    saves = [(-1,)] if d_ans is not None else [(0,)]
+    return Op(name, impl, jvp=[jvp], vjp=[vjp], batch=batching.elementwise, saves=saves)
 
 
 # The `slope` primitives of the unary ops defined with `unary_with_slope`, by name.
@@ -180,10 +183,9 @@ def unary_with_slope(
     name: str,
     impl: Callable,
     *,
-    slope_times: Callable[[np.ndarray, np.ndarray], np.ndarray],
+    slope_times: Callable[[Any, Any, Any], Any],
     slope_derivative: Callable[[Tensor], Tensor],
     of_output: bool = False,
-    formula: str | None = None,
 ) -> Op:
     """Define a unary op whose rules are one primitive, ``d<name>(g, r) = g * f'(r)``.
 
@@ -195,41 +197,33 @@ def unary_with_slope(
     Parameters
     ----------
     slope_times : callable
-        ``slope_times(g, r) = g * f'(r)`` (``r`` is ``x``, or ``ans`` with
-        ``of_output``): on NumPy values at once, on other backends' through
-        :func:`_slope_on_backend` (one type test, no extra frame on NumPy's path).
-        So each formula is spelled twice, ``np`` inline and ``xp`` for other
-        backends, on purpose: one ``slope_times(xp, g, r)`` called through a
-        wrapper adds a frame per slope op, 0.5 % of W1's instructions
-        (113.25 M to 113.78 M per call, ``benchmarks/ab.py --instructions``).
+        ``slope_times(xp, g, r) = g * f'(r)`` in the array namespace ``xp``
+        (``r`` is ``x``, or ``ans`` with ``of_output``): one formula for every
+        backend, called with ``np`` on NumPy values at once and through
+        :func:`_slope_on_backend` on other backends' (see :func:`_slope_impl`),
+        and on symbols by the jit's fusion, which writes the same operations in
+        its fused loops (:mod:`kenaz.compiler.fusion`). Only arithmetic
+        operators, numbers and ``xp``'s unary functions, so that all three can.
     slope_derivative : callable
         ``d f'(r) / dr`` written with tensor ops: the ``r`` rule of the product,
         so that derivatives of every order hold.
     of_output : bool, optional
         ``f'`` is written in terms of the output (``tanh``: ``1 - ans**2``).
-    formula : str, optional
-        ``slope_times`` on scalars as the same operations in the same order, with
-        ``{g}``, ``{r}``, ``np.<ufunc>`` and ``C(number)`` (a number of the operands'
-        dtype): the jit compiler fuses it into elementwise loops
-        (:mod:`kenaz.compiler.fusion`). Set as ``slope_times.formula``.
     """
-    if formula is not None:
-        slope_times.formula = formula  # type: ignore[attr-defined]
+    # Linear in g (so its jvp there is itself on the tangent); in r, g * f''(r).
+    # Under vmap g and r may broadcast (one batched, one not), as any binary op's.
     slope = Op(
         f"d{name}",
-        slope_times,
-        # Linear in g, so the product is its own derivative there; in r, g * f''(r).
-        # Under vmap g and r may broadcast (one batched, one not), as any binary op's.
-        jvp=[
-            lambda t, ans, g, r: _fit(slope(t, r), ans),
-            lambda t, ans, g, r: _fit(t * g * slope_derivative(r), ans),
-        ],
+        _slope_impl(slope_times),
+        jvp=[None, lambda t, ans, g, r: _fit(t * g * slope_derivative(r), ans)],
         vjp=[
             lambda ans, g, r: _unbroadcast(g, ans, lambda c: slope(c, r)),
             lambda ans, g, r: _unbroadcast(r, ans, lambda c: c * g * slope_derivative(r)),
         ],
         batch=batching.elementwise,
+        saves=[(1,), (0, 1)],  # g's rule reads r; r's reads g and r (shapes are not values)
     )
+    linear(slope, (0,))
     slope_ops[slope.name] = slope
     if of_output:
         jvp = lambda t, ans, x: slope(t, ans)
@@ -237,7 +231,25 @@ def unary_with_slope(
     else:
         jvp = lambda t, ans, x: slope(t, x)
         vjp = lambda ans, x: lambda g: slope(g, x)
-    return Op(name, impl, jvp=[jvp], vjp=[vjp], batch=batching.elementwise)
+    saves = [(-1,)] if of_output else [(0,)]
+    return Op(name, impl, jvp=[jvp], vjp=[vjp], batch=batching.elementwise, saves=saves)
+
+
+def _slope_impl(slope_times: Callable[[Any, Any, Any], Any]) -> Callable[[Any, Any], Any]:
+    """The slope op's implementation: ``slope_times(np, g, r)`` on NumPy values (one type
+    test), else ``slope_times`` in the operands' common namespace."""
+
+    def impl(g, r):
+        if type(g) is _ndarray is type(r) or (  # both arrays: the commonest case
+            type(g) in NUMPY_TYPES and type(r) in NUMPY_TYPES
+        ):
+            return slope_times(np, g, r)
+        return _slope_on_backend(g, r, slope_times)
+
+    # An explicit field: the jit's fusion (kenaz.compiler.fusion) spells the same formula
+    # in its fused loops by calling it on symbols, so the formula is written once.
+    impl.slope_times = slope_times  # type: ignore[attr-defined]
+    return impl
 
 
 def _slope_on_backend(g, r, slope_times: Callable) -> object:
@@ -266,10 +278,11 @@ def _negative_impl(x):
 negative = Op(
     "neg",
     _negative_impl,
-    jvp=[lambda t, ans, x: -t],
     vjp=[lambda ans, x: lambda g: -g],
     batch=batching.elementwise,
+    saves=[],
 )
+linear(negative)
 
 
 def _phase(x, ans):
@@ -297,57 +310,34 @@ absolute = Op(
     jvp=[_abs_jvp],
     vjp=[_abs_vjp],
     batch=batching.elementwise,
+    saves=[(0, -1)],
 )
 exp = unary("exp", neutral_unary(np.exp, "exp"), d_ans=lambda ans: ans)
 expm1 = unary("expm1", neutral_unary(np.expm1, "expm1"), d_ans=lambda ans: ans + 1)
 log = unary_with_slope(
     "log",
     neutral_unary(np.log, "log"),
-    formula="{g} / {r}",
-    slope_times=lambda g, x: (
-        g / x
-        if type(g) is _ndarray is type(x)  # both arrays: the commonest case
-        or (type(g) in NUMPY_TYPES and type(x) in NUMPY_TYPES)
-        else _slope_on_backend(g, x, lambda xp, g, x: g / x)
-    ),
+    slope_times=lambda xp, g, x: g / x,
     slope_derivative=lambda x: -1 / (x * x),
 )
 log1p = unary("log1p", neutral_unary(np.log1p, "log1p"), d_x=lambda x: 1 / (x + 1))
 sqrt = unary_with_slope(
     "sqrt",
     neutral_unary(np.sqrt, "sqrt"),
-    formula="{g} * C(0.5) / {r}",
-    slope_times=lambda g, ans: (
-        g * 0.5 / ans
-        if type(g) is _ndarray is type(ans)  # both arrays: the commonest case
-        or (type(g) in NUMPY_TYPES and type(ans) in NUMPY_TYPES)
-        else _slope_on_backend(g, ans, lambda xp, g, ans: g * 0.5 / ans)
-    ),
+    slope_times=lambda xp, g, ans: g * 0.5 / ans,
     slope_derivative=lambda ans: -0.5 / (ans * ans),
     of_output=True,
 )
 sin = unary_with_slope(
     "sin",
     neutral_unary(np.sin, "sin"),
-    formula="{g} * np.cos({r})",
-    slope_times=lambda g, x: (
-        g * np.cos(x)
-        if type(g) is _ndarray is type(x)  # both arrays: the commonest case
-        or (type(g) in NUMPY_TYPES and type(x) in NUMPY_TYPES)
-        else _slope_on_backend(g, x, lambda xp, g, x: g * xp.cos(x))
-    ),
+    slope_times=lambda xp, g, x: g * xp.cos(x),
     slope_derivative=lambda x: -sin(x),
 )
 cos = unary_with_slope(
     "cos",
     neutral_unary(np.cos, "cos"),
-    formula="{g} * -np.sin({r})",
-    slope_times=lambda g, x: (
-        g * -np.sin(x)
-        if type(g) is _ndarray is type(x)  # both arrays: the commonest case
-        or (type(g) in NUMPY_TYPES and type(x) in NUMPY_TYPES)
-        else _slope_on_backend(g, x, lambda xp, g, x: g * -xp.sin(x))
-    ),
+    slope_times=lambda xp, g, x: g * -xp.sin(x),
     slope_derivative=lambda x: -cos(x),
 )
 tan = unary("tan", neutral_unary(np.tan, "tan"), d_ans=lambda ans: 1 + ans * ans)
@@ -359,13 +349,7 @@ cosh = unary("cosh", neutral_unary(np.cosh, "cosh"), d_x=lambda x: sinh(x))
 tanh = unary_with_slope(
     "tanh",
     neutral_unary(np.tanh, "tanh"),
-    formula="{g} * (C(1) - {r} * {r})",
-    slope_times=lambda g, ans: (
-        g * (1 - ans * ans)
-        if type(g) is _ndarray is type(ans)  # both arrays: the commonest case
-        or (type(g) in NUMPY_TYPES and type(ans) in NUMPY_TYPES)
-        else _slope_on_backend(g, ans, lambda xp, g, ans: g * (1 - ans * ans))
-    ),
+    slope_times=lambda xp, g, ans: g * (1 - ans * ans),
     slope_derivative=lambda ans: -2 * ans,
     of_output=True,
 )
@@ -383,13 +367,7 @@ arctanh = unary("arctanh", neutral_unary(np.arctanh, "atanh"), d_x=lambda x: 1 /
 square = unary_with_slope(
     "square",
     neutral_unary(np.square, "square"),
-    formula="{g} * (C(2) * {r})",
-    slope_times=lambda g, x: (
-        g * (2 * x)
-        if type(g) is _ndarray is type(x)  # both arrays: the commonest case
-        or (type(g) in NUMPY_TYPES and type(x) in NUMPY_TYPES)
-        else _slope_on_backend(g, x, lambda xp, g, x: g * (2 * x))
-    ),
+    slope_times=lambda xp, g, x: g * (2 * x),
     slope_derivative=lambda x: 2,
 )
 
@@ -405,13 +383,7 @@ def _logistic_impl(x):
 logistic = unary_with_slope(
     "logistic",
     _logistic_impl,
-    formula="{g} * {r} * (C(1) - {r})",
-    slope_times=lambda g, ans: (
-        g * ans * (1 - ans)
-        if type(g) is _ndarray is type(ans)  # both arrays: the commonest case
-        or (type(g) in NUMPY_TYPES and type(ans) in NUMPY_TYPES)
-        else _slope_on_backend(g, ans, lambda xp, g, ans: g * ans * (1 - ans))
-    ),
+    slope_times=lambda xp, g, ans: g * ans * (1 - ans),
     slope_derivative=lambda ans: 1 - 2 * ans,
     of_output=True,
 )
@@ -440,10 +412,11 @@ def round_(x, decimals: int = 0) -> Tensor:
 conjugate = Op(
     "conj",
     neutral_unary(np.conjugate, "conj"),
-    jvp=[lambda t, ans, x: conjugate(t)],
     vjp=[lambda ans, x: lambda g: conjugate(g)],
     batch=batching.elementwise,
+    saves=[],
 )
+linear(conjugate)
 
 
 def _real_part(x: Tensor) -> Tensor:
@@ -463,17 +436,19 @@ def _complex_part_vjp(project: Callable[[Tensor], Tensor]):
 real = Op(
     "real",
     neutral_unary(np.real, "real"),
-    jvp=[lambda t, ans, x: real(t)],
     vjp=[_complex_part_vjp(lambda g: g)],
     batch=batching.elementwise,
+    saves=[],  # x's dtype only
 )
+linear(real)
 imag = Op(
     "imag",
     neutral_unary(np.imag, "imag"),
-    jvp=[lambda t, ans, x: imag(t)],
     vjp=[_complex_part_vjp(lambda g: -1j * g)],
     batch=batching.elementwise,
+    saves=[],
 )
+linear(imag)
 
 
 # -- binary, broadcasting ------------------------------------------------------------------
@@ -510,8 +485,8 @@ def _by_operator(ufunc: np.ufunc, operation: Callable) -> Callable:
     return impl
 
 
-def binary(name: str, impl: Callable, jvp, vjp) -> Op:
-    return Op(name, impl, jvp=jvp, vjp=vjp, batch=batching.elementwise)
+def binary(name: str, impl: Callable, jvp, vjp, saves=None) -> Op:
+    return Op(name, impl, jvp=jvp, vjp=vjp, batch=batching.elementwise, saves=saves)
 
 
 add = binary(
@@ -522,6 +497,7 @@ add = binary(
         lambda ans, x, y: _unbroadcast(x, ans, identity),
         lambda ans, x, y: _unbroadcast(y, ans, identity),
     ],
+    saves=[],  # shapes and dtypes only
 )
 subtract = binary(
     "sub",
@@ -531,25 +507,30 @@ subtract = binary(
         lambda ans, x, y: _unbroadcast(x, ans, identity),
         lambda ans, x, y: _unbroadcast(y, ans, lambda g: -g),
     ],
+    saves=[],
 )
-multiply = binary(
+multiply = binary(  # bilinear: its jvp rules are itself with the tangent for x, for y
     "mul",
     _by_operator(np.multiply, operator.mul),
-    jvp=[lambda t, ans, x, y: _fit(t * y, ans), lambda t, ans, x, y: _fit(x * t, ans)],
+    jvp=None,
     vjp=[
         lambda ans, x, y: _unbroadcast(x, ans, lambda g: g * y),
         lambda ans, x, y: _unbroadcast(y, ans, lambda g: x * g),
     ],
+    saves=[(1,), (0,)],
 )
-divide = binary(
+linear(multiply, (0, 1))
+divide = binary(  # linear in x
     "div",
     _by_operator(np.true_divide, operator.truediv),
-    jvp=[lambda t, ans, x, y: _fit(t / y, ans), lambda t, ans, x, y: _fit(-t * ans / y, ans)],
+    jvp=[None, lambda t, ans, x, y: _fit(-t * ans / y, ans)],
     vjp=[
         lambda ans, x, y: _unbroadcast(x, ans, lambda g: g / y),
         lambda ans, x, y: _unbroadcast(y, ans, lambda g: -g * ans / y),
     ],
+    saves=[(1,), (-1, 1)],
 )
+linear(divide, (0,))
 
 
 def _pow_d_base(x, y):
@@ -586,6 +567,7 @@ power = binary(
         lambda ans, x, y: _unbroadcast(x, ans, lambda g: g * _pow_d_base(x, y)),
         lambda ans, x, y: _unbroadcast(y, ans, lambda g: g * _pow_d_exponent(ans, x)),
     ],
+    saves=[(0, 1), (-1, 0)],
 )
 
 
@@ -605,8 +587,15 @@ maximum = binary(
         lambda ans, x, y: _unbroadcast(x, ans, lambda g: g * _chooser_weights(ans, x, y)),
         lambda ans, x, y: _unbroadcast(y, ans, lambda g: g * _chooser_weights(ans, y, x)),
     ],
+    saves=[(-1, 0, 1), (-1, 0, 1)],
 )
-minimum = binary("minimum", neutral_binary(np.minimum, "minimum"), jvp=maximum.jvp, vjp=maximum.vjp)
+minimum = binary(
+    "minimum",
+    neutral_binary(np.minimum, "minimum"),
+    jvp=maximum.jvp,
+    vjp=maximum.vjp,
+    saves=[(-1, 0, 1), (-1, 0, 1)],
+)
 
 
 def _atan2_denominator(x, y):
@@ -624,6 +613,7 @@ arctan2 = binary(
         lambda ans, y, x: _unbroadcast(y, ans, lambda g: g * x / _atan2_denominator(x, y)),
         lambda ans, y, x: _unbroadcast(x, ans, lambda g: -g * y / _atan2_denominator(x, y)),
     ],
+    saves=[(0, 1), (0, 1)],
 )
 floor_divide = Op(
     "floor_divide",
@@ -643,6 +633,7 @@ remainder = binary(
         lambda ans, x, y: _unbroadcast(x, ans, identity),
         lambda ans, x, y: _unbroadcast(y, ans, lambda g: -g * floor_divide(x, y)),
     ],
+    saves=[(), (0, 1)],
 )
 
 
@@ -696,6 +687,7 @@ where = Op(
         lambda ans, c, x, y: _unbroadcast(y, ans, lambda g: where(c, 0, g)),
     ],
     batch=batching.elementwise,
+    saves=[(), (0,), (0,)],  # the condition
 )
 
 
@@ -716,10 +708,11 @@ def _cast_vjp(ans, x, dtype):
 cast = Op(
     "cast",
     _cast_impl,
-    jvp=[lambda t, ans, x, dtype: astype(t, dtype)],
     vjp=[_cast_vjp],
     batch=batching.elementwise,
+    saves=[],  # x's dtype only
 )
+linear(cast)
 
 
 def astype(x, dtype) -> Tensor:
@@ -755,6 +748,7 @@ alias = Op(
     jvp=[lambda t, ans, x: t],
     vjp=[lambda ans, x: identity],
     batch=batching.elementwise,
+    saves=[],
 )
 
 # A copy with its own memory (Tensors may be changed in place outside transformations).
@@ -766,6 +760,7 @@ copy = Op(
     jvp=[lambda t, ans, x: t],
     vjp=[lambda ans, x: identity],
     batch=batching.elementwise,
+    saves=[],
 )
 
 def broadcast_copy(x, target_shape) -> Tensor:

@@ -26,6 +26,7 @@ from ..effects import Op
 from ..tensor import Tensor
 from . import elementwise as ew
 from . import shape
+from .linearity import linear
 
 
 def _scale(lengths: tuple[int, ...], norm: str, inverse: bool) -> float:
@@ -66,10 +67,11 @@ def _fftn_vjp(ans, x, axes, norm, inverse):
 fftn = Op(
     "fftn",
     _fftn_impl,
-    jvp=[lambda t, ans, x, axes, norm, inverse: fftn(t, axes=axes, norm=norm, inverse=inverse)],
     vjp=[_fftn_vjp],
     batch=_batch,
+    saves=[],  # x's dtype only
 )
+linear(fftn)
 
 
 # -- real to half spectrum ---------------------------------------------------------------------
@@ -93,10 +95,11 @@ rfftn = Op(
         if type(x) in NUMPY_TYPES
         else namespace(x).fft.rfftn(x, axes=axes, norm=norm)
     ),
-    jvp=[lambda t, ans, x, axes, norm: rfftn(t, axes=axes, norm=norm)],
     vjp=[_rfftn_vjp],
     batch=_batch,
+    saves=[],  # x's shape only
 )
+linear(rfftn)
 
 
 # -- half spectrum to real ---------------------------------------------------------------------
@@ -128,9 +131,8 @@ irfftn = Op(
         if type(y) in NUMPY_TYPES
         else namespace(y).fft.irfftn(y, s=lengths, axes=axes, norm=norm)
     ),
-    jvp=[
-        lambda t, ans, y, axes, norm, lengths: irfftn(t, axes=axes, norm=norm, lengths=lengths)
-    ],
     vjp=[_irfftn_vjp],
     batch=_batch,
+    saves=[],  # y's dtype and shape only
 )
+linear(irfftn)

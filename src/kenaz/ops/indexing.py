@@ -31,6 +31,7 @@ from ..effects import Op, handlers_installed
 from ..tensor import Tensor
 from . import batching, shape
 from .elementwise import equal, where
+from .linearity import linear
 
 
 class _ArraySlot:
@@ -205,10 +206,11 @@ def _gather_batch(op, args, batch_axes, *, spec):
 gather = Op(
     "gather",
     _gather_impl,
-    jvp=[lambda t, ans, x, *arrays, spec: gather(t, *arrays, spec=spec)],
     vjp=[_gather_vjp],
     batch=_gather_batch,
+    saves=[(slice(1, None),)],  # the index arrays (and x's shape)
 )
+linear(gather)
 
 
 # -- basic indexing: ints, slices, None and ... ------------------------------------------
@@ -240,10 +242,11 @@ basic_index = Op(
     lambda x, index: (
         x[index] if type(x) in NUMPY_TYPES else x[standard_index(namespace(x), x.ndim, index)]
     ),
-    jvp=[lambda t, ans, x, index: basic_index(t, index), None],
     vjp=[_basic_index_vjp, None],
     batch=_basic_index_batch,
+    saves=[],  # x's shape, and the index (ints and slices, no array)
 )
+linear(basic_index)
 
 
 def _is_basic_tuple(index: tuple[Any, ...]) -> bool:
@@ -441,6 +444,16 @@ _RULES = {
     "min": _rules_chooser,
     "max": _rules_chooser,
 }
+# What the rules of x and of the values read (kenaz.mutation): the index arrays (arguments 2
+# on), and for multiply each other, for min and max the output and both.
+_ARRAYS = slice(2, None)
+_SAVES = {
+    "set": [(_ARRAYS,), (_ARRAYS,)],
+    "add": [(), (_ARRAYS,)],
+    "multiply": [(1, _ARRAYS), (0, _ARRAYS)],
+    "min": [(-1, 0, 1, _ARRAYS)] * 2,
+    "max": [(-1, 0, 1, _ARRAYS)] * 2,
+}
 
 
 def _scatter_batch(op, args, batch_axes, *, spec):
@@ -477,7 +490,12 @@ _scatter: dict[str, Op] = {}
 for _mode, _rules in _RULES.items():
     _jvp, _vjp = _rules()
     _scatter[_mode] = Op(
-        f"scatter_{_mode}", _scatter_impl(_mode), jvp=_jvp, vjp=_vjp, batch=_scatter_batch
+        f"scatter_{_mode}",
+        _scatter_impl(_mode),
+        jvp=_jvp,
+        vjp=_vjp,
+        batch=_scatter_batch,
+        saves=_SAVES[_mode],
     )
 
 

@@ -16,6 +16,7 @@ from ..errors import ShapeError
 from ..tensor import Tensor
 from . import batching, reduction, shape
 from . import elementwise as ew
+from .linearity import linear, linear_in_each
 
 
 def _shape(x: Any) -> tuple[int, ...]:
@@ -124,10 +125,11 @@ _matmul = Op(
     "matmul",
     _matmul_impl,
     numpy_impl=np.matmul,  # for jit's compiled code
-    jvp=[lambda t, ans, x, y: _matmul(t, y), lambda t, ans, x, y: _matmul(x, t)],
     vjp=[_matmul_vjp_x, _matmul_vjp_y],
     batch=_matmul_batch,
+    saves=[(1,), (0,)],
 )
+linear(_matmul, (0, 1))
 
 
 def matmul(x, y) -> Tensor:
@@ -177,12 +179,6 @@ def _einsum_impl(*operands, spec):
 def _parse(spec: str) -> tuple[list[str], str]:
     inputs, output = spec.split("->")
     return inputs.split(","), output
-
-
-def _einsum_jvp(index, t, ans, *operands, spec):
-    replaced = list(operands)
-    replaced[index] = t
-    return _einsum(*replaced, spec=spec)
 
 
 def _einsum_vjp(index, ans, *operands, spec):
@@ -248,10 +244,12 @@ def _einsum_batch(op, args, batch_axes, *, spec):
 _einsum = Op(
     "einsum",
     _einsum_impl,
-    jvp=each_argument(_einsum_jvp),
     vjp=each_argument(_einsum_vjp),
     batch=_einsum_batch,
+    # Each operand's rule reads the others (multilinear); stated as all operands.
+    saves=each_argument(lambda index: (slice(0, None),)),
 )
+linear_in_each(_einsum)  # multilinear: an operand's jvp is einsum with the tangent there
 
 
 def einsum(subscripts: str, *operands) -> Tensor:

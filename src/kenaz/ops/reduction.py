@@ -20,6 +20,7 @@ from ..tensor import Tensor
 from . import batching, shape
 from . import elementwise as ew
 from .axes import normalize_axes  # noqa: F401  (re-exported: kenaz.ops.reduction.normalize_axes)
+from .linearity import linear
 from .shape import _sum, expand_reduced, sum_to  # noqa: F401  (sum lives with broadcasting)
 
 
@@ -110,6 +111,7 @@ def _chooser(name: str, impl) -> Op:
             * _chooser_weights(ans, x, axis, keepdims)
         ],
         batch=batching.reduction,
+        saves=[(-1, 0)],
     )
     return op
 
@@ -178,6 +180,7 @@ _logsumexp = Op(
         * _softmax_weights(ans, x, axis, keepdims)
     ],
     batch=batching.reduction,
+    saves=[(-1, 0)],
 )
 
 
@@ -267,6 +270,7 @@ _prod = Op(
         * _product_of_others(x, axis)
     ],
     batch=batching.reduction,
+    saves=[(0,)],
 )
 
 
@@ -287,14 +291,15 @@ _cumsum = Op(
         if type(x) in NUMPY_TYPES
         else namespace(x).cumulative_sum(x, axis=axis)
     ),
-    jvp=[lambda t, ans, x, axis: _cumsum(t, axis=axis)],
     vjp=[
         lambda ans, x, axis: lambda g: shape.flip(
             _cumsum(shape.flip(g, (axis,)), axis=axis), (axis,)
         )
     ],
     batch=batching.scan,
+    saves=[],  # linear
 )
+linear(_cumsum)
 
 
 def _cumprod_by_masked_prod(x: Tensor, axis: int) -> Tensor:

@@ -20,6 +20,7 @@ from ..effects import Op, each_argument
 from ..tensor import Tensor, holds_tensor
 from .axes import along_axes, batch_size, normalize_axes, scan, shape_of, shift_axes
 from .axes import reduction as reduction_batch
+from .linearity import linear
 
 
 def _shape(x: Any) -> tuple[int, ...]:
@@ -85,10 +86,11 @@ _reshape = Op(
         if type(x) in NUMPY_TYPES
         else _backend_reshape(x, shape, order)
     ),
-    jvp=[lambda t, ans, x, shape, order: _reshape(t, shape=ans.shape, order=order)],
     vjp=[_reshape_vjp],
+    saves=[],  # shapes only: linear
     batch=_reshape_batch,
 )
+linear(_reshape)
 
 
 def reshape(x, shape: int | Sequence[int], order: str = "C", *, copy: bool | None = None) -> Tensor:
@@ -164,10 +166,11 @@ def _broadcast_to_impl(x: Any, shape: tuple[int, ...]) -> np.ndarray:
 _broadcast_to = Op(
     "broadcast_to",
     _broadcast_to_impl,
-    jvp=[lambda t, ans, x, shape: _broadcast_to(t, shape=shape)],
     vjp=[_broadcast_to_vjp],
+    saves=[],  # shapes only: linear
     batch=_broadcast_to_batch,
 )
+linear(_broadcast_to)
 
 
 def broadcast_to(array, shape: Sequence[int]) -> Tensor:
@@ -207,10 +210,11 @@ _transpose = Op(
         if type(x) in NUMPY_TYPES
         else namespace(x).permute_dims(x, tuple(range(x.ndim))[::-1] if axes is None else axes)
     ),
-    jvp=[lambda t, ans, x, axes: _transpose(t, axes=axes)],
     vjp=[_transpose_vjp],
+    saves=[],  # shapes only: linear
     batch=_transpose_batch,
 )
+linear(_transpose)
 
 
 def transpose(a, axes: Sequence[int] | None = None) -> Tensor:
@@ -284,10 +288,11 @@ _squeeze = Op(
     lambda x, axis: (
         np.asarray(x).squeeze(axis) if type(x) in NUMPY_TYPES else namespace(x).squeeze(x, axis)
     ),
-    jvp=[lambda t, ans, x, axis: _squeeze(t, axis=axis)],
     vjp=[_to_shape_of_input],
+    saves=[],  # shapes only: linear
     batch=_squeeze_batch,
 )
+linear(_squeeze)
 
 
 def squeeze(a, axis: int | Sequence[int] | None = None) -> Tensor:
@@ -328,10 +333,11 @@ def _expand_dims_impl(x: Any, axis: tuple[int, ...]) -> np.ndarray:
 _expand_dims = Op(
     "expand_dims",
     _expand_dims_impl,
-    jvp=[lambda t, ans, x, axis: _expand_dims(t, axis=axis)],
     vjp=[_to_shape_of_input],
+    saves=[],  # shapes only: linear
     batch=_expand_dims_batch,
 )
+linear(_expand_dims)
 
 
 def expand_dims(a, axis: int | Sequence[int]) -> Tensor:
@@ -382,6 +388,7 @@ _concatenate = Op(
     ),
     jvp=each_argument(_concatenate_jvp),
     vjp=each_argument(_concatenate_vjp),
+    saves=each_argument(lambda index: ()),  # shapes only: linear
     batch=_concatenate_batch,
 )
 
@@ -453,10 +460,11 @@ def _backend_concat(xs: tuple, axis: int) -> Any:
 _flip = Op(
     "flip",
     lambda x, axis: np.flip(x, axis) if type(x) in NUMPY_TYPES else namespace(x).flip(x, axis=axis),
-    jvp=[lambda t, ans, x, axis: _flip(t, axis=axis)],
     vjp=[lambda ans, x, axis: lambda g: _flip(g, axis=axis)],
+    saves=[],  # shapes only: linear
     batch=along_axes,
 )
+linear(_flip)
 
 
 def flip(m, axis: int | Sequence[int] | None = None) -> Tensor:
@@ -506,6 +514,7 @@ _pad = Op(
         )
     ],
     vjp=[_pad_vjp],
+    saves=[],  # shapes only: linear
     batch=_pad_batch,
 )
 
@@ -562,10 +571,11 @@ _repeat = Op(
         if type(x) in NUMPY_TYPES
         else _backend_repeat(x, repeats, axis)
     ),
-    jvp=[lambda t, ans, x, repeats, axis: _repeat(t, repeats=repeats, axis=axis)],
     vjp=[_repeat_vjp],
+    saves=[],  # shapes only: linear
     batch=scan,  # acts along one axis and keeps the layout, like a scan
 )
+linear(_repeat)
 
 
 def repeat(a, repeats, axis: int | None = None) -> Tensor:
@@ -602,10 +612,11 @@ def _tile_batch(op, args, batch_axes, *, reps):
 _tile = Op(
     "tile",
     lambda x, reps: np.tile(x, reps) if type(x) in NUMPY_TYPES else namespace(x).tile(x, reps),
-    jvp=[lambda t, ans, x, reps: _tile(t, reps=reps)],
     vjp=[_tile_vjp],
+    saves=[],  # shapes only: linear
     batch=_tile_batch,
 )
+linear(_tile)
 
 
 def tile(A, reps) -> Tensor:  # noqa: N803  (NumPy's name)
@@ -697,9 +708,10 @@ _sum = Op(
     lambda x, axis, keepdims: _backend_sum(namespace(x), x, axis, keepdims),
     # np.add.reduce is np.sum without its Python-level dispatch (a microsecond).
     numpy_impl=np.add.reduce,
-    jvp=[lambda t, ans, x, axis, keepdims: _sum(t, axis=axis, keepdims=keepdims)],
     vjp=[_sum_vjp],
+    saves=[],  # shapes only: linear
     batch=reduction_batch,
 )
+linear(_sum)
 
 register_stack(stack)  # kenaz.convert stacks lists of tensors with it

@@ -111,6 +111,7 @@ def with_fixed_first(name: str, d_x: Callable, first: str) -> Op:
             lambda ans, a, x: _unbroadcast(x, lambda g: g * d_x(ans, a, x)),
         ],
         batch=batching.elementwise,
+        saves=[(), (-1, 0, 1)],
     )
 
 
@@ -183,6 +184,7 @@ def _incomplete_gamma(name: str, sign: float) -> Op:
             lambda ans, a, x: _unbroadcast(x, lambda g: g * (sign * _gamma_density(a, x))),
         ],
         batch=batching.elementwise,
+        saves=[(0, 1), (0, 1)],
     )
 
 
@@ -209,6 +211,7 @@ betainc = Op(
         lambda ans, a, b, x: _unbroadcast(x, lambda g: g * _betainc_d_x(a, b, x)),
     ],
     batch=batching.elementwise,
+    saves=[(), (), (0, 1, 2)],
 )
 
 # -- error functions --------------------------------------------------------------------------
@@ -249,6 +252,7 @@ xlogy = ew.binary(
         lambda ans, x, y: _unbroadcast(x, lambda g: g * ew.log(y)),
         lambda ans, x, y: _unbroadcast(y, lambda g: g * _safe_ratio(x, y)),
     ],
+    saves=[(1,), (0, 1)],
 )
 xlog1py = ew.binary(
     "xlog1py",
@@ -261,6 +265,7 @@ xlog1py = ew.binary(
         lambda ans, x, y: _unbroadcast(x, lambda g: g * ew.log1p(y)),
         lambda ans, x, y: _unbroadcast(y, lambda g: g * _safe_ratio(x, 1 + y)),
     ],
+    saves=[(1,), (0, 1)],
 )
 
 

@@ -18,6 +18,7 @@ from ...convert import as_tensor, read_value
 from ...ops import elementwise as ew
 from ...ops import reduction, shape
 from ...tensor import Tensor
+from .._namespace import composite as _composite
 from .._out import into_out
 from ._arguments import _knp
 
@@ -170,6 +171,7 @@ def _quantile(
     return result
 
 
+@_composite
 def quantile(
     a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
     method: str = "linear", keepdims: bool = False, *, weights: Any = None,
@@ -189,6 +191,7 @@ def quantile(
     return into_out(out, result, "quantile")
 
 
+@_composite
 def percentile(
     a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
     method: str = "linear", keepdims: bool = False, *, weights: Any = None,
@@ -200,6 +203,7 @@ def percentile(
     return into_out(out, result, "percentile")
 
 
+@_composite
 def nanquantile(
     a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
     method: str = "linear", keepdims: bool = False, *, weights: Any = None,
@@ -211,6 +215,7 @@ def nanquantile(
     return into_out(out, result, "nanquantile")
 
 
+@_composite
 def nanpercentile(
     a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
     method: str = "linear", keepdims: bool = False, *, weights: Any = None,

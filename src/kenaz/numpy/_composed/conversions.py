@@ -9,6 +9,7 @@ from typing import Any
 
 from ...ops import elementwise as _ew
 from ...tensor import Tensor
+from .._namespace import composite as _composite
 from ._arguments import _knp
 
 __all__ = [
@@ -17,32 +18,38 @@ __all__ = [
 ]  # fmt: skip
 
 
+@_composite
 def copy(a: Any, order: str = "K", subok: bool = False) -> Tensor:
     """A copy of ``a`` with its own memory (differentiable)."""
     return _ew.copy(a)
 
 
+@_composite
 def asanyarray(a: Any, dtype: Any = None, order: Any = None, *, device: Any = None,
                copy: Any = None, like: Any = None) -> Tensor:  # fmt: skip
     """``asarray``: Tensor is kenaz's only array type."""
     return _knp().asarray(a, dtype, order, device=device, copy=copy, like=like)
 
 
+@_composite
 def ascontiguousarray(a: Any, dtype: Any = None, *, like: Any = None) -> Tensor:
     """``asarray`` (memory layout is NumPy's business; the values are the same)."""
     return _knp().asarray(a, dtype=dtype, like=like)
 
 
+@_composite
 def asfortranarray(a: Any, dtype: Any = None, *, like: Any = None) -> Tensor:
     """``asarray`` (memory layout is NumPy's business; the values are the same)."""
     return _knp().asarray(a, dtype=dtype, like=like)
 
 
+@_composite
 def require(a: Any, dtype: Any = None, requirements: Any = None, *, like: Any = None) -> Tensor:
     """``asarray``; the layout requirements do not change the values."""
     return _knp().asarray(a, dtype=dtype, like=like)
 
 
+@_composite
 def asarray_chkfinite(a: Any, dtype: Any = None, order: Any = None) -> Tensor:
     """``asarray``, raising ``ValueError`` if ``a`` holds infs or NaNs (as NumPy)."""
     a = _knp().asarray(a, dtype=dtype)

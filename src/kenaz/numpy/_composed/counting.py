@@ -16,6 +16,7 @@ from ...convert import as_tensor, read_value
 from ...ops import elementwise as ew
 from ...ops import reduction, shape
 from ...tensor import Tensor
+from .._namespace import composite as _composite
 
 __all__ = ["bincount", "histogram"]
 
@@ -27,6 +28,7 @@ def _summed(index: np.ndarray, weights: Tensor, length: int) -> Tensor:
     return zeros.at[index].add(weights)
 
 
+@_composite
 def bincount(x: Any, /, weights: Any = None, minlength: int = 0) -> Tensor:
     """Occurrences of each non-negative integer in ``x``; with ``weights``, their sums
     (differentiable in ``weights``), as :func:`numpy.bincount`.
@@ -93,6 +95,7 @@ def _edges(a: Tensor, bins: Any, value_range: Any, weights: Any) -> Tensor:
     return shape.concatenate([inner, shape.reshape(high, (1,))], axis=0)
 
 
+@_composite
 def histogram(
     a: Any, bins: Any = 10, range: Any = None, density: Any = None, weights: Any = None  # noqa: A002
 ) -> tuple[Tensor, Tensor]:

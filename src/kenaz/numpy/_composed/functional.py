@@ -17,10 +17,12 @@ from ...convert import as_tensor, read_value
 from ...ops import elementwise as ew
 from ...ops import shape
 from ...tensor import Tensor
+from .._namespace import composite as _composite
 
 __all__ = ["piecewise", "apply_along_axis", "apply_over_axes"]
 
 
+@_composite
 def piecewise(x: Any, condlist: Any, funclist: Any, *args: Any, **kw: Any) -> Tensor:
     """``funclist[i](x[condlist[i]], *args, **kw)`` where ``condlist[i]`` holds (a scalar in
     ``funclist`` is a constant), later conditions winning; one more function than
@@ -74,6 +76,7 @@ def _as_list(condlist: Any, x: Tensor) -> list[Any]:
     return [condition]
 
 
+@_composite
 def apply_along_axis(func1d: Callable[..., Any], axis: int, arr: Any, *args: Any,
                      **kwargs: Any) -> Tensor:  # fmt: skip
     """``func1d`` applied to every 1-d slice of ``arr`` along ``axis`` (its result's axes take
@@ -93,6 +96,7 @@ def apply_along_axis(func1d: Callable[..., Any], axis: int, arr: Any, *args: Any
     return shape.transpose(stacked, order) if order != list(range(len(order))) else stacked
 
 
+@_composite
 def apply_over_axes(func: Callable[..., Any], a: Any, axes: Any) -> Tensor:
     """``func(a, axis)`` for each of ``axes`` in turn, keeping the rank (a result one axis
     short gets it back), as :func:`numpy.apply_over_axes`."""

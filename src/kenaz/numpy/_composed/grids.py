@@ -10,11 +10,13 @@ import numpy as _np
 from ...ops import elementwise as _ew
 from ...ops import shape as _shape
 from ...tensor import Tensor
+from .._namespace import composite as _composite
 from ._arguments import _float, _knp, _t
 
 __all__ = ["logspace", "geomspace", "meshgrid", "indices"]
 
 
+@_composite
 def logspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, base: Any = 10.0,
              dtype: Any = None, axis: int = 0) -> Tensor:  # fmt: skip
     """``base ** linspace(start, stop)``."""
@@ -23,6 +25,7 @@ def logspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, base: 
     return out if dtype is None else _ew.astype(out, dtype)
 
 
+@_composite
 def geomspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, dtype: Any = None,
               axis: int = 0) -> Tensor:  # fmt: skip
     """Numbers spaced evenly on a log scale between positive (or negative) ends."""
@@ -35,6 +38,7 @@ def geomspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, dtype
     return out if dtype is None else _ew.astype(out, dtype)
 
 
+@_composite
 def meshgrid(
     *xi: Any, copy: bool = True, sparse: bool = False, indexing: str = "xy"
 ) -> list[Tensor]:
@@ -56,6 +60,7 @@ def meshgrid(
     return tuple(_ew.copy(g) for g in grids) if copy else tuple(grids)
 
 
+@_composite
 def indices(dimensions: Sequence[int], dtype: Any = int, sparse: bool = False) -> Any:
     """The index grids of an array of shape ``dimensions`` (constants)."""
     result = _np.indices(dimensions, dtype=dtype, sparse=sparse)

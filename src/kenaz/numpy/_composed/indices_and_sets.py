@@ -13,6 +13,7 @@ from ...convert import read_value as _read_value
 from ...ops import shape as _shape
 from ...ops.indexing import getitem as _getitem
 from ...tensor import Tensor
+from .._namespace import composite as _composite
 from ._arguments import _t
 
 __all__ = [
@@ -21,27 +22,33 @@ __all__ = [
 ]  # fmt: skip
 
 
+@_composite
 def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None) -> Tensor:
     """Insertion indices (integers: no derivative)."""
     return Tensor(_np.searchsorted(_read_value(a), _read_value(v), side, sorter))
 
 
+@_composite
 def nonzero(a) -> tuple[Tensor, ...]:
     return tuple(Tensor(i) for i in _np.nonzero(_read_value(a)))
 
 
+@_composite
 def flatnonzero(a: Any) -> Tensor:
     return Tensor(_np.flatnonzero(_read_value(a)))
 
 
+@_composite
 def argwhere(a: Any) -> Tensor:
     return Tensor(_np.argwhere(_read_value(a)))
 
 
+@_composite
 def unravel_index(indices: Any, shape: Any, order: str = "C") -> tuple[Tensor, ...]:
     return tuple(Tensor(i) for i in _np.unravel_index(_read_value(indices), shape, order=order))
 
 
+@_composite
 def ravel_multi_index(
     multi_index: Any, dims: Any, mode: str = "raise", order: str = "C"
 ) -> Tensor:
@@ -49,6 +56,7 @@ def ravel_multi_index(
     return Tensor(_np.ravel_multi_index(index, dims, mode=mode, order=order))
 
 
+@_composite
 def unique(
     ar: Any,
     return_index: bool = False,
@@ -86,17 +94,21 @@ def unique(
     return result[0] if len(result) == 1 else tuple(result)
 
 
+@_composite
 def unique_values(x: Any) -> Tensor:
     return unique(x)
 
 
+@_composite
 def unique_counts(x: Any) -> tuple[Tensor, Tensor]:
     return unique(x, return_counts=True)
 
 
+@_composite
 def unique_inverse(x: Any) -> tuple[Tensor, Tensor]:
     return unique(x, return_inverse=True)
 
 
+@_composite
 def unique_all(x: Any) -> tuple[Tensor, Tensor, Tensor, Tensor]:
     return unique(x, return_index=True, return_inverse=True, return_counts=True)

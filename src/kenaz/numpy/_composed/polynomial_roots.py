@@ -16,6 +16,7 @@ from ...ops import decompositions as dec
 from ...ops import elementwise as ew
 from ...ops import shape
 from ...tensor import Tensor
+from .._namespace import composite as _composite
 
 __all__ = ["roots", "polydiv", "sort_complex"]
 
@@ -25,6 +26,7 @@ def _inexact(x: Any) -> Tensor:
     return x if x.dtype.kind in "fc" else ew.astype(x, np.float64)
 
 
+@_composite
 def roots(p: Any) -> Tensor:
     """The roots of the polynomial with coefficients ``p`` (highest power first), as
     :func:`numpy.roots`: real when every root is, else complex. Differentiable in ``p``
@@ -60,6 +62,7 @@ def roots(p: Any) -> Tensor:
     return found
 
 
+@_composite
 def polydiv(u: Any, v: Any) -> tuple[Tensor, Tensor]:
     """Quotient and remainder of polynomial division (highest power first), as
     :func:`numpy.polydiv`; differentiable in ``u`` and ``v``."""
@@ -82,6 +85,7 @@ def polydiv(u: Any, v: Any) -> tuple[Tensor, Tensor]:
     return q, remainder
 
 
+@_composite
 def sort_complex(a: Any) -> Tensor:
     """Sort by real part, then imaginary part; always complex, as :func:`numpy.sort_complex`."""
     a = as_tensor(a)

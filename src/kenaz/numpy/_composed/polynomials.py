@@ -12,6 +12,7 @@ from ...ops import elementwise as _ew
 from ...ops import shape as _shape
 from ...tensor import Tensor
 from .. import linalg as _linalg
+from .._namespace import composite as _composite
 from ._arguments import _float, _knp, _t
 from .signals import convolve
 
@@ -21,6 +22,7 @@ __all__ = [
 ]  # fmt: skip
 
 
+@_composite
 def vander(x: Any, N: int | None = None, increasing: bool = False) -> Tensor:  # noqa: N803
     """Vandermonde matrix: columns are powers of ``x``."""
     x = _t(x)
@@ -29,6 +31,7 @@ def vander(x: Any, N: int | None = None, increasing: bool = False) -> Tensor:  #
     return _ew.power(_shape.expand_dims(x, 1), powers.astype(float))
 
 
+@_composite
 def polyval(p: Any, x: Any) -> Tensor:
     """Evaluate the polynomial with coefficients ``p`` (highest power first) at ``x``."""
     p = _t(p)
@@ -38,6 +41,7 @@ def polyval(p: Any, x: Any) -> Tensor:
     return result
 
 
+@_composite
 def polyfit(x: Any, y: Any, deg: int, rcond: Any = None, full: bool = False, w: Any = None,
             cov: bool = False) -> Tensor:  # fmt: skip
     """Least-squares polynomial fit (coefficients, highest power first)."""
@@ -54,6 +58,7 @@ def _poly1d_coefficients(p: Any) -> Tensor:
     return p
 
 
+@_composite
 def polyadd(a1: Any, a2: Any) -> Tensor:
     """Sum of two polynomials."""
     a1, a2 = _poly1d_coefficients(a1), _poly1d_coefficients(a2)
@@ -62,16 +67,19 @@ def polyadd(a1: Any, a2: Any) -> Tensor:
     return pad(a1, (n - a1.shape[0], 0)) + pad(a2, (n - a2.shape[0], 0))
 
 
+@_composite
 def polysub(a1: Any, a2: Any) -> Tensor:
     """Difference of two polynomials."""
     return polyadd(a1, -_poly1d_coefficients(a2))
 
 
+@_composite
 def polymul(a1: Any, a2: Any) -> Tensor:
     """Product of two polynomials (the convolution of their coefficients)."""
     return convolve(_poly1d_coefficients(a1), _poly1d_coefficients(a2))
 
 
+@_composite
 def polyder(p: Any, m: int = 1) -> Tensor:
     """The ``m``-th derivative of a polynomial."""
     p = _poly1d_coefficients(p)
@@ -83,6 +91,7 @@ def polyder(p: Any, m: int = 1) -> Tensor:
     return p
 
 
+@_composite
 def polyint(p: Any, m: int = 1, k: Any = None) -> Tensor:
     """The ``m``-th antiderivative of a polynomial, with integration constants ``k`` (0)."""
     p = _poly1d_coefficients(p)
@@ -96,6 +105,7 @@ def polyint(p: Any, m: int = 1, k: Any = None) -> Tensor:
     return p
 
 
+@_composite
 def poly(seq_of_zeros: Any) -> Tensor:
     """Coefficients of the monic polynomial with the given (1-d) roots."""
     roots = _poly1d_coefficients(seq_of_zeros)

@@ -13,6 +13,7 @@ from ...ops import elementwise as _ew
 from ...ops import reduction as _reduction
 from ...ops import shape as _shape
 from ...tensor import Tensor
+from .._namespace import composite as _composite
 from .._out import into_out
 from ._arguments import _axis, _float, _knp, _t
 
@@ -22,6 +23,7 @@ __all__ = [
 ]  # fmt: skip
 
 
+@_composite
 def ptp(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False) -> Tensor:
     """Range ``max - min`` along ``axis``."""
     result = _reduction.amax(a, axis, keepdims) - _reduction.amin(a, axis, keepdims)
@@ -33,12 +35,14 @@ def _without_nan(a: Any, fill: float) -> Tensor:
     return _ew.where(_ew.isnan(a), fill, a) if a.dtype.kind in "fc" else a
 
 
+@_composite
 def nansum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False,
            initial: Any = None, where: Any = None) -> Tensor:  # fmt: skip
     """Sum treating NaN as 0 (NumPy's signature: ``initial`` is added, ``where`` masks)."""
     return _knp().sum(_without_nan(a, 0.0), axis, dtype, out, keepdims, initial, where)
 
 
+@_composite
 def nanprod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False,
             initial: Any = None, where: Any = None) -> Tensor:  # fmt: skip
     """Product treating NaN as 1 (NumPy's signature)."""
@@ -50,6 +54,7 @@ def _count(a: Tensor, axis: Any, keepdims: bool) -> Tensor:
     return _reduction.sum(present, axis=axis, keepdims=keepdims)
 
 
+@_composite
 def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False,
             *, where: Any = None) -> Tensor:  # fmt: skip
     """Mean ignoring NaNs (and the elements ``where`` excludes)."""
@@ -60,6 +65,7 @@ def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdi
     return into_out(out, total / _count(a, axis, keepdims), "nanmean")
 
 
+@_composite
 def nanvar(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: Any = 0,
            keepdims: bool = False, *, where: Any = None, mean: Any = None,
            correction: Any = None) -> Tensor:  # fmt: skip
@@ -78,6 +84,7 @@ def nanvar(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: A
     return into_out(out, total / (_count(a, axis, keepdims) - ddof), "nanvar")
 
 
+@_composite
 def nanstd(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: Any = 0,
            keepdims: bool = False, *, where: Any = None, mean: Any = None,
            correction: Any = None) -> Tensor:  # fmt: skip
@@ -87,40 +94,47 @@ def nanstd(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: A
     return into_out(out, deviation, "nanstd")
 
 
+@_composite
 def nanmax(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False, initial: Any = None,
            where: Any = None) -> Tensor:  # fmt: skip
     """Maximum ignoring NaNs (NumPy's signature)."""
     return _knp().max(_without_nan(a, -_np.inf), axis, out, keepdims, initial, where)
 
 
+@_composite
 def nanmin(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False, initial: Any = None,
            where: Any = None) -> Tensor:  # fmt: skip
     """Minimum ignoring NaNs (NumPy's signature)."""
     return _knp().min(_without_nan(a, _np.inf), axis, out, keepdims, initial, where)
 
 
+@_composite
 def nanargmax(a: Any, axis: Any = None, out: Any = None, *, keepdims: bool = False) -> Tensor:
     """Index of the maximum ignoring NaNs (integer: no derivative)."""
     result = _reduction.argmax(_without_nan(a, -_np.inf), axis, keepdims=keepdims)
     return into_out(out, result, "nanargmax", casting="safe")
 
 
+@_composite
 def nanargmin(a: Any, axis: Any = None, out: Any = None, *, keepdims: bool = False) -> Tensor:
     """Index of the minimum ignoring NaNs (integer: no derivative)."""
     result = _reduction.argmin(_without_nan(a, _np.inf), axis, keepdims=keepdims)
     return into_out(out, result, "nanargmin", casting="safe")
 
 
+@_composite
 def nancumsum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Tensor:
     """Cumulative sum treating NaN as 0 (flattened when ``axis`` is None)."""
     return _knp().cumsum(_without_nan(a, 0.0), axis, dtype, out)
 
 
+@_composite
 def nancumprod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Tensor:
     """Cumulative product treating NaN as 1 (flattened when ``axis`` is None)."""
     return _knp().cumprod(_without_nan(a, 1.0), axis, dtype, out)
 
 
+@_composite
 def cumulative_sum(
     x: Any, /, *, axis: Any = None, dtype: Any = None, out: Any = None,
     include_initial: bool = False,
@@ -130,6 +144,7 @@ def cumulative_sum(
     return into_out(out, result, "cumulative_sum")
 
 
+@_composite
 def cumulative_prod(
     x: Any, /, *, axis: Any = None, dtype: Any = None, out: Any = None,
     include_initial: bool = False,

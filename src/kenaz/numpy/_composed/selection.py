@@ -13,6 +13,7 @@ from ...ops import elementwise as _ew
 from ...ops import shape as _shape
 from ...ops.indexing import getitem as _getitem
 from ...tensor import Tensor
+from .._namespace import composite as _composite
 from .._out import into_out
 from ._arguments import _knp, _t
 from .shape_manipulation import broadcast_arrays
@@ -20,6 +21,7 @@ from .shape_manipulation import broadcast_arrays
 __all__ = ["partition", "argpartition", "select", "choose", "compress", "extract"]
 
 
+@_composite
 def partition(a: Any, kth: Any, axis: int = -1, kind: str = "introselect",
               order: Any = None) -> Tensor:  # fmt: skip
     """A partition around ``kth``: here the fully sorted array, which is one (``kind`` does
@@ -29,6 +31,7 @@ def partition(a: Any, kth: Any, axis: int = -1, kind: str = "introselect",
     return _knp().sort(a, axis=axis)
 
 
+@_composite
 def argpartition(a: Any, kth: Any, axis: int = -1, kind: str = "introselect",
                  order: Any = None) -> Tensor:  # fmt: skip
     """Indices of a partition around ``kth``: those of the full sort, which is one."""
@@ -37,6 +40,7 @@ def argpartition(a: Any, kth: Any, axis: int = -1, kind: str = "introselect",
     return _knp().argsort(a, axis=axis)  # a full sort is a valid partition
 
 
+@_composite
 def select(condlist: Sequence[Any], choicelist: Sequence[Any], default: Any = 0) -> Tensor:
     """The first choice whose condition holds, elementwise; ``default`` where none does."""
     if len(condlist) != len(choicelist):
@@ -47,6 +51,7 @@ def select(condlist: Sequence[Any], choicelist: Sequence[Any], default: Any = 0)
     return result
 
 
+@_composite
 def choose(a: Any, choices: Sequence[Any], out: Any = None, mode: str = "raise") -> Tensor:
     """``choices[a[i]][i]`` elementwise (``mode="raise"`` only)."""
     index = _t(a)
@@ -55,6 +60,7 @@ def choose(a: Any, choices: Sequence[Any], out: Any = None, mode: str = "raise")
     return into_out(out, result, "choose", casting="same_kind")
 
 
+@_composite
 def compress(condition: Any, a: Any, axis: Any = None, out: Any = None) -> Tensor:
     """The slices of ``a`` along ``axis`` where ``condition`` is True."""
     picked = _np.nonzero(_np.asarray(condition))[0]
@@ -65,6 +71,7 @@ def compress(condition: Any, a: Any, axis: Any = None, out: Any = None) -> Tenso
     return into_out(out, result, "compress")
 
 
+@_composite
 def extract(condition: Any, arr: Any) -> Tensor:
     """The elements of ``arr`` where ``condition`` is True."""
     return _getitem(_shape.ravel(_t(arr)), _np.nonzero(_np.ravel(_np.asarray(condition)))[0])

@@ -15,6 +15,7 @@ from ...ops import elementwise as _ew
 from ...ops import shape as _shape
 from ...ops.indexing import getitem as _getitem
 from ...tensor import Tensor
+from .._namespace import composite as _composite
 from ._arguments import _axis, _knp, _t
 
 __all__ = [
@@ -23,11 +24,13 @@ __all__ = [
 ]  # fmt: skip
 
 
+@_composite
 def diagflat(v: Any, k: int = 0) -> Tensor:
     """A 2-d array with the flattened ``v`` on diagonal ``k``."""
     return _knp().diag(_shape.ravel(_t(v)), k)
 
 
+@_composite
 def rollaxis(a: Any, axis: int, start: int = 0) -> Tensor:
     """Roll ``axis`` backwards until it lies before ``start`` (prefer ``moveaxis``)."""
     a = _t(a)
@@ -38,6 +41,7 @@ def rollaxis(a: Any, axis: int, start: int = 0) -> Tensor:
     return _shape.moveaxis(a, axis, start) if axis != start else a
 
 
+@_composite
 def broadcast_arrays(*args: Any) -> tuple[Tensor, ...]:
     """Broadcast the arguments against each other."""
     tensors = [_t(a) for a in args]
@@ -45,6 +49,7 @@ def broadcast_arrays(*args: Any) -> tuple[Tensor, ...]:
     return tuple(_shape.broadcast_to(t, target) for t in tensors)
 
 
+@_composite
 def array_split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list[Tensor]:
     x = ary  # NumPy's name for the argument
     """Split into sections that may differ in size by one."""
@@ -65,22 +70,26 @@ def array_split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list[Tenso
     ]
 
 
+@_composite
 def hsplit(ary: Any, indices_or_sections: Any) -> list[Tensor]:
     x = ary  # NumPy's name for the argument
     x = _t(x)
     return _shape.split(x, indices_or_sections, axis=1 if x.ndim > 1 else 0)
 
 
+@_composite
 def vsplit(ary: Any, indices_or_sections: Any) -> list[Tensor]:
     x = ary  # NumPy's name for the argument
     return _shape.split(x, indices_or_sections, axis=0)
 
 
+@_composite
 def dsplit(ary: Any, indices_or_sections: Any) -> list[Tensor]:
     x = ary  # NumPy's name for the argument
     return _shape.split(x, indices_or_sections, axis=2)
 
 
+@_composite
 def unstack(x: Any, /, *, axis: int = 0) -> tuple[Tensor, ...]:
     """Array API ``unstack``: the slices along ``axis``."""
     x = _t(x)
@@ -88,6 +97,7 @@ def unstack(x: Any, /, *, axis: int = 0) -> tuple[Tensor, ...]:
     return tuple(_getitem(x, (slice(None),) * axis + (i,)) for i in range(x.shape[axis]))
 
 
+@_composite
 def rot90(m: Any, k: int = 1, axes: tuple[int, int] = (0, 1)) -> Tensor:
     """Rotate by 90 degrees ``k`` times in the plane of ``axes``."""
     m = _t(m)
@@ -102,6 +112,7 @@ def rot90(m: Any, k: int = 1, axes: tuple[int, int] = (0, 1)) -> Tensor:
     return _shape.flip(_shape.swapaxes(m, first, second), second)
 
 
+@_composite
 def append(arr: Any, values: Any, axis: Any = None) -> Tensor:
     """``arr`` with ``values`` appended (flattened when ``axis`` is None)."""
     if axis is None:
@@ -109,6 +120,7 @@ def append(arr: Any, values: Any, axis: Any = None) -> Tensor:
     return _shape.concatenate([_t(arr), _t(values)], axis=axis)
 
 
+@_composite
 def block(arrays: Any) -> Tensor:
     """Assemble an array from nested lists of blocks (``numpy.block``)."""
 
@@ -131,6 +143,7 @@ def block(arrays: Any) -> Tensor:
     return assemble(arrays, 0)
 
 
+@_composite
 def trim_zeros(filt: Any, trim: str = "fb", axis: Any = None) -> Tensor:
     """Drop leading (``"f"``) and trailing (``"b"``) zeros along ``axis`` (every axis by
     default: the slices that are zero throughout), as NumPy 2's ``trim_zeros``."""
@@ -152,6 +165,7 @@ def trim_zeros(filt: Any, trim: str = "fb", axis: Any = None) -> Tensor:
     return result
 
 
+@_composite
 def resize(a: Any, new_shape: Any) -> Tensor:
     """Repeat the flattened ``a`` cyclically to fill ``new_shape``."""
     flat = _shape.ravel(_t(a))
@@ -160,6 +174,7 @@ def resize(a: Any, new_shape: Any) -> Tensor:
     return _shape.reshape(_getitem(flat, _np.arange(size) % flat.shape[0]), shape)
 
 
+@_composite
 def insert(arr: Any, obj: Any, values: Any, axis: Any = None) -> Tensor:
     """``arr`` with ``values`` inserted before the indices ``obj`` along ``axis``."""
     arr = _t(arr)
@@ -179,6 +194,7 @@ def insert(arr: Any, obj: Any, values: Any, axis: Any = None) -> Tensor:
     return _getitem(joined, (slice(None),) * axis + (source,))
 
 
+@_composite
 def delete(arr: Any, obj: Any, axis: Any = None) -> Tensor:
     """``arr`` without the entries ``obj`` along ``axis``."""
     arr = _t(arr)

@@ -14,11 +14,13 @@ from ...ops import reduction as _reduction
 from ...ops import shape as _shape
 from ...ops.indexing import getitem as _getitem
 from ...tensor import Tensor
+from .._namespace import composite as _composite
 from ._arguments import _axis, _float, _knp, _t
 
 __all__ = ["ediff1d", "gradient", "correlate", "convolve", "interp", "trapezoid", "unwrap"]
 
 
+@_composite
 def convolve(a: Any, v: Any, mode: str = "full") -> Tensor:
     """Discrete linear convolution of two 1-d sequences (modes full, same, valid)."""
     a, v = _t(a), _t(v)
@@ -40,6 +42,7 @@ def convolve(a: Any, v: Any, mode: str = "full") -> Tensor:
     raise ValueError(f"kenaz.convolve: mode must be 'full', 'same' or 'valid', got {mode!r}")
 
 
+@_composite
 def correlate(a: Any, v: Any, mode: str = "valid") -> Tensor:
     """Cross-correlation of two 1-d sequences: ``c[k] = sum_n a[n + k] conj(v[n])``."""
     a, v = _t(a), _t(v)
@@ -47,6 +50,7 @@ def correlate(a: Any, v: Any, mode: str = "valid") -> Tensor:
     return convolve(a, _shape.flip(v, 0), mode)
 
 
+@_composite
 def interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None,
            period: Any = None) -> Tensor:  # fmt: skip
     """Piecewise-linear interpolation; differentiable in ``x``, ``xp`` and ``fp``."""
@@ -64,6 +68,7 @@ def interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None,
     return _ew.where(_ew.greater(x, xp[n - 1]), fp[n - 1] if right is None else right, result)
 
 
+@_composite
 def trapezoid(y: Any, x: Any = None, dx: float = 1.0, axis: int = -1) -> Tensor:
     """Integral by the trapezoidal rule along ``axis``."""
     y = _t(y)
@@ -82,6 +87,7 @@ def trapezoid(y: Any, x: Any = None, dx: float = 1.0, axis: int = -1) -> Tensor:
     return _reduction.sum(average * widths, axis=axis)
 
 
+@_composite
 def gradient(f: Any, *varargs: Any, axis: Any = None, edge_order: int = 1) -> Any:
     """Central differences inside, one-sided at the edges (uniform scalar spacings)."""
     if edge_order != 1:
@@ -103,6 +109,7 @@ def gradient(f: Any, *varargs: Any, axis: Any = None, edge_order: int = 1) -> An
     return results[0] if len(results) == 1 else results
 
 
+@_composite
 def ediff1d(ary: Any, to_end: Any = None, to_begin: Any = None) -> Tensor:
     """Differences between consecutive elements of the flattened array."""
     flat = _shape.ravel(_t(ary))
@@ -113,6 +120,7 @@ def ediff1d(ary: Any, to_end: Any = None, to_begin: Any = None) -> Tensor:
     return _shape.concatenate([_ew.astype(p, flat.dtype) for p in parts], axis=0)
 
 
+@_composite
 def unwrap(p: Any, discont: Any = None, axis: int = -1, *, period: float = 2 * math.pi) -> Tensor:
     """NumPy's ``unwrap``, composed of primitives (so ``vmap`` batches it). The added
     multiples of ``period`` are constants: the derivative is the identity (away from

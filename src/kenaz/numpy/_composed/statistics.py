@@ -15,6 +15,7 @@ from ...ops import shape as _shape
 from ...ops.linalg import matmul as _matmul
 from ...tensor import Tensor
 from .. import linalg as _linalg
+from .._namespace import composite as _composite
 from ._arguments import _float, _knp, _t
 from ._quantiles import nanpercentile, nanquantile, percentile, quantile  # every method
 
@@ -24,18 +25,21 @@ __all__ = [
 ]  # fmt: skip
 
 
+@_composite
 def nanmedian(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
               keepdims: bool = False) -> Tensor:  # fmt: skip
     """Median ignoring NaNs."""
     return nanquantile(a, 0.5, axis, out, overwrite_input, keepdims=keepdims)
 
 
+@_composite
 def median(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
            keepdims: bool = False) -> Tensor:  # fmt: skip
     """Median along ``axis`` (mean of the two middle values for even counts)."""
     return quantile(a, 0.5, axis, out, overwrite_input, keepdims=keepdims)
 
 
+@_composite
 def cov(m: Any, y: Any = None, rowvar: bool = True, bias: bool = False, ddof: Any = None,
         fweights: Any = None, aweights: Any = None, *, dtype: Any = None) -> Tensor:  # fmt: skip
     """Covariance matrix of the variables in the rows of ``m`` (columns with ``rowvar=False``),
@@ -87,6 +91,7 @@ def cov(m: Any, y: Any = None, rowvar: bool = True, bias: bool = False, ddof: An
     return _shape.squeeze(result)
 
 
+@_composite
 def corrcoef(x: Any, y: Any = None, rowvar: bool = True, *, dtype: Any = None) -> Tensor:
     """Pearson correlation coefficients."""
     c = cov(x, y, rowvar, dtype=dtype)

@@ -21,6 +21,7 @@ from ...mutation import in_place_target, is_tracked, transformation_running, wri
 from ...ops import elementwise as ew
 from ...ops import shape
 from ...tensor import Tensor
+from .._namespace import composite as _composite
 
 __all__ = ["put", "place", "put_along_axis", "fill_diagonal"]
 
@@ -70,6 +71,7 @@ def _write(a: Any, values: Any, name: str, inplace: bool, update: Any, numpy_wri
     return None
 
 
+@_composite
 def put(a: Any, ind: Any, v: Any, mode: str = "raise", *, inplace: bool = True) -> Any:
     """``a.flat[ind] = v`` (``v`` repeated to ``len(ind)``), as :func:`numpy.put`.
 
@@ -102,6 +104,7 @@ def put(a: Any, ind: Any, v: Any, mode: str = "raise", *, inplace: bool = True) 
     return _write(a, v, "put", inplace, update, lambda arr: np.put(arr, indices, read_value(v)))
 
 
+@_composite
 def place(arr: Any, mask: Any, vals: Any, *, inplace: bool = True) -> Any:
     """``arr[mask] = vals`` with ``vals`` repeated to the number of true elements, as
     :func:`numpy.place`."""
@@ -116,6 +119,7 @@ def place(arr: Any, mask: Any, vals: Any, *, inplace: bool = True) -> Any:
                   lambda array: np.place(array, mask_value, read_value(vals)))  # fmt: skip
 
 
+@_composite
 def put_along_axis(
     arr: Any, indices: Any, values: Any, axis: int | None, *, inplace: bool = True
 ) -> Any:
@@ -145,6 +149,7 @@ def put_along_axis(
     return _write(arr, values, "put_along_axis", inplace, update, numpy_write)
 
 
+@_composite
 def fill_diagonal(a: Any, val: Any, wrap: bool = False, *, inplace: bool = True) -> Any:
     """Fill the main diagonal of ``a`` (2-d, or all axes equal) with ``val``, repeated, as
     :func:`numpy.fill_diagonal`; ``wrap`` continues past the end of a tall matrix."""

@@ -2,7 +2,9 @@
 
 - :func:`odeint` and :func:`solve_ivp`: SciPy's solvers (LSODA; RK45, RK23,
   DOP853, Radau, BDF, LSODA) with the right-hand side traced and compiled
-  once per solve, differentiated by the adjoint method (reverse mode) and by
+  once per solve (kept between solves that read the same state) and run as
+  straight-line float code when small, differentiated by the adjoint method
+  (reverse mode; one forward-sensitivity solve for a small system) and by
   forward sensitivities (forward mode), to any order, and batched under
   ``vmap`` as one solve;
 - :func:`quad`: SciPy's adaptive quadrature, differentiable in its limits and

@@ -52,6 +52,14 @@ def _value_key(value: Any) -> Any:
     return (type(value), value)
 
 
+def value_key(value: Any) -> Any:
+    """A hashable key of ``value`` (small arrays by value), or ``None`` if it has none."""
+    try:
+        return _value_key(value)
+    except _Unhashable:
+        return None
+
+
 def _atom_key(atom: Any) -> Any:
     if hasattr(atom, "id"):  # a Var
         return ("v", atom.id, atom.shape, atom.dtype, atom.weak)
@@ -108,10 +116,12 @@ def share(key: Any, compiled: Callable, origin: Any) -> None:
             _cache.popitem(last=False)
 
 
-def compiled_program(program: Any, compile_it: Callable[[Any], Callable]) -> Callable:
-    """The compiled function of ``program``: a cached one for the same fingerprint, else
-    ``compile_it(program)`` (and cached)."""
-    key = fingerprint(program)
+def compiled_program(
+    program: Any, compile_it: Callable[[Any], Callable], key: Any = None
+) -> Callable:
+    """The compiled function of ``program``: a cached one for the same fingerprint (``key``,
+    if already computed), else ``compile_it(program)`` (and cached)."""
+    key = fingerprint(program) if key is None else key
     if key is None:
         return compile_it(program)
     with _lock:

@@ -28,6 +28,8 @@ from ...convert import as_tensor
 from ...effects import Handler, handler, no_handlers, perform_args
 from ...errors import ConcretizationError
 from ...tensor import Tensor
+from . import _cache
+from ._fingerprint import fingerprint
 from ._system import System
 
 
@@ -64,11 +66,28 @@ class Function:
         y0: Tensor,
         t0: Any,
         who: str,
+        solver_key: Any = None,
     ) -> None:
         leaves, treedef = tree.flatten(args)
         dynamic = [i for i, x in enumerate(leaves) if _is_parameter(x)]
         size = int(np.prod(shape))
         name = getattr(func, "__name__", type(func).__name__)
+        params = [_as_parameter(leaves[i]) for i in dynamic]
+        # A solve like an earlier one reuses its system (see ._cache): same func and Python
+        # state it reads, same structure, shapes and dtypes, same solver options.
+        key = entry = None
+        if solver_key is not None:
+            static = [x for i, x in enumerate(leaves) if i not in set(dynamic)]
+            state = _cache.snapshot(func, static)
+            if state is not None:
+                types = tuple((type(x), x.shape, x.dtype) for x in params)
+                key = (state, treedef, types, shape, tfirst, who, solver_key)
+                entry = _cache.lookup(key)
+                if entry is _cache.VOLATILE:
+                    key = entry = None
+                elif entry is not None and entry.checked:
+                    self.params, self.system = params, entry.system
+                    return
 
         def user_fn(y: Any, s: Any, *params: Any) -> Tensor:
             full = list(leaves)
@@ -86,10 +105,12 @@ class Function:
             out = _knp.reshape(out, (size,))
             return out if out.dtype == np.float64 else out.astype(np.float64)
 
-        params = [_as_parameter(leaves[i]) for i in dynamic]
-        example_y = _knp.reshape(y0, (size,)).astype(np.float64)
+        # Plain values to trace with: no op is performed on the solve's own tensors, so a
+        # solve traced and a solve found in the cache look the same to an outer `jit`.
+        example_y = np.asarray(_example(y0), dtype=np.float64).reshape(size)
+        examples = (example_y, _example(t0), *[_example(p) for p in params])
         try:
-            program = program_module.trace(user_fn, (example_y, t0, *params), {}, None, name)
+            program = program_module.trace(user_fn, examples, {}, None, name)
         except ConcretizationError:
             _refuse_tracked_reads(user_fn, example_y, t0, params, who)
             self.params = params
@@ -103,8 +124,26 @@ class Function:
             return program_module.replay(core, (y, s, *params))[0]
 
         self.params = [*params, *captured]
+        if entry is not None:  # the key's second solve: the same program, or never cached
+            if not captured and fingerprint(core) == entry.fingerprint:
+                entry.checked = True
+                self.system = entry.system
+                return
+            _cache.store(key, _cache.VOLATILE)
+            key = None
         self.system = System(fn, size, integrator, name)
         self.system.seed(core, [program_module.example_value(p) for p in self.params])
+        if key is not None and not captured and self.system.identity is not None:
+            _cache.store(key, _Entry(self.system))
+
+
+class _Entry:
+    """A cached system; ``checked`` once a second trace gave the same program."""
+
+    def __init__(self, system: System) -> None:
+        self.system = system
+        self.fingerprint = system.identity
+        self.checked = False
 
 
 class _Watch(Handler):
@@ -128,6 +167,10 @@ class _Watch(Handler):
         for o in out if isinstance(out, tuple) else (out,):
             self.allowed.add(id(o))
         return out
+
+
+def _example(x: Any) -> Any:
+    return program_module.example_value(x) if isinstance(x, Tensor) else x
 
 
 def _plain(x: Any) -> Tensor:

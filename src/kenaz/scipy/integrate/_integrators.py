@@ -10,6 +10,8 @@ Jacobian, per-component tolerances, a first step).
 
 from __future__ import annotations
 
+import threading
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -41,17 +43,30 @@ class Odeint:
     ) -> np.ndarray:
         """``rhs(y, t)`` from ``times[0]`` through ``times``; ``jac(y, t)`` its Jacobian in
         ``y`` (the user's ``Dfun`` first), which LSODA's stiff method uses."""
-        from scipy.integrate import odeint
+        from scipy.integrate import ODEintWarning, odeint
 
         y0 = np.asarray(y0, dtype=np.float64)
-        out, info = odeint(
-            rhs,
-            y0,
-            np.asarray(times),
-            Dfun=self.jacobian or jac,
-            full_output=True,
-            **self.options,
-        )
+        if self.derived:  # a derivative's solve: a failure raises (below), not warns
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ODEintWarning)
+                out, info = odeint(
+                    rhs, y0, np.asarray(times), Dfun=jac, full_output=True, **self.options
+                )
+            if info["message"] != "Integration successful.":
+                raise RuntimeError(
+                    "kenaz.scipy.integrate.odeint: a derivative's solve failed "
+                    f"({info['message']}); its result would be wrong. Loosen rtol/atol or "
+                    "raise mxstep."
+                )
+        else:
+            out, info = odeint(
+                rhs,
+                y0,
+                np.asarray(times),
+                Dfun=self.jacobian or jac,
+                full_output=True,
+                **self.options,
+            )
         self.info = info
         return out
 
@@ -74,7 +89,9 @@ class Odeint:
         output intervals, the longest of duration ``span``: the step budget of each
         interval for all of them, and step bounds in ``sigma``."""
         options = dict(self.options)
-        options["mxstep"] = (options.get("mxstep") or 500) * intervals
+        # Copy i spans output intervals 0..i, and the copies' hard stretches fall at
+        # different pseudo-times: a budget of every copy's steps (a limit, not a cost).
+        options["mxstep"] = (options.get("mxstep") or 500) * 2 * intervals * (intervals + 1)
         for key in ("hmax", "hmin"):
             if options.get(key):
                 options[key] = options[key] / span
@@ -120,7 +137,11 @@ class _SharedInfo:
 
 class Ivp:
     """``scipy.integrate.solve_ivp`` with one method, tolerances and options; ``info`` is
-    the last result (its ``nfev``, ``status``, ``message``, and ``sol`` when dense)."""
+    the last result (its ``nfev``, ``status``, ``message``, and ``sol`` when dense).
+
+    ``info`` and ``kept`` are per thread: a cached system (see ``._cache``) serves the
+    solves of several threads with this one integrator.
+    """
 
     def __init__(
         self,
@@ -133,8 +154,24 @@ class Ivp:
         self.method, self.rtol, self.atol = method, rtol, atol
         self.options = options
         self.dense_output = dense_output
-        self.info: Any = None
-        self.kept: tuple | None = None  # (y0, result) of the solve that chose the times
+        self._local = threading.local()
+
+    @property
+    def info(self) -> Any:
+        return getattr(self._local, "info", None)
+
+    @info.setter
+    def info(self, value: Any) -> None:
+        self._local.info = value
+
+    @property
+    def kept(self) -> tuple | None:
+        """(y0, result) of the solve that chose the times (see :meth:`steps`)."""
+        return getattr(self._local, "kept", None)
+
+    @kept.setter
+    def kept(self, value: tuple | None) -> None:
+        self._local.kept = value
 
     def steps(self, rhs: Callable, y0: np.ndarray, t0: float, tf: float) -> np.ndarray:
         """The solver's own output times from ``t0`` to ``tf`` (without ``t_eval``); the
@@ -173,12 +210,15 @@ class Ivp:
             return kept[1].y.T
         if times.shape[0] == 1 or times[0] == times[-1]:
             return np.broadcast_to(y0, (times.shape[0], y0.shape[0])).copy()
+        # SciPy wants t_eval strictly monotonic: a repeated time (t_eval starting at t0, two
+        # events at once) is solved for once and copied.
+        new = np.concatenate([[True], np.diff(times) != 0])
         result = solve_ivp(
             lambda s, y: rhs(y, s),
             (times[0], times[-1]),
             y0,
             method=self.method,
-            t_eval=times,
+            t_eval=times[new],
             rtol=self.rtol,
             atol=self.atol,
             dense_output=self.dense_output,
@@ -190,7 +230,7 @@ class Ivp:
             raise RuntimeError(
                 f"kenaz.scipy.integrate.solve_ivp: the solver failed: {result.message}"
             )
-        return result.y.T
+        return result.y.T if new.all() else result.y.T[np.cumsum(new) - 1]
 
     def dense(self, rhs: Callable, y0: np.ndarray, times: np.ndarray) -> Callable:
         """As :meth:`Odeint.dense`, with this method and tolerances."""

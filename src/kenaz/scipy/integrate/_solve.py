@@ -4,14 +4,18 @@
 Its rules never differentiate the solver's steps; each is another solve, so
 that every rule is itself differentiable, batchable and compiled:
 
-- reverse (``grad``, ``vjp``): the *adjoint* ``a' = -a J_y``, ``a_params' =
+- reverse (``grad``, ``vjp``) of a small system (:func:`_by_sensitivities`):
+  one solve of ``y`` with its sensitivities ``S = dy/d(y0, params)``, whose
+  pullback contracts the cotangent with ``S``: no backward solve, and its
+  derivatives (second order) are those of that solve, stable for stiff
+  systems too;
+- reverse of a larger system: the *adjoint* ``a' = -a J_y``, ``a_params' =
   -a J_params``, integrated backwards with ``a`` jumping by the cotangent at
   each output time. First order is the ``ode_adjoint`` op: one solve for all
   output times, ``y`` from a dense forward solve (stable for stiff systems).
-  Its derivatives (second order) come from the differentiable formulation,
-  solves of ``[y, a, a_params]`` with ``y`` integrated backwards too (HIPS
-  autograd's and ``jax.experimental.ode``'s method, which a stiff system
-  makes diverge). Memory is that of the right-hand side's vjp, whatever the
+  Its derivatives (second order) are those of the same quantities computed
+  from the sensitivities' forward solve (no ``y`` integrated backwards, which
+  a stiff system makes diverge). Memory is that of the right-hand side's vjp, whatever the
   number of steps; the times' cotangents need no solve;
 - forward (``jvp``): the *sensitivity* system ``s' = J_y s + J_params
   params_dot`` integrated with ``y``, as this same op;
@@ -52,12 +56,60 @@ def _as_dtype(x: Tensor, like: Any) -> Tensor:
     return x if x.dtype == dtype or dtype.kind not in "fc" else x.astype(dtype)
 
 
+# Reverse mode solves either the sensitivities ``[y, dy/d(y0, params)]`` forward (one
+# solve; the pullback contracts them) or the adjoint backward (a dense forward solve, then
+# one solve of every output interval's adjoint side by side). The sensitivities are taken
+# while their state has at most this many entries, or fewer than the adjoint's: one solve,
+# no interpolation, cheap steps (the states are small, run as float code).
+SENSITIVITY_LIMIT = 128
+REVERSE: str | None = None  # "adjoint" or "sensitivities": force one (tests, comparisons)
+
+
+def _by_sensitivities(n: int, m: int, count: int) -> bool:
+    if REVERSE is not None:
+        return REVERSE == "sensitivities"
+    size = n * (1 + m)
+    return size <= SENSITIVITY_LIMIT or size <= max(count - 1, 1) * m
+
+
 def _reverse(args: tuple, *, system: System) -> tuple:
     y0, t, *params = args
+    n = system.size
+    m = n + sum(int(np.prod(np.shape(p))) for p in params)
+    if _by_sensitivities(n, m, int(np.shape(t)[0])):
+        return _reverse_by_sensitivities(system, y0, t, params, m)
     ys = solve(y0, t, *params, system=system)
 
     def pullback(g: Tensor) -> tuple:
         return _adjoint(system, ys, g, y0, t, params)
+
+    return ys, pullback
+
+
+def _sensitivities(system: System, y0: Any, t: Any, params: Sequence[Any], m: int) -> tuple:
+    """``ys`` and ``S = dy/d(y0, params)`` of shape ``(len(t), n, m)``, from one solve."""
+    n = system.size
+    shapes = tuple(tuple(int(d) for d in np.shape(p)) for p in params)
+    start = np.zeros((n, m))
+    start[:, :n] = np.eye(n)
+    state = _knp.concatenate([_knp.asarray(y0).astype(np.float64), _knp.asarray(start.reshape(-1))])
+    out = solve(state, t, *params, system=system.sensitivities(shapes))
+    return out[:, :n], _knp.reshape(out[:, n:], (int(np.shape(t)[0]), n, m))
+
+
+def _reverse_by_sensitivities(system: System, y0: Any, t: Any, params: list, m: int) -> tuple:
+    """``ys`` with ``S = dy/d(y0, params)`` at each time, from one solve; the pullback is
+    ``g`` contracted with ``S`` (differentiable: the solve is this op again)."""
+    n = system.size
+    ys, S = _sensitivities(system, y0, t, params, m)
+
+    def pullback(g: Tensor) -> tuple:
+        bar = _knp.einsum("ti,tij->j", _knp.asarray(g), S)
+        return (
+            _as_dtype(bar[:n], y0),
+            _times_cotangent(system, ys, g, y0, t, params, bar[:n]),
+            *_split(bar[n:], params),
+        )
 
     return ys, pullback
 
@@ -70,12 +122,23 @@ def _adjoint(system: System, ys: Tensor, g: Tensor, y0: Any, t: Any, params: lis
     ``t_i`` at its slope, and with ``t[0]`` as ``-Phi(t_i, t_0) f(y0, t0)``.
     """
     a0, a_params = adjoint(ys, g, t, *params, system=system)
+    t_bar = _times_cotangent(system, ys, g, y0, t, params, a0)
+    return (_as_dtype(a0, y0), t_bar, *_split(a_params, params))
+
+
+def _times_cotangent(
+    system: System, ys: Tensor, g: Any, y0: Any, t: Any, params: list[Any], a0: Tensor
+) -> Tensor:
+    """The cotangent of ``t``: ``y(t_i)`` moves with ``t_i`` at its slope, and with
+    ``t[0]`` as ``-Phi(t_i, t_0) f(y0, t0)`` (``a0`` is ``y0``'s cotangent). Zeros, with no
+    slope evaluated, if no transformation tracks ``t``."""
+    if not getattr(t, "_trace", None):
+        return _knp.zeros_like(_knp.asarray(t))
     count = int(np.shape(t)[0])
     slopes = [system.evaluate(ys[i], t[i], params) for i in range(1, count)]
     later = [_knp.sum(slope * g[i + 1]) for i, slope in enumerate(slopes)]
     first = -_knp.sum((a0 - g[0]) * system.evaluate(y0, t[0], params))
-    t_bar = _knp.reshape(_knp.stack([first, *later]), np.shape(t))
-    return (_as_dtype(a0, y0), _as_dtype(t_bar, t), *_split(a_params, params))
+    return _as_dtype(_knp.reshape(_knp.stack([first, *later]), np.shape(t)), t)
 
 
 def _split(flat: Tensor, params: Sequence[Any]) -> list[Tensor]:
@@ -141,18 +204,16 @@ def _adjoint_impl(ys: Any, g: Any, t: Any, *params: Any, system: System) -> tupl
 
 
 def _adjoint_differentiable(ys: Any, g: Any, t: Any, *params: Any, system: System) -> tuple:
-    """What :func:`_adjoint_impl` computes, as solves of ``[y, a, a_params]`` (``y``
-    integrated backwards too): differentiable, for derivatives of second order."""
+    """What :func:`_adjoint_impl` computes, differentiably: ``g`` contracted with the
+    sensitivities ``S(t_i) = dy(t_i)/d(y(t0), params)``, from one forward solve (stable for
+    stiff systems, unlike integrating ``y`` backwards with the adjoint). For derivatives of
+    second order: ``a(t0) = sum_i S_i[:, :n]^T g_i``, ``a_params = sum_i S_i[:, n:]^T g_i``.
+    ``ys`` enters through ``ys[0]`` only (the others are its solution)."""
     n = system.size
-    sizes = tuple(int(np.prod(np.shape(p))) for p in params)
-    backwards = system.adjoint(sizes)
-    count = int(np.shape(t)[0])
-    a, a_params = g[count - 1], _knp.zeros((sum(sizes),))
-    for i in range(count - 1, 0, -1):
-        state = _knp.concatenate([ys[i], a, a_params])
-        end = solve(state, _knp.stack([t[i], t[i - 1]]), *params, system=backwards)[1]
-        a, a_params = end[n : 2 * n] + g[i - 1], end[2 * n :]
-    return a, a_params
+    m = n + sum(int(np.prod(np.shape(p))) for p in params)
+    S = _sensitivities(system, ys[0], t, params, m)[1]
+    bar = _knp.einsum("ti,tij->j", _knp.reshape(_knp.asarray(g), (-1, n)), S)
+    return bar[:n], bar[n:]
 
 
 def _adjoint_forward(primals: tuple, tangents: tuple, *, system: System) -> tuple:

@@ -24,6 +24,7 @@ import numpy as np
 from ... import numpy as _knp
 from ...compiler import program as program_module
 from ...compiler import staged as _staged
+from ...compiler.passes import optimize
 from ...effects import handlers_installed, no_handlers
 from ...errors import ConcretizationError
 from ...forward import jvp
@@ -32,15 +33,20 @@ from ...reverse import vjp
 from ...tensor import Tensor
 from ...vectorize import vmap
 from ._fingerprint import compiled_program, fingerprint, fuse_scalar_stacks, share, shared
+from ._scalar import scalar_code
 
 
-def _compile_program(program: Any) -> Callable:
+def _compile_program(program: Any, key: Any = None) -> Callable:
     """Optimized and compiled (once per distinct program: see :mod:`._fingerprint`)."""
 
     def compile_it(program: Any) -> Callable:
-        return _staged.Staged(fuse_scalar_stacks(program, program_module)).compile()
+        # No numba fusion: compiling its kernels takes seconds, which a right-hand side's
+        # small arrays do not earn back (small ones run as Python floats, below).
+        fused = fuse_scalar_stacks(program, program_module)
+        code = _staged.Staged(fused, fuse=False).compile()
+        return scalar_code(optimize(program), code) or code
 
-    return compiled_program(program, compile_it)
+    return compiled_program(program, compile_it, key)
 
 
 def _signature(values: Sequence[Any]) -> tuple:
@@ -153,8 +159,8 @@ class System:
 
     def seed(self, program: Any, params: Sequence[Any]) -> None:
         """Compile an already traced program of ``fn`` for the signature of ``params``."""
-        self._compiled[_signature(list(params))] = _compile_program(program)
         self.identity, self.origin = fingerprint(program), program
+        self._compiled[_signature(list(params))] = _compile_program(program, self.identity)
 
     def _compile(self, key: tuple, params: list[Any]) -> Callable:
         with self._lock:
@@ -209,31 +215,6 @@ class System:
                     if self.identity is not None:
                         found.identity, found.origin = (self.identity, key), self.origin
         return found
-
-    def adjoint(self, sizes: tuple[int, ...]) -> System:
-        """State ``[y, a, a_params]``: ``y' = f``, ``a' = -a J_y``, ``a_params' = -a J_params``,
-        integrated backwards in time with ``y`` (the differentiable formulation: stable
-        while ``y`` is, backwards too; see :meth:`adjoint_numpy` for first order)."""
-
-        def build() -> System:
-            n, fn = self.size, self.fn
-
-            def adjoint_fn(state: Any, s: Any, *params: Any) -> Tensor:
-                y, a = state[:n], state[n : 2 * n]
-                dy, pullback = vjp(lambda y_, *p: fn(y_, s, *p), y, *params)
-                cotangents = pullback(-a)
-                flat = [_knp.reshape(c, (-1,)) for c in cotangents]
-                return _knp.concatenate([dy, *flat]).astype(np.float64)
-
-            return System(
-                adjoint_fn,
-                2 * n + sum(sizes),
-                self.integrator.derivative(),
-                f"adjoint of {self.name}",
-                self.traceable,
-            )
-
-        return self.derived(("adjoint", sizes), build)
 
     def adjoint_numpy(
         self, params: Sequence[Any], copies: int, jacobian: bool = False
@@ -302,6 +283,45 @@ class System:
             )
 
         return self.derived(("sensitivity", active), build)
+
+    def sensitivities(self, shapes: tuple[tuple[int, ...], ...]) -> System:
+        """State ``[y, S]`` with ``S = dy / d(y0, params)`` of shape ``(n, m)`` flattened,
+        ``m = n + params' size`` (parameters of ``shapes``): ``y' = f``, ``S' = J_y S +
+        [0 | J_params]``, from ``S(t0) = [I | 0]``. The reverse rule of a small system
+        (:func:`._solve._reverse`): its pullback is a contraction, with no backward solve."""
+
+        def build() -> System:
+            n, fn = self.size, self.fn
+            sizes = [int(np.prod(shape)) for shape in shapes]
+            m = n + sum(sizes)
+            # Row k of `basis[j]` is parameter j's tangent in column k of S: the unit
+            # vector of that column, zero in the columns of y0 and of other parameters.
+            eye = np.eye(m)
+            basis, start = [], n
+            for shape, size in zip(shapes, sizes, strict=True):
+                basis.append(eye[:, start : start + size].reshape((m, *shape)))
+                start += size
+
+            def sensitivities_fn(state: Any, s: Any, *params: Any) -> Tensor:
+                y = state[:n]
+                columns = _knp.transpose(_knp.reshape(state[n:], (n, m)))  # (m, n)
+
+                def push(dy: Any, *dparams: Any) -> Tensor:
+                    return jvp(lambda y_, *p: fn(y_, s, *p), (y, *params), (dy, *dparams))[1]
+
+                pushed = vmap(push)(columns, *[_knp.asarray(b) for b in basis])  # (m, n)
+                dS = _knp.reshape(_knp.transpose(pushed), (n * m,))
+                return _knp.concatenate([fn(y, s, *params), dS]).astype(np.float64)
+
+            return System(
+                sensitivities_fn,
+                n * (1 + m),
+                self.integrator.derivative(),
+                f"sensitivities of {self.name}",
+                self.traceable,
+            )
+
+        return self.derived(("sensitivities", shapes), build)
 
     def batched(self, size: int, batched_params: tuple[bool, ...]) -> System:
         """``size`` copies of the system as one, states side by side (``vmap`` of ``fn``)."""

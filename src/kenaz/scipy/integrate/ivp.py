@@ -22,6 +22,8 @@ from ... import numpy as _knp
 from ...compiler import program as program_module
 from ...effects import handlers_installed
 from ...tensor import Tensor
+from ._events import Events
+from ._fingerprint import value_key
 from ._function import Function
 from ._integrators import Ivp
 from ._solve import solve
@@ -91,8 +93,11 @@ def solve_ivp(
         except the last, ``tf``).
     dense_output : bool, optional
         Also return ``sol``, a :class:`DenseSolution`.
-    events : None
-        Not supported yet (a root-finding stop has derivatives of its own).
+    events : callable or list of callables, optional
+        SciPy's ``g(t, y, *args)``, with its ``terminal`` and ``direction``
+        attributes: ``t_events`` and ``y_events`` as SciPy's, and a terminal
+        event ends the solve. Event times are differentiable (the implicit
+        function theorem: see :mod:`._events`), to first order.
     vectorized : bool, optional
         Accepted and ignored: the compiled right-hand side is called per state.
     args : tuple, optional
@@ -120,11 +125,6 @@ def solve_ivp(
     """
     if method not in METHODS and not isinstance(method, type):
         raise ValueError(f"kenaz.scipy.integrate.solve_ivp: method must be one of {METHODS}")
-    if events is not None:
-        raise NotImplementedError(
-            "kenaz.scipy.integrate.solve_ivp: events are not supported yet; solve to a fixed "
-            "t_span, or use scipy.integrate.solve_ivp on NumPy values for event times"
-        )
     del vectorized
     y0 = as_float_tensor(y0)
     if y0.ndim > 1:
@@ -142,9 +142,41 @@ def solve_ivp(
             out = user_jac(s, y, *plain_args)
             return np.asarray(out._value if isinstance(out, Tensor) else out, dtype=np.float64)
 
-    integrator = Ivp(method, rtol, atol, {**options, **({"jac": jac} if jac is not None else {})})
-    function = Function(fun, y0.shape, args, True, integrator, y0, t0, "solve_ivp")
+    integrator = Ivp(
+        method,
+        rtol,
+        atol,
+        {**options, **({"jac": jac} if jac is not None else {})},
+        dense_output,
+    )
+    # A solve like an earlier one reuses its system, and with it its integrator (whose
+    # per-call state is per thread); a callable jac is bound to these args: no cache.
+    solver_key = None
+    if not callable(jac) and isinstance(method, str):
+        solver_key = value_key(("solve_ivp", method, rtol, atol, options, jac, dense_output))
+    function = Function(fun, y0.shape, args, True, integrator, y0, t0, "solve_ivp", solver_key)
     params, system = function.params, function.system
+    integrator = system.integrator
+    t_events = y_events = stop = None
+    if events is not None:
+        located = Events(events, args)
+        plain = [program_module.example_value(x) for x in (y0, t0, tf, *params)]
+        y0_value, t0_value, tf_value, *param_values = plain
+        solver = {"method": method, "rtol": rtol, "atol": atol, **options}
+        if jac is not None:
+            solver["jac"] = jac
+        times_found, stop = located.locate(
+            system.rhs(param_values), y0_value, float(t0_value), float(tf_value), solver
+        )
+        t_events, y_events = located.differentiable(times_found, system, y0, t0, params)
+        if stop is not None:  # a terminal event: the solve ends at its (differentiable) time
+            tf = next(
+                t[-1] for t, found in zip(t_events, times_found, strict=True)
+                if found.size and float(found[-1]) == stop
+            )  # fmt: skip
+            if t_eval is not None:
+                t_eval = as_float_tensor(t_eval).astype(np.float64)
+                t_eval = t_eval[np.asarray(program_module.example_value(t_eval)) <= stop]
 
     if t_eval is None:
         times = _solver_steps(system, integrator, y0, t0, tf, params)
@@ -154,7 +186,6 @@ def solve_ivp(
         t_eval = _knp.reshape(t_eval, (-1,))
         times = _knp.concatenate([_knp.reshape(t0, (1,)), t_eval])
         outputs = slice(1, None)
-    integrator.dense_output = dense_output
     ys = solve(y0, times, *params, system=system)[outputs]
     result = integrator.info
     sol = None
@@ -174,13 +205,17 @@ def solve_ivp(
         t=times[outputs],
         y=_knp.transpose(ys),
         sol=sol,
-        t_events=None,
-        y_events=None,
+        t_events=t_events,
+        y_events=y_events,
         nfev=getattr(result, "nfev", 0),
         njev=getattr(result, "njev", 0),
         nlu=getattr(result, "nlu", 0),
-        status=getattr(result, "status", 0),
-        message=getattr(result, "message", "The solver successfully reached the end."),
+        status=1 if events is not None and stop is not None else getattr(result, "status", 0),
+        message=(
+            "A termination event occurred."
+            if events is not None and stop is not None
+            else getattr(result, "message", "The solver successfully reached the end.")
+        ),
         success=getattr(result, "success", True),
     )
 

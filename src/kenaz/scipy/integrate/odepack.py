@@ -18,6 +18,7 @@ from ... import numpy as _knp
 from ... import tree
 from ...convert import as_tensor
 from ...tensor import Tensor
+from ._fingerprint import value_key as _value_key
 from ._function import Function
 from ._integrators import Odeint
 from ._solve import solve
@@ -155,7 +156,10 @@ mxhnil, mxordn, mxords, printmessg : optional
             return out.T if col_deriv else out
 
     integrator = Odeint(options, jacobian)
-    function = Function(func, y0.shape, args, tfirst, integrator, y0, t[0], "odeint")
+    # full_output reads the integrator's last info, and Dfun is bound to these args: such
+    # solves get a system of their own (no cache).
+    solver_key = None if full_output or Dfun is not None else _value_key(options)
+    function = Function(func, y0.shape, args, tfirst, integrator, y0, t[0], "odeint", solver_key)
     flat = _knp.reshape(y0, (-1,))
     ys = solve(flat, t, *function.params, system=function.system)
     ys = _knp.reshape(ys, (t.shape[0], *y0.shape))

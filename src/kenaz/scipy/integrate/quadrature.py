@@ -49,7 +49,7 @@ class Integrand:
         compiled = self._compiled.get(key)
         if compiled is None:
             program = program_module.trace(self.fn, (np.float64(0.0), *params), {}, None, self.name)
-            compiled = self._compiled[key] = _staged.Staged(program).compile()
+            compiled = self._compiled[key] = _staged.Staged(program, fuse=False).compile()
         return lambda x: compiled(x, *params)[0]
 
     def evaluate(self, x: Any, params: list[Any]) -> Tensor:
@@ -72,6 +72,16 @@ def _quad_impl(a: Any, b: Any, *params: Any, integrand: Integrand) -> np.ndarray
 
     f = integrand.numpy(list(params))
     a, b = float(a), float(b)
+    if "weight" in integrand.options:  # SciPy's weighted rules are scalar: one per entry
+        values, errors = [], []
+        for i in range(integrand.size):
+            value, error, *info = scipy_quad(
+                lambda x, i=i: f(x)[i], a, b, full_output=1, **integrand.options
+            )
+            values.append(value)
+            errors.append(error)
+        integrand.info = (max(errors), *info) if integrand.size == 1 else (max(errors),)
+        return np.array(values, dtype=np.float64)
     if integrand.size == 1:
         value, error, *info = scipy_quad(
             lambda x: f(x)[0], a, b, full_output=1, **integrand.options
@@ -87,10 +97,25 @@ def _quad_impl(a: Any, b: Any, *params: Any, integrand: Integrand) -> np.ndarray
 
 
 def _end_slope(integrand: Integrand, x: Tensor, params: list) -> Tensor | None:
-    """``f(x)``, the derivative of the integral in its upper limit (zero at infinity)."""
+    """``f(x) w(x)``, the derivative of the integral in its upper limit (zero at infinity;
+    ``w`` is SciPy's ``weight``, 1 without one)."""
     if np.isinf(values_of([x])[0]) if type(x) is Tensor else False:
         return None
-    return integrand.evaluate(x, params)
+    slope = integrand.evaluate(x, params)
+    weight = integrand.options.get("weight")
+    if weight is None:
+        return slope
+    wvar = integrand.options["wvar"]
+    if weight == "cos":
+        return slope * _knp.cos(wvar * x)
+    if weight == "sin":
+        return slope * _knp.sin(wvar * x)
+    if weight == "cauchy":
+        return slope / (x - wvar)
+    raise ValueError(
+        f"kenaz.scipy.integrate.quad: weight={weight!r} holds the limits themselves; its "
+        "derivative in a limit is not supported (differentiate in args only)"
+    )
 
 
 def _reverse(args: tuple, *, integrand: Integrand) -> tuple:
@@ -98,7 +123,11 @@ def _reverse(args: tuple, *, integrand: Integrand) -> tuple:
     out = integral(a, b, *params, integrand=integrand)
 
     def pullback(g: Tensor) -> tuple:
-        at_b, at_a = _end_slope(integrand, b, params), _end_slope(integrand, a, params)
+        # A limit no transformation tracks needs no slope (a weight may have none there).
+        at_b, at_a = (
+            _end_slope(integrand, end, params) if getattr(end, "_trace", None) else None
+            for end in (b, a)
+        )
         a_bar = None if at_a is None else -_knp.sum(at_a * g)
         b_bar = None if at_b is None else _knp.sum(at_b * g)
         if not params:
@@ -197,9 +226,15 @@ def quad(
     args : any pytree, optional
         Handed to ``func`` unchanged; float leaves are differentiated, as are
         tensors ``func`` reads without being given them.
-    full_output, epsabs, epsrel, limit, points, weight, wvar, wopts, maxp1, limlst : optional
+    full_output, epsabs, epsrel, limit, points, maxp1, limlst : optional
         SciPy's options. The derivative integrals use ``epsabs``, ``epsrel``
-        and ``limit``; ``weight`` and ``complex_func`` are not supported yet.
+        and ``limit``; ``complex_func`` is not supported yet.
+    weight, wvar, wopts : optional
+        SciPy's weighted rules (``"cos"``, ``"sin"``, ``"alg"``, ``"alg-loga"``,
+        ``"alg-logb"``, ``"alg-log"``, ``"cauchy"``): the integral of ``func(x)
+        w(x)``, differentiable in ``args`` (and closed-over tensors) for every
+        weight, in the limits for ``"cos"``, ``"sin"`` and ``"cauchy"`` (the
+        ``"alg"`` weights hold the limits themselves). ``wvar`` is a constant.
 
     Returns
     -------
@@ -217,14 +252,24 @@ def quad(
     >>> round(float(kenaz.grad(area)(2.0)), 6)  # d/dk (k / 3)
     0.333333
     """
-    if weight is not None or complex_func:
+    if complex_func:
         raise NotImplementedError(
-            "kenaz.scipy.integrate.quad: weight= and complex_func= are not supported yet; "
-            "multiply the weight into func, or integrate the real and imaginary parts"
+            "kenaz.scipy.integrate.quad: complex_func= is not supported yet; integrate the "
+            "real and imaginary parts"
         )
-    options = {"epsabs": epsabs, "epsrel": epsrel, "limit": limit}
+    options: dict[str, Any] = {"epsabs": epsabs, "epsrel": epsrel, "limit": limit}
     if points is not None:
         options["points"] = points
+    if weight is not None:
+        if isinstance(wvar, Tensor) and (type(wvar) is not Tensor or wvar._trace):
+            raise ValueError(
+                "kenaz.scipy.integrate.quad: wvar is a constant of the weight; its derivative "
+                "is not supported (write the weight into func to differentiate it)"
+            )
+        wvar = tree.map(lambda v: v._value if isinstance(v, Tensor) else v, wvar)
+        options.update(weight=weight, wvar=wvar)
+        if wopts is not None:
+            options["wopts"] = wopts
     if maxp1 != 50 or limlst != 50 or wvar is not None or wopts is not None:
         options.update(maxp1=maxp1, limlst=limlst)
     args = args if isinstance(args, tuple) else (args,)

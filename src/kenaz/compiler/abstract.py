@@ -1,0 +1,366 @@
+"""Abstract evaluation: the shapes and dtypes of an op's results, without its arithmetic.
+
+Tracing (:mod:`kenaz.compiler.program`) needs only the type of each result to
+record an equation. :func:`result_types` finds it by the op's kind:
+
+- **Elementwise ops** (those batched by :func:`kenaz.ops.batching.elementwise`,
+  which states that they broadcast): the shape is the broadcast of the
+  operands' shapes; the dtype is that of the op's own implementation run on
+  0-d operands of the same dtypes (Python numbers stay Python numbers, so
+  NEP 50's weak promotion is the same), remembered per op, operand dtypes
+  and parameters. Under NumPy 2 a result's dtype depends on the operands'
+  dtypes only, never on their shapes or values.
+- **Reductions** over ``axis``/``keepdims`` (sum, prod, max, min, logsumexp,
+  argmax...): the shape drops (or keeps as 1) the reduced axes; the dtype is
+  the implementation's on an operand of one element per axis.
+- **matmul** and **einsum** (without ``...``): the shape from the operands'
+  sizes; the dtype from one-element operands.
+- **Shape and indexing ops** (reshape, transpose, slicing, gather,
+  concatenate...): the implementation itself, run on *zero-strided* stand-ins
+  (every element aliases one zero, so they cost nothing to allocate); these
+  ops move or view memory and do no arithmetic.
+
+Every other op (decompositions, FFTs, sorting, solvers, user-defined ops
+without the elementwise batching rule) returns ``None``: the tracer runs it
+on the real values. So does any op with an empty operand (nothing to save),
+and any op whose rule raises: the real run then raises the op's own error,
+so errors read as before.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..effects import Op
+from ..ops import axes as _axes
+from ..ops import batching as _batching
+from ..ops import indexing as _indexing
+from ..ops import linalg as _linalg
+from ..ops import shape as _shape
+from .ir import Const, Var
+
+__all__ = ["result_types", "rule_of", "broadcast_shapes", "zero_strided"]
+
+Types = list[tuple[tuple[int, ...], np.dtype]]
+_ndarray = np.ndarray
+_generic = np.generic
+_MEMO_LIMIT = 4096  # remembered dtypes (and shapes of shape ops): cleared when full
+
+# op -> its rule; filled lazily for elementwise ops (a user's op is classified at first sight).
+_dtypes: dict[Any, Any] = {}
+_shaped: dict[Any, Any] = {}
+_rule_of: dict[Op, Any] = {}
+
+
+def result_types(op: Op, inputs: Sequence[Var | Const], params: dict[str, Any]) -> Types | None:
+    """The ``(shape, dtype)`` of each result of ``op`` on ``inputs``, or ``None`` if it must
+    run on real values (see the module doc). May raise: the caller then runs it for real."""
+    rule = rule_of(op)
+    return None if rule is None else rule(op, inputs, params)
+
+
+def rule_of(op: Op) -> Callable[..., Types] | None:
+    """The rule giving ``op``'s result types (``None``: ``op`` runs on real values)."""
+    try:
+        return _rule_of[op]
+    except KeyError:
+        pass
+    rule = _RULES.get(op)
+    if rule is None:
+        batch = op.batch
+        if batch is _elementwise_batch:
+            rule = _elementwise
+        elif batch is _reduction_batch or batch is _index_reduction_batch:
+            rule = _reduction
+    if len(_rule_of) >= _MEMO_LIMIT:  # ops made on the fly (a user's, in a loop)
+        _rule_of.clear()
+    _rule_of[op] = rule
+    return rule
+
+
+# -- stand-ins ----------------------------------------------------------------------------------
+_zero_bytes: dict[np.dtype, bytes] = {}
+
+
+def zero_strided(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+    """A read-only array of ``shape`` and ``dtype`` whose elements all alias one zero."""
+    buffer = _zero_bytes.get(dtype)
+    if buffer is None:
+        buffer = _zero_bytes[dtype] = bytes(dtype.itemsize)
+    return _ndarray(shape, dtype, buffer, 0, (0,) * len(shape))
+
+
+def _small(atom: Var | Const, ndim: int | None = None) -> Any:
+    """A one-element stand-in of ``atom``'s dtype (``ndim`` axes of size 1, default 0-d); a
+    Python number stays itself (weak in NEP 50); a constant that is not a number is kept."""
+    if type(atom) is Var:
+        if atom.weak is not None:
+            return atom.weak(0)
+        return np.zeros((1,) * (ndim or 0), atom.dtype)
+    value = atom.value
+    if type(value) is _ndarray:
+        return np.zeros((1,) * (ndim or 0), value.dtype)
+    return value
+
+
+def _dtype_of(value: Any) -> np.dtype:
+    if type(value) is _ndarray or isinstance(value, _generic):
+        return value.dtype
+    return np.result_type(value)
+
+
+def _run_quietly(op: Op, args: Sequence[Any], params: dict[str, Any]) -> Any:
+    """``op``'s implementation on stand-ins, with NumPy's warnings off (a stand-in's zeros
+    divide by zero where the real values may not; real warnings come from real runs)."""
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return op.impl(*args, **params)
+
+
+def _dtypes_of(op: Op, result: Any) -> list[np.dtype]:
+    return [_dtype_of(r) for r in result] if op.multiple_results else [_dtype_of(result)]
+
+
+def _params_key(params: dict[str, Any]) -> Any:
+    """A hashable key for ``params`` (raises ``TypeError`` if a value is not hashable)."""
+    if not params:
+        return ()
+    key = tuple(params.items())
+    hash(key)
+    return key
+
+
+def _remember(memo: dict[Any, Any], key: Any, value: Any) -> Any:
+    if len(memo) >= _MEMO_LIMIT:
+        memo.clear()
+    memo[key] = value
+    return value
+
+
+def _atom_shape(atom: Var | Const) -> tuple[int, ...]:
+    if type(atom) is Var:
+        return atom.shape
+    value = atom.value
+    if type(value) is _ndarray or isinstance(value, _generic):
+        return value.shape
+    if type(value) in (float, int, bool, complex):
+        return ()
+    raise TypeError("not an array operand")  # a list, a backend array: run it for real
+
+
+def _atom_key(atom: Var | Const) -> Any:
+    """What the dtype of an elementwise result may depend on, for one operand."""
+    if type(atom) is Var:
+        return atom.dtype if atom.weak is None else atom.weak
+    value = atom.value
+    kind = type(value)
+    if kind is float or kind is complex:
+        return kind
+    if kind is int or kind is bool:
+        return (kind, value)  # NEP 50 checks that a Python int fits the array's dtype
+    return value.dtype  # an array or a NumPy scalar (_atom_shape checked which)
+
+
+# -- elementwise ops --------------------------------------------------------------------------
+def _elementwise(op: Op, inputs: Sequence[Var | Const], params: dict[str, Any]) -> Types:
+    shape: tuple[int, ...] | None = None
+    differ = False
+    keys = []  # what the result's dtype may depend on, per operand
+    for a in inputs:
+        if type(a) is Var:
+            s = a.shape
+            keys.append(a.dtype if a.weak is None else a.weak)
+        else:
+            value = a.value
+            kind = type(value)
+            if kind is float or kind is complex:
+                s = ()
+                keys.append(kind)
+            elif kind is int or kind is bool:
+                s = ()
+                keys.append((kind, value))  # NEP 50 checks that a Python int fits the dtype
+            elif kind is _ndarray or isinstance(value, _generic):
+                s = value.shape
+                keys.append(value.dtype)
+            else:
+                raise TypeError("not an array operand")  # a list, a backend array: run it
+        if s != shape:
+            if not shape:
+                shape = s
+            elif s:
+                differ = True
+    if differ:
+        shape = broadcast_shapes([_atom_shape(a) for a in inputs])
+    if 0 in shape:  # type: ignore[operator]
+        raise ValueError("an empty result: run it (it costs nothing)")
+    key = (op, tuple(keys), _params_key(params)) if params else (op, tuple(keys))
+    dtypes = _dtypes.get(key)
+    if dtypes is None:
+        result = _run_quietly(op, [_small(a) for a in inputs], params)
+        dtypes = _remember(_dtypes, key, _dtypes_of(op, result))
+    if len(dtypes) == 1:
+        return [(shape, dtypes[0])]  # type: ignore[list-item]
+    return [(shape, dtype) for dtype in dtypes]  # type: ignore[misc]
+
+
+def broadcast_shapes(shapes: Sequence[tuple[int, ...]]) -> tuple[int, ...]:
+    """NumPy's broadcast of ``shapes`` (``numpy.broadcast_shapes`` without its overhead)."""
+    ndim = max(map(len, shapes))
+    out = [1] * ndim
+    for s in shapes:
+        offset = ndim - len(s)
+        for i, n in enumerate(s):
+            m = out[offset + i]
+            if n != m:
+                if m == 1:
+                    out[offset + i] = n
+                elif n != 1:
+                    raise ValueError(f"shapes {shapes} do not broadcast")
+    return tuple(out)
+
+
+# -- reductions -------------------------------------------------------------------------------
+def _reduction(op: Op, inputs: Sequence[Var | Const], params: dict[str, Any]) -> Types:
+    (x,) = inputs
+    shape = _atom_shape(x)
+    if 0 in shape:
+        raise ValueError("an empty operand: run it")
+    axis, keepdims = params["axis"], params["keepdims"]
+    ndim = len(shape)
+    if axis is None:
+        reduced = set(range(ndim))
+    elif type(axis) is int:
+        reduced = {axis % ndim if ndim else axis}
+    else:
+        reduced = {a % ndim for a in axis}
+    if keepdims:
+        out = tuple(1 if i in reduced else n for i, n in enumerate(shape))
+    else:
+        out = tuple(n for i, n in enumerate(shape) if i not in reduced)
+    key = (op, _atom_key(x), ndim, _params_key(params))
+    dtypes = _dtypes.get(key)
+    if dtypes is None:
+        result = _run_quietly(op, [_small(x, ndim)], params)
+        first = result[0] if op.multiple_results else result
+        if np.shape(first) != (1,) * len(out):
+            raise ValueError("the rule does not fit this reduction: run it")
+        dtypes = _remember(_dtypes, key, _dtypes_of(op, result))
+    return [(out, dtype) for dtype in dtypes]
+
+
+# -- products -------------------------------------------------------------------------------
+def _matmul(op: Op, inputs: Sequence[Var | Const], params: dict[str, Any]) -> Types:
+    x, y = inputs
+    xs, ys = _atom_shape(x), _atom_shape(y)
+    if not xs or not ys or 0 in xs or 0 in ys:
+        raise ValueError("a scalar or an empty operand: run it (it raises or costs nothing)")
+    if xs[-1] != ys[-2 if len(ys) > 1 else -1]:
+        raise ValueError("the sizes do not match: run it for its error")
+    batch = xs[:-2] if xs[:-2] == ys[:-2] else broadcast_shapes([xs[:-2], ys[:-2]])
+    shape = batch + xs[-2:-1] + ys[-1:] if len(ys) > 1 else batch + xs[-2:-1]
+    key = (op, _atom_key(x), _atom_key(y), len(xs), len(ys))
+    dtypes = _dtypes.get(key)
+    if dtypes is None:
+        result = _run_quietly(op, [_small(x, len(xs)), _small(y, len(ys))], params)
+        dtypes = _remember(_dtypes, key, _dtypes_of(op, result))
+    return [(shape, dtypes[0])]
+
+
+def _einsum(op: Op, inputs: Sequence[Var | Const], params: dict[str, Any]) -> Types:
+    spec = params["spec"]
+    if "..." in spec or "->" not in spec:
+        raise ValueError("an implicit or ellipsis einsum: run it")
+    left, right = spec.replace(" ", "").split("->")
+    subscripts = left.split(",")
+    sizes: dict[str, int] = {}
+    shapes = [_atom_shape(a) for a in inputs]
+    for letters, shape in zip(subscripts, shapes, strict=True):
+        if len(letters) != len(shape) or 0 in shape:
+            raise ValueError("run it for its error")
+        for letter, n in zip(letters, shape, strict=True):
+            if sizes.setdefault(letter, n) != n:
+                raise ValueError("the sizes of a letter differ: run it for its error")
+    shape = tuple(sizes[letter] for letter in right)
+    key = (op, tuple([_atom_key(a) for a in inputs]), spec)
+    dtypes = _dtypes.get(key)
+    if dtypes is None:
+        stand_ins = [_small(a, len(s)) for a, s in zip(inputs, shapes, strict=True)]
+        result = _run_quietly(op, stand_ins, params)
+        dtypes = _remember(_dtypes, key, _dtypes_of(op, result))
+    return [(shape, dtypes[0])]
+
+
+# -- shape and indexing ops: their own implementation on zero-strided stand-ins -----------------
+def _on_stand_ins(op: Op, inputs: Sequence[Var | Const], params: dict[str, Any]) -> Types:
+    args = []
+    for a in inputs:
+        if type(a) is Var:
+            if 0 in a.shape:
+                raise ValueError("an empty operand: run it")
+            args.append(a.weak(0) if a.weak is not None else zero_strided(a.shape, a.dtype))
+        else:
+            args.append(a.value)
+    result = _run_quietly(op, args, params)
+    results = result if op.multiple_results else (result,)
+    return [(tuple(np.shape(r)), _dtype_of(r)) for r in results]
+
+
+def _shape_op_key(op: Op, inputs: Sequence[Var | Const], params: dict[str, Any]) -> Any:
+    parts = []
+    for a in inputs:
+        if type(a) is Var:
+            parts.append((a.shape, a.dtype, a.weak))
+        else:
+            value = a.value
+            if type(value) is _ndarray:
+                return None  # an index array: its values are the key (not remembered)
+            parts.append((type(value), value))
+    key = (op, tuple(parts), _params_key(params))
+    hash(key)
+    return key
+
+
+def _shape_op(op: Op, inputs: Sequence[Var | Const], params: dict[str, Any]) -> Types:
+    try:
+        key = _shape_op_key(op, inputs, params)
+    except TypeError:  # an unhashable index or parameter
+        key = None
+    if key is not None:
+        found = _shaped.get(key)
+        if found is not None:
+            return found
+    types = _on_stand_ins(op, inputs, params)
+    if key is not None:
+        _remember(_shaped, key, types)
+    return types
+
+
+_elementwise_batch: Callable = _batching.elementwise
+_reduction_batch: Callable = _axes.reduction
+_index_reduction_batch: Callable = _batching.index_reduction
+
+_RULES: dict[Op, Callable[..., Types]] = {
+    _linalg._matmul: _matmul,
+    _linalg._einsum: _einsum,
+    **{
+        op: _shape_op
+        for op in (
+            _shape._reshape,
+            _shape._transpose,
+            _shape._squeeze,
+            _shape._expand_dims,
+            _shape._broadcast_to,
+            _shape._flip,
+            _shape._concatenate,
+            _shape._pad,
+            _shape._repeat,
+            _shape._tile,
+            _indexing.basic_index,
+            _indexing.gather,
+        )
+    },
+}
