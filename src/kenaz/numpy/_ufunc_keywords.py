@@ -44,7 +44,10 @@ from ..ops import shape
 from ..tensor import Tensor
 from ._out import into_out
 
-__all__ = ["GufuncKeywords", "UfuncKeywords", "apply", "gufunc_signature", "ufunc_signature"]
+__all__ = [
+    "GufuncKeywords", "UfuncKeywords", "apply", "gufunc_signature", "ufunc_signature",
+    "with_ufunc_keywords",
+]  # fmt: skip
 
 _DEFAULTS: dict[str, Any] = {
     "out": None,
@@ -259,6 +262,7 @@ def _wrap_composite(function: Callable[..., Any], ufunc: np.ufunc, name: str) ->
     call.__module__ = getattr(function, "__module__", __name__)
     call.__doc__ = function.__doc__
     call.__wrapped__ = function  # type: ignore[attr-defined]
+    call.__kenaz_ufunc_keywords__ = True  # type: ignore[attr-defined]
     call.__signature__ = ufunc_signature(ufunc.nin)  # type: ignore[attr-defined]
     call.__dict__.update({k: v for k, v in vars(function).items() if k.startswith("__kenaz")})
     return call
@@ -375,13 +379,28 @@ def _wrap_gufunc(function: Callable[..., Any], ufunc: np.ufunc, name: str) -> Ca
     call.__module__ = getattr(function, "__module__", __name__)
     call.__doc__ = function.__doc__
     call.__wrapped__ = function  # type: ignore[attr-defined]
+    call.__kenaz_ufunc_keywords__ = True  # type: ignore[attr-defined]
     call.__signature__ = gufunc_signature(ufunc)  # type: ignore[attr-defined]
     return call
 
 
+def with_ufunc_keywords(function: Callable[..., Any], name: str) -> Callable[..., Any]:
+    """``function`` (the composite ``kenaz.numpy.<name>``) with NumPy's ufunc keywords when
+    ``numpy.<name>`` is a ufunc or a generalized ufunc; else ``function`` itself. Applied
+    where a composite is marked (``_namespace.composite``)."""
+    ufunc = getattr(np, name, None)
+    if not isinstance(ufunc, np.ufunc):
+        return function
+    if ufunc.signature is not None:
+        return _wrap_gufunc(function, ufunc, name)
+    return _wrap_composite(function, ufunc, name)
+
+
 def apply(namespace: dict[str, Any]) -> None:
     """Give every function of ``namespace`` (``kenaz.numpy``'s globals) whose NumPy name is
-    a ufunc NumPy's ufunc keywords: the hook of a primitive, a wrapper of a composite."""
+    a ufunc NumPy's ufunc keywords: the hook of a primitive (the Op itself changes), and a
+    wrapper of a composite that was not marked with ``_namespace.composite`` (those got it
+    there): the ``stacks_own_lists`` composites of ``__init__``, ``matmul``, ``vecdot``."""
     wrapped: dict[int, Callable] = {}  # aliases (abs, absolute) get the same wrapper
     for name, value in list(namespace.items()):
         ufunc = getattr(np, name, None)
@@ -390,13 +409,17 @@ def apply(namespace: dict[str, Any]) -> None:
         if isinstance(value, np.ufunc):
             continue  # NumPy's own (isnat): it has the keywords already
         if ufunc.signature is not None:  # a generalized ufunc: matmul, vecdot...
-            namespace[name] = _wrap_gufunc(value, ufunc, name)
+            if not getattr(value, "__kenaz_ufunc_keywords__", False):
+                namespace[name] = _wrap_gufunc(value, ufunc, name)
             continue
         if isinstance(value, Op):
             if value.keywords is None:
                 value.keywords = UfuncKeywords(value, ufunc, ufunc.__name__)
                 value.__class__ = _UfuncOp
             continue
+        if getattr(value, "__kenaz_ufunc_keywords__", False):
+            continue  # wrapped where it was marked a composite (with_ufunc_keywords)
         if id(value) not in wrapped:
             wrapped[id(value)] = _wrap_composite(value, ufunc, name)
         namespace[name] = wrapped[id(value)]
+
