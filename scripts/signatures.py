@@ -26,29 +26,7 @@ from typing import Any, NamedTuple
 
 # Why a parameter is missing; keys are "namespace.function" patterns (fnmatch) and the
 # parameters they cover. Reasons say what kenaz does instead.
-_UFUNC_KEYWORDS = ("where", "casting", "order", "dtype", "subok", "signature")
-_UFUNC_REASON = (
-    "NumPy's ufunc keywords on kenaz.numpy's elementwise primitives (`Op`s, called as "
-    "`op(*args, **params)`): an eager call hands them to NumPy's ufunc, but the primitives' "
-    "rules do not take them under a transformation. kenaz.scipy.special's functions have "
-    "them (scipy/_ufunc_keywords.py); the primitives need them in their call, a hot path: "
-    "an issue of its own"
-)
 MISSING: list[tuple[str, tuple[str, ...], str]] = [
-    ("numpy.matmul", ("axes", "axis", "keepdims", *_UFUNC_KEYWORDS),
-     "NumPy's generalized-ufunc keywords (axes, axis, keepdims) and ufunc keywords on the "
-     "matmul primitive: " + _UFUNC_REASON.split(": ", 1)[1]),
-    ("numpy.vec*", ("out", "axes", "axis", "keepdims", *_UFUNC_KEYWORDS),
-     "NumPy's generalized-ufunc keywords on vecdot/vecmat (composites of matmul and einsum): "
-     "not yet; use moveaxis for other axes"),
-    ("numpy.matvec", ("out", "axes", "axis", "keepdims", *_UFUNC_KEYWORDS),
-     "NumPy's generalized-ufunc keywords on matvec (a composite of matmul): not yet; use "
-     "moveaxis for other axes"),
-    *[(f"numpy.{name}", ("out", "dtype"),
-       "not yet: out= (and dtype= of nancumsum, nancumprod and trace) on these composites; "
-       "use the returned value (and astype)")
-      for name in ("choose", "compress", "outer", "cumulative_prod", "cumulative_sum", "isneginf",
-                   "isposinf", "nancumprod", "nancumsum", "ptp", "trace")],
     ("numpy.broadcast_*", ("subok",),
      "not yet: subok= (a Tensor has no subclasses to keep; the result is a Tensor)"),
     ("scipy.optimize.minimize", ("jac", "hess", "hessp"),
@@ -189,17 +167,8 @@ def compare() -> Result:
     return Result(compared, functions, missing)
 
 
-def _numpy_ufunc(qualified: str) -> bool:
-    import numpy as np
-
-    namespace, _, name = qualified.rpartition(".")
-    return namespace == "numpy" and isinstance(getattr(np, name, None), np.ufunc)
-
-
 def reason(qualified: str, parameter: str) -> str | None:
     """The listed reason a parameter is missing, or None."""
-    if _numpy_ufunc(qualified) and parameter in ("out", *_UFUNC_KEYWORDS):
-        return _UFUNC_REASON
     for pattern, parameters, why in MISSING:
         if fnmatch.fnmatchcase(qualified, pattern) and parameter in parameters:
             return why

@@ -156,6 +156,7 @@ class Op:
         "reverse",
         "is_call",
         "saves",
+        "keywords",
         "__weakref__",
     )
 
@@ -189,6 +190,10 @@ class Op:
         # class attribute through an instance in many (no specialization).
         self.is_call = False
         self.saves = _saves_table(saves)
+        # For an op that stands for a NumPy ufunc, ``keywords(op, args, params)`` runs the
+        # calls that pass parameters (NumPy's ``out=``, ``where=``, ``dtype=``...): set by
+        # kenaz.numpy (numpy/_ufunc_keywords.py). None for every other op.
+        self.keywords: Callable[[Op, tuple, Mapping[str, Any]], Any] | None = None
 
     def __call__(self, *args: Any, **params: Any) -> Tensor:
         """Perform the op (replaced by ``perform`` itself below, to save a call)."""
@@ -299,6 +304,8 @@ def perform_args(op: Op, args: tuple, params: Mapping[str, Any]) -> Any:
     # This is also the body of `perform` (below): one body, two signatures.
     stack = _handlers.get()
     if stack:
+        if params and op.keywords is not None:  # a ufunc's keywords (`out=`...): see Op
+            return op.keywords(op, args, params)
         outside, innermost = stack
         token = _handlers.set(outside)
         try:
@@ -327,9 +334,16 @@ def perform_args(op: Op, args: tuple, params: Mapping[str, Any]) -> Any:
             run = op.numpy_impl  # NumPy's own function where the op has one (`np.sin`)
             if run is None or (type(x) is not ndarray and type(x) not in NUMPY_TYPES):
                 run = op.impl
-            value = run(x, **params) if params else run(x)
-        else:
+            if not params:
+                value = run(x)
+            elif op.keywords is None:
+                value = run(x, **params)
+            else:  # a ufunc's keywords (`out=`...), tested only when there are parameters
+                return op.keywords(op, args, params)
+        elif op.keywords is None or not params:
             value = op.impl(*[a._value if isinstance(a, Tensor) else a for a in args], **params)
+        else:
+            return op.keywords(op, args, params)
     except ArrayLikeArgument:  # a pandas/xarray/memoryview argument: as NumPy converts it
         args = tuple(numpy_array_like(a) for a in args)
         params = {name: numpy_array_like(v) for name, v in params.items()}

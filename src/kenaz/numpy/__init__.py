@@ -124,7 +124,7 @@ from ..ops.elementwise import (  # noqa: E402,F401
 )
 from ..ops.elementwise import logistic as expit  # noqa: E402,F401
 from ..ops.indexing import getitem  # noqa: E402,F401
-from ..ops.linalg import inner, outer, tensordot, vdot  # noqa: E402,F401
+from ..ops.linalg import inner, tensordot, vdot  # noqa: E402,F401
 from ..ops.reduction import logsumexp  # noqa: E402,F401
 from ..ops.shape import (  # noqa: E402,F401
     broadcast_to,
@@ -187,6 +187,7 @@ from ._signatures import (  # noqa: E402,F401
     max,
     mean,
     min,
+    outer,
     prod,
     round,
     stack,
@@ -462,9 +463,9 @@ def fmin(x, y) -> Tensor:
 
 
 @_composite
-def trace(a, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Tensor:
-    """Sum along a diagonal."""
-    return sum(diagonal(a, offset, axis1, axis2), axis=-1)
+def trace(a, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype=None, out=None) -> Tensor:
+    """Sum along a diagonal (NumPy's signature: ``dtype`` of the sum, ``out`` written)."""
+    return sum(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype, out=out)
 
 
 @_composite
@@ -646,6 +647,10 @@ for _name in sorted(_utilities.OWN_MODULES):
 __all__ += [name for name in _added if not name.startswith("_")]
 __all__ += ["vectorize", "r_", "c_", "longdouble", *sorted(_utilities.OWN_MODULES)]
 del _name, _added
+
+from ._ufunc_keywords import apply as _with_ufunc_keywords  # noqa: E402
+
+_with_ufunc_keywords(globals())  # NumPy's ufunc keywords (out=, where=, dtype=...): see there
 
 # -- the namespace is assembled: what reads it ---------------------------------------------
 from . import _namespace, _tensor_methods  # noqa: E402

@@ -127,16 +127,11 @@ def _rebind(
 ) -> tuple[list[Any], dict[str, Any]]:
     """Map a call of ``numpy_func`` onto ``kenaz_func``'s parameters, by name then by position."""
     numpy_sig, kenaz_sig = _signature(numpy_func), _signature(kenaz_func)
-    if kwargs.get("out") is not None:
-        raise TypeError(
-            f"kenaz: numpy.{name}(..., out=...) is not supported on tracked "
-            "Tensors: use the returned value instead of out="
-        )
     kenaz_params = list(kenaz_sig.parameters.values()) if kenaz_sig is not None else []
     variadic = bool(kenaz_params) and kenaz_params[0].kind is inspect.Parameter.VAR_POSITIONAL
     if numpy_sig is None or not kenaz_params or variadic:
         # No signature to map by name (C functions, primitives): pass the call through as given.
-        return list(args), {k: v for k, v in kwargs.items() if k != "out"}
+        return list(args), {k: v for k, v in kwargs.items() if k != "out" or v is not None}
     bound = numpy_sig.bind(*args, **kwargs)
     kenaz_names = {p.name for p in kenaz_params if p.kind is not p.VAR_POSITIONAL}
     accepts_any_keyword = any(p.kind is p.VAR_KEYWORD for p in kenaz_params)
@@ -152,7 +147,7 @@ def _rebind(
         if param.kind is param.VAR_KEYWORD:
             keywords.update(value)
             continue
-        if param_name == "out" or _is_default(value, param):
+        if _is_default(value, param):  # out= is passed on: kenaz writes into it as NumPy
             continue
         if param_name in kenaz_names:
             keywords[param_name] = value
@@ -257,6 +252,9 @@ def array_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict) -> An
         if given_out is not None:
             return _as_given(result, given_out, kwargs["out"])
         return _as_tensors(result)
+    kenaz_func = _kenaz_counterpart("numpy", name)
+    if method == "__call__" and kwargs and _takes_ufunc_keywords(kenaz_func):
+        return kenaz_func(*inputs, **kwargs)  # out=, where=, dtype=...: see _ufunc_keywords
     out = kwargs.pop("out", None)
     if out is not None and any(o is not None for o in out):
         raise TypeError(
@@ -271,7 +269,7 @@ def array_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict) -> An
         if not harmless:
             raise TypeError(f"kenaz: numpy.{name}(..., {key}=...) is not supported for Tensors")
     if method == "__call__":
-        result = _call_kenaz(name, _kenaz_counterpart("numpy", name), inputs, {})
+        result = _call_kenaz(name, kenaz_func, inputs, {})
     elif method == "reduce":
         result = _reduce_or_scan(name, _UFUNC_REDUCE, inputs, kwargs, method, keepdims=True)
     elif method == "accumulate":
@@ -284,6 +282,11 @@ def array_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict) -> An
     else:
         raise _unsupported(f"{name}.{method}")
     return result if dtype is None else result.astype(dtype)
+
+
+def _takes_ufunc_keywords(kenaz_func: Callable | None) -> bool:
+    signature = None if kenaz_func is None else _signature(kenaz_func)
+    return signature is not None and "casting" in signature.parameters
 
 
 def _call_kenaz(name: str, kenaz_func: Callable | None, args: tuple, kwargs: dict) -> Any:

@@ -28,6 +28,7 @@ from types import ModuleType
 from typing import Any, TypeVar
 
 from ..convert import accepts_nested_lists
+from ._ufunc_keywords import with_ufunc_keywords
 
 __all__ = ["assembled", "register", "composite", "composite_of"]
 
@@ -41,7 +42,10 @@ def composite_of(namespace: str) -> Callable[[Function], Function]:
     whose name a refused conversion's error gives the function."""
 
     def mark(f: Function) -> Function:
-        return accepts_nested_lists(f, namespace)  # type: ignore[no-any-return]
+        marked = accepts_nested_lists(f, namespace)
+        if namespace == "kenaz.numpy":  # a NumPy ufunc's name: its keywords (out=, where=...)
+            marked = with_ufunc_keywords(marked, f.__name__)
+        return marked  # type: ignore[no-any-return]
 
     return mark
 

@@ -3,9 +3,9 @@
 The primitives' front ends (``kenaz.ops.reduction.sum(x, axis, keepdims,
 dtype)``, ...) take their parameters in their own order; NumPy code calls
 ``sum(a, axis, dtype, out, keepdims, initial, where)``. These wrappers take
-NumPy's order and names, accept ``out=None`` and reject anything else with a
-clear error (kenaz functions return new Tensors), and support ``initial`` and ``where``
-where NumPy has them.
+NumPy's order and names, write into ``out=`` as NumPy does (``_out.into_out``: in
+place outside transformations, functionally and differentiably under them), and
+support ``initial`` and ``where`` where NumPy has them.
 """
 
 from __future__ import annotations
@@ -23,21 +23,13 @@ from ..ops import shape as _shape
 from ..ops.elementwise import equal, greater, not_equal
 from ..tensor import Tensor
 from ._composed.indices_and_sets import nonzero
+from ._out import into_out
 
 __all__ = [
     "sum", "prod", "mean", "var", "std", "max", "min", "amax", "amin", "argmax", "argmin",
-    "cumsum", "cumprod", "clip", "round", "around", "all", "any", "dot", "matmul", "einsum",
-    "concatenate", "concat", "stack", "where", "full_like",
+    "cumsum", "cumprod", "clip", "round", "around", "all", "any", "dot", "outer", "matmul",
+    "einsum", "concatenate", "concat", "stack", "where", "full_like",
 ]  # fmt: skip
-
-def reject_out(out: Any, name: str) -> None:
-    """The error for ``out=`` (anything but None): kenaz cannot write into an array."""
-    if out is not None:
-        raise TypeError(
-            f"kenaz.numpy.{name}: out= is not supported (kenaz functions return new Tensors); "
-            "use the returned value"
-        )
-
 
 def _t(x: Any) -> Tensor:
     return x if isinstance(x, Tensor) else as_tensor(x)
@@ -55,26 +47,27 @@ def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=
     """Sum over ``axis`` (NumPy's signature; ``where`` masks, ``initial`` is added)."""
     if out is None and initial is None and where is None:  # the common call, kept short
         return _reduction.sum(a, axis=axis, keepdims=keepdims, dtype=dtype)
-    reject_out(out, "sum")
     total = _reduction.sum(_masked(a, where, 0), axis=axis, keepdims=keepdims, dtype=dtype)
-    return _with_initial(total, initial, _ew.add)
+    result = _with_initial(total, initial, _ew.add)
+    return result if out is None else into_out(out, result, "sum")
 
 
 def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None) -> Tensor:
     """Product over ``axis`` (NumPy's signature)."""
-    reject_out(out, "prod")
     total = _reduction.prod(_masked(a, where, 1), axis=axis, keepdims=keepdims, dtype=dtype)
-    return _with_initial(total, initial, _ew.multiply)
+    result = _with_initial(total, initial, _ew.multiply)
+    return result if out is None else into_out(out, result, "prod")
 
 
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None) -> Tensor:
     """Arithmetic mean over ``axis`` (NumPy's signature)."""
-    reject_out(out, "mean")
     if where is None or where is True:
-        return _reduction.mean(a, axis=axis, keepdims=keepdims, dtype=dtype)
+        result = _reduction.mean(a, axis=axis, keepdims=keepdims, dtype=dtype)
+        return result if out is None else into_out(out, result, "mean")
     mask = _ew.astype(_shape.broadcast_to(where, _t(a).shape), _np.float64)
     total = sum(a, axis=axis, dtype=dtype, keepdims=keepdims, where=where)
-    return total / _reduction.sum(mask, axis=axis, keepdims=keepdims)
+    result = total / _reduction.sum(mask, axis=axis, keepdims=keepdims)
+    return result if out is None else into_out(out, result, "mean")
 
 
 def _ddof(ddof: Any, correction: Any) -> Any:
@@ -83,42 +76,62 @@ def _ddof(ddof: Any, correction: Any) -> Any:
 
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, mean=None,
         correction=None) -> Tensor:  # fmt: skip
-    """Variance over ``axis`` (NumPy's signature; ``correction`` is the Array API ``ddof``)."""
-    reject_out(out, "var")
-    if (where is not None and where is not True) or mean is not None:
-        raise NotImplementedError("kenaz.numpy.var: where= and mean= are not supported")
+    """Variance over ``axis`` (NumPy's signature; ``correction`` is the Array API ``ddof``;
+    ``mean`` a mean computed already, shaped as with ``keepdims=True``)."""
     a = _t(a) if dtype is None else _ew.astype(a, dtype)
-    return _reduction.var(a, axis=axis, ddof=_ddof(ddof, correction), keepdims=keepdims)
+    ddof = _ddof(ddof, correction)
+    if (where is None or where is True) and mean is None:
+        result = _reduction.var(a, axis=axis, ddof=ddof, keepdims=keepdims)
+    else:
+        result = _masked_var(a, axis, ddof, keepdims, where, mean)
+    return result if out is None else into_out(out, result, "var")
+
+
+def _masked_var(a: Tensor, axis: Any, ddof: Any, keepdims: bool, where: Any, mean: Any) -> Tensor:
+    """The variance over the entries ``where`` keeps, about ``mean`` (or their mean)."""
+    where = True if where is None else where
+    real = _np.empty(0, _np.result_type(a.dtype, _np.float16)).real.dtype  # ints: float64
+    count = sum(_ew.astype(_shape.broadcast_to(where, a.shape), real), axis=axis, keepdims=True)
+    if mean is None:
+        mean = sum(a, axis=axis, keepdims=True, where=where) / count
+    deviation = _masked(a - mean, where, 0)
+    squares = _ew.real(deviation * _ew.conjugate(deviation)) if a.dtype.kind == "c" else (
+        deviation * deviation)  # fmt: skip
+    total = sum(squares, axis=axis, keepdims=keepdims)
+    count = count if keepdims else _reduction.sum(count, axis=axis)
+    return total / (count - ddof)
 
 
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, mean=None,
         correction=None) -> Tensor:  # fmt: skip
     """Standard deviation over ``axis`` (NumPy's signature)."""
-    reject_out(out, "std")
-    if (where is not None and where is not True) or mean is not None:
-        raise NotImplementedError("kenaz.numpy.std: where= and mean= are not supported")
     a = _t(a) if dtype is None else _ew.astype(a, dtype)
-    return _reduction.std(a, axis=axis, ddof=_ddof(ddof, correction), keepdims=keepdims)
+    ddof = _ddof(ddof, correction)
+    if (where is None or where is True) and mean is None:
+        result = _reduction.std(a, axis=axis, ddof=ddof, keepdims=keepdims)
+    else:
+        result = _ew.sqrt(_masked_var(a, axis, ddof, keepdims, where, mean))
+    return result if out is None else into_out(out, result, "std")
 
 
 def max(a, axis=None, out=None, keepdims=False, initial=None, where=None) -> Tensor:  # noqa: A001
     """Maximum over ``axis`` (ties share the derivative; NumPy's signature)."""
-    reject_out(out, "max")
     if where is not None and where is not True:
         if initial is None:
             raise ValueError("kenaz.numpy.max: where= needs an initial value, as in NumPy")
         a = _ew.where(where, a, initial)
-    return _with_initial(_reduction.amax(a, axis=axis, keepdims=keepdims), initial, _ew.maximum)
+    result = _with_initial(_reduction.amax(a, axis=axis, keepdims=keepdims), initial, _ew.maximum)
+    return result if out is None else into_out(out, result, "max")
 
 
 def min(a, axis=None, out=None, keepdims=False, initial=None, where=None) -> Tensor:  # noqa: A001
     """Minimum over ``axis`` (NumPy's signature)."""
-    reject_out(out, "min")
     if where is not None and where is not True:
         if initial is None:
             raise ValueError("kenaz.numpy.min: where= needs an initial value, as in NumPy")
         a = _ew.where(where, a, initial)
-    return _with_initial(_reduction.amin(a, axis=axis, keepdims=keepdims), initial, _ew.minimum)
+    result = _with_initial(_reduction.amin(a, axis=axis, keepdims=keepdims), initial, _ew.minimum)
+    return result if out is None else into_out(out, result, "min")
 
 
 amax, amin = max, min
@@ -126,44 +139,46 @@ amax, amin = max, min
 
 def argmax(a, axis=None, out=None, *, keepdims=False) -> Tensor:
     """Index of the maximum (integer: no derivative)."""
-    reject_out(out, "argmax")
-    return _reduction.argmax(a, axis=axis, keepdims=keepdims)
+    result = _reduction.argmax(a, axis=axis, keepdims=keepdims)
+    return result if out is None else into_out(out, result, "argmax", casting="safe")
 
 
 def argmin(a, axis=None, out=None, *, keepdims=False) -> Tensor:
     """Index of the minimum (integer: no derivative)."""
-    reject_out(out, "argmin")
-    return _reduction.argmin(a, axis=axis, keepdims=keepdims)
+    result = _reduction.argmin(a, axis=axis, keepdims=keepdims)
+    return result if out is None else into_out(out, result, "argmin", casting="safe")
 
 
 def cumsum(a, axis=None, dtype=None, out=None) -> Tensor:
     """Cumulative sum (flattened when ``axis`` is None)."""
-    reject_out(out, "cumsum")
-    return _reduction.cumsum(a if dtype is None else _ew.astype(a, dtype), axis=axis)
+    result = _reduction.cumsum(a if dtype is None else _ew.astype(a, dtype), axis=axis)
+    return result if out is None else into_out(out, result, "cumsum")
 
 
 def cumprod(a, axis=None, dtype=None, out=None) -> Tensor:
     """Cumulative product (flattened when ``axis`` is None)."""
-    reject_out(out, "cumprod")
-    return _reduction.cumprod(a if dtype is None else _ew.astype(a, dtype), axis=axis)
+    result = _reduction.cumprod(a if dtype is None else _ew.astype(a, dtype), axis=axis)
+    return result if out is None else into_out(out, result, "cumprod")
 
 
 def clip(a, a_min=None, a_max=None, out=None, *, min=None, max=None, **kwargs) -> Tensor:  # noqa: A002
     """Limit values to ``[a_min, a_max]`` (or the Array API's ``min``/``max``)."""
-    reject_out(out, "clip")
     if kwargs:
         raise TypeError(f"kenaz.numpy.clip: unsupported arguments {sorted(kwargs)}")
     low = a_min if a_min is not None else min
     high = a_max if a_max is not None else max
-    return _ew.clip(a, low, high)
+    result = _ew.clip(a, low, high)
+    if out is None:
+        return result
+    return into_out(out, result, "clip", casting="same_kind", broadcast=True)
 
 
 def round(a, decimals=0, out=None) -> Tensor:  # noqa: A001
     """Round to ``decimals`` (zero derivative, as in JAX)."""
-    reject_out(out, "round")
     if not isinstance(a, Tensor):  # a list of tensors: stacked (round_ multiplies it)
         a = array_argument(a)
-    return _ew.round_(a, decimals)
+    result = _ew.round_(a, decimals)
+    return result if out is None else into_out(out, result, "round", casting="same_kind")
 
 
 around = round
@@ -181,39 +196,45 @@ def _any(a, axis=None, keepdims: bool = False) -> Tensor:
 
 def all(a, axis=None, out=None, keepdims=False, *, where=None) -> Tensor:  # noqa: A001
     """Whether all elements along ``axis`` are true."""
-    reject_out(out, "all")
-    return _all(_masked(a, where, True), axis=axis, keepdims=keepdims)
+    result = _all(_masked(a, where, True), axis=axis, keepdims=keepdims)
+    return result if out is None else into_out(out, result, "all")
 
 
 def any(a, axis=None, out=None, keepdims=False, *, where=None) -> Tensor:  # noqa: A001
     """Whether any element along ``axis`` is true."""
-    reject_out(out, "any")
-    return _any(_masked(a, where, False), axis=axis, keepdims=keepdims)
+    result = _any(_masked(a, where, False), axis=axis, keepdims=keepdims)
+    return result if out is None else into_out(out, result, "any")
 
 
 def dot(a, b, out=None) -> Tensor:
     """NumPy's ``dot``."""
-    reject_out(out, "dot")
-    return _products.dot(a, b)
+    result = _products.dot(a, b)
+    return result if out is None else into_out(out, result, "dot", casting="no")
+
+
+def outer(a, b, out=None) -> Tensor:
+    """NumPy's ``outer`` (the inputs flattened)."""
+    result = _products.outer(a, b)
+    return result if out is None else into_out(out, result, "outer", casting="same_kind")
 
 
 def matmul(x1, x2, /, out=None, **kwargs) -> Tensor:
     """Matrix product with NumPy's ``@`` semantics."""
-    reject_out(out, "matmul")
     if kwargs:
         raise TypeError(f"kenaz.numpy.matmul: unsupported arguments {sorted(kwargs)}")
-    return _products.matmul(x1, x2)
+    result = _products.matmul(x1, x2)
+    return result if out is None else into_out(out, result, "matmul", casting="same_kind")
 
 
 def einsum(subscripts, *operands, out=None, optimize=False, **kwargs) -> Tensor:
     """Einstein summation (``optimize`` is accepted and ignored); also NumPy's sublist form
     ``einsum(a, [0, 1], b, [1, 2], [0, 2])``."""
-    reject_out(out, "einsum")
     if kwargs:
         raise TypeError(f"kenaz.numpy.einsum: unsupported arguments {sorted(kwargs)}")
     if not isinstance(subscripts, str):
         subscripts, operands = _from_sublists((subscripts, *operands))
-    return _products.einsum(subscripts, *operands)
+    result = _products.einsum(subscripts, *operands)
+    return result if out is None else into_out(out, result, "einsum", casting="safe")
 
 
 _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -251,9 +272,9 @@ def concatenate(
     arrays: Sequence[Any], axis=0, out=None, *, dtype=None, casting="same_kind"
 ) -> Tensor:
     """Join arrays along an existing axis (flattened when ``axis`` is None)."""
-    reject_out(out, "concatenate")
     result = _shape.concatenate(arrays, axis=axis)
-    return result if dtype is None else _ew.astype(result, dtype)
+    result = result if dtype is None else _ew.astype(result, dtype)
+    return result if out is None else into_out(out, result, "concatenate", casting=casting)
 
 
 concat = concatenate
@@ -261,9 +282,9 @@ concat = concatenate
 
 def stack(arrays: Sequence[Any], axis=0, out=None, *, dtype=None, casting="same_kind") -> Tensor:
     """Join arrays along a new axis."""
-    reject_out(out, "stack")
     result = _shape.stack(arrays, axis=axis)
-    return result if dtype is None else _ew.astype(result, dtype)
+    result = result if dtype is None else _ew.astype(result, dtype)
+    return result if out is None else into_out(out, result, "stack", casting=casting)
 
 
 

@@ -19,6 +19,7 @@ from ...ops import elementwise as ew
 from ...ops import reduction, shape
 from ...tensor import Tensor
 from .._namespace import composite as _composite
+from .._out import into_out
 from ._arguments import _knp
 
 __all__ = ["quantile", "percentile", "nanquantile", "nanpercentile"]
@@ -170,11 +171,6 @@ def _quantile(
     return result
 
 
-def _reject_out(out: Any, name: str) -> None:
-    if out is not None:
-        raise TypeError(f"kenaz.numpy.{name}: out= is not supported; use the returned value")
-
-
 @_composite
 def quantile(
     a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
@@ -190,9 +186,9 @@ def quantile(
     >>> knp.quantile(knp.array([1.0, 2.0, 3.0, 4.0]), 0.5, method="lower")
     Tensor(2.)
     """
-    _reject_out(out, "quantile")
     method = interpolation or method
-    return _quantile(a, q, axis, method, keepdims, weights, False, "quantile")
+    result = _quantile(a, q, axis, method, keepdims, weights, False, "quantile")
+    return into_out(out, result, "quantile")
 
 
 @_composite
@@ -202,9 +198,9 @@ def percentile(
     interpolation: Any = None,
 ) -> Tensor:  # fmt: skip
     """``q``-th percentiles (``q`` in [0, 100]); as :func:`quantile`."""
-    _reject_out(out, "percentile")
     method = interpolation or method
-    return _quantile(a, _float(q) / 100, axis, method, keepdims, weights, False, "percentile")
+    result = _quantile(a, _float(q) / 100, axis, method, keepdims, weights, False, "percentile")
+    return into_out(out, result, "percentile")
 
 
 @_composite
@@ -214,9 +210,9 @@ def nanquantile(
     interpolation: Any = None,
 ) -> Tensor:  # fmt: skip
     """Quantiles ignoring NaNs (each slice among its own valid values; NaN if it has none)."""
-    _reject_out(out, "nanquantile")
     method = interpolation or method
-    return _quantile(a, q, axis, method, keepdims, weights, True, "nanquantile")
+    result = _quantile(a, q, axis, method, keepdims, weights, True, "nanquantile")
+    return into_out(out, result, "nanquantile")
 
 
 @_composite
@@ -226,6 +222,6 @@ def nanpercentile(
     interpolation: Any = None,
 ) -> Tensor:  # fmt: skip
     """Percentiles ignoring NaNs."""
-    _reject_out(out, "nanpercentile")
     method = interpolation or method
-    return _quantile(a, _float(q) / 100, axis, method, keepdims, weights, True, "nanpercentile")
+    result = _quantile(a, _float(q) / 100, axis, method, keepdims, weights, True, "nanpercentile")
+    return into_out(out, result, "nanpercentile")

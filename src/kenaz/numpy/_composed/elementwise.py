@@ -18,6 +18,7 @@ from ...ops import elementwise as _ew
 from ...ops import special as _special
 from ...tensor import Tensor
 from .._namespace import composite as _composite
+from .._out import into_out
 from ._arguments import _float, _t
 
 __all__ = [
@@ -108,13 +109,15 @@ def iscomplex(x: Any) -> Tensor:
 
 
 @_composite
-def isneginf(x: Any) -> Tensor:
-    return _ew.logical_and(_ew.isinf(x), signbit(x))
+def isneginf(x: Any, out: Any = None) -> Tensor:
+    result = _ew.logical_and(_ew.isinf(x), signbit(x))
+    return into_out(out, result, "isneginf", casting="same_kind", broadcast=True)
 
 
 @_composite
-def isposinf(x: Any) -> Tensor:
-    return _ew.logical_and(_ew.isinf(x), _ew.logical_not(signbit(x)))
+def isposinf(x: Any, out: Any = None) -> Tensor:
+    result = _ew.logical_and(_ew.isinf(x), _ew.logical_not(signbit(x)))
+    return into_out(out, result, "isposinf", casting="same_kind", broadcast=True)
 
 
 @_composite

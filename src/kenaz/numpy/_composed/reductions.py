@@ -14,6 +14,7 @@ from ...ops import reduction as _reduction
 from ...ops import shape as _shape
 from ...tensor import Tensor
 from .._namespace import composite as _composite
+from .._out import into_out
 from ._arguments import _axis, _float, _knp, _t
 
 __all__ = [
@@ -23,9 +24,10 @@ __all__ = [
 
 
 @_composite
-def ptp(a: Any, axis: Any = None, keepdims: bool = False) -> Tensor:
+def ptp(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False) -> Tensor:
     """Range ``max - min`` along ``axis``."""
-    return _reduction.amax(a, axis, keepdims) - _reduction.amin(a, axis, keepdims)
+    result = _reduction.amax(a, axis, keepdims) - _reduction.amin(a, axis, keepdims)
+    return into_out(out, result, "ptp")
 
 
 def _without_nan(a: Any, fill: float) -> Tensor:
@@ -56,13 +58,11 @@ def _count(a: Tensor, axis: Any, keepdims: bool) -> Tensor:
 def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False,
             *, where: Any = None) -> Tensor:  # fmt: skip
     """Mean ignoring NaNs (and the elements ``where`` excludes)."""
-    if out is not None:
-        raise TypeError("kenaz.numpy.nanmean: out= is not supported; use the returned value")
     a = _float(a)
     if where is not None and where is not True:
         a = _ew.where(where, a, _np.nan)
     total = _reduction.sum(_without_nan(a, 0.0), axis=axis, keepdims=keepdims, dtype=dtype)
-    return total / _count(a, axis, keepdims)
+    return into_out(out, total / _count(a, axis, keepdims), "nanmean")
 
 
 @_composite
@@ -71,8 +71,6 @@ def nanvar(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: A
            correction: Any = None) -> Tensor:  # fmt: skip
     """Variance ignoring NaNs (and the elements ``where`` excludes); ``mean`` is a mean
     already computed (with ``keepdims=True``), ``correction`` the Array API's ``ddof``."""
-    if out is not None:
-        raise TypeError("kenaz.numpy.nanvar: out= is not supported; use the returned value")
     a = _float(a) if dtype is None else _ew.astype(_float(a), dtype)
     if where is not None and where is not True:
         a = _ew.where(where, a, _np.nan)
@@ -83,7 +81,7 @@ def nanvar(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: A
         centered * centered
     )
     total = _reduction.sum(squared, axis=axis, keepdims=keepdims)
-    return total / (_count(a, axis, keepdims) - ddof)
+    return into_out(out, total / (_count(a, axis, keepdims) - ddof), "nanvar")
 
 
 @_composite
@@ -91,8 +89,9 @@ def nanstd(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: A
            keepdims: bool = False, *, where: Any = None, mean: Any = None,
            correction: Any = None) -> Tensor:  # fmt: skip
     """Standard deviation ignoring NaNs (NumPy's signature, as :func:`nanvar`)."""
-    return _ew.sqrt(nanvar(a, axis, dtype, out, ddof, keepdims, where=where, mean=mean,
-                           correction=correction))  # fmt: skip
+    deviation = _ew.sqrt(nanvar(a, axis, dtype, None, ddof, keepdims, where=where, mean=mean,
+                                correction=correction))  # fmt: skip
+    return into_out(out, deviation, "nanstd")
 
 
 @_composite
@@ -112,43 +111,47 @@ def nanmin(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False, in
 @_composite
 def nanargmax(a: Any, axis: Any = None, out: Any = None, *, keepdims: bool = False) -> Tensor:
     """Index of the maximum ignoring NaNs (integer: no derivative)."""
-    if out is not None:
-        raise TypeError("kenaz.numpy.nanargmax: out= is not supported; use the returned value")
-    return _reduction.argmax(_without_nan(a, -_np.inf), axis, keepdims=keepdims)
+    result = _reduction.argmax(_without_nan(a, -_np.inf), axis, keepdims=keepdims)
+    return into_out(out, result, "nanargmax", casting="safe")
 
 
 @_composite
 def nanargmin(a: Any, axis: Any = None, out: Any = None, *, keepdims: bool = False) -> Tensor:
     """Index of the minimum ignoring NaNs (integer: no derivative)."""
-    if out is not None:
-        raise TypeError("kenaz.numpy.nanargmin: out= is not supported; use the returned value")
-    return _reduction.argmin(_without_nan(a, _np.inf), axis, keepdims=keepdims)
+    result = _reduction.argmin(_without_nan(a, _np.inf), axis, keepdims=keepdims)
+    return into_out(out, result, "nanargmin", casting="safe")
 
 
 @_composite
-def nancumsum(a: Any, axis: Any = None) -> Tensor:
-    return _reduction.cumsum(_without_nan(a, 0.0), axis)
+def nancumsum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Tensor:
+    """Cumulative sum treating NaN as 0 (flattened when ``axis`` is None)."""
+    return _knp().cumsum(_without_nan(a, 0.0), axis, dtype, out)
 
 
 @_composite
-def nancumprod(a: Any, axis: Any = None) -> Tensor:
-    return _reduction.cumprod(_without_nan(a, 1.0), axis)
+def nancumprod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Tensor:
+    """Cumulative product treating NaN as 1 (flattened when ``axis`` is None)."""
+    return _knp().cumprod(_without_nan(a, 1.0), axis, dtype, out)
 
 
 @_composite
 def cumulative_sum(
-    x: Any, /, *, axis: Any = None, dtype: Any = None, include_initial: bool = False
-) -> Tensor:
+    x: Any, /, *, axis: Any = None, dtype: Any = None, out: Any = None,
+    include_initial: bool = False,
+) -> Tensor:  # fmt: skip
     """Array API ``cumulative_sum`` (``include_initial`` prepends a zero)."""
-    return _cumulative(_reduction.cumsum, 0.0, x, axis, dtype, include_initial)
+    result = _cumulative(_reduction.cumsum, 0.0, x, axis, dtype, include_initial)
+    return into_out(out, result, "cumulative_sum")
 
 
 @_composite
 def cumulative_prod(
-    x: Any, /, *, axis: Any = None, dtype: Any = None, include_initial: bool = False
-) -> Tensor:
+    x: Any, /, *, axis: Any = None, dtype: Any = None, out: Any = None,
+    include_initial: bool = False,
+) -> Tensor:  # fmt: skip
     """Array API ``cumulative_prod`` (``include_initial`` prepends a one)."""
-    return _cumulative(_reduction.cumprod, 1.0, x, axis, dtype, include_initial)
+    result = _cumulative(_reduction.cumprod, 1.0, x, axis, dtype, include_initial)
+    return into_out(out, result, "cumulative_prod")
 
 
 def _cumulative(scan, initial, x, axis, dtype, include_initial):

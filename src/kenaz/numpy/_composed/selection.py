@@ -14,6 +14,7 @@ from ...ops import shape as _shape
 from ...ops.indexing import getitem as _getitem
 from ...tensor import Tensor
 from .._namespace import composite as _composite
+from .._out import into_out
 from ._arguments import _knp, _t
 from .shape_manipulation import broadcast_arrays
 
@@ -51,20 +52,23 @@ def select(condlist: Sequence[Any], choicelist: Sequence[Any], default: Any = 0)
 
 
 @_composite
-def choose(a: Any, choices: Sequence[Any], mode: str = "raise") -> Tensor:
+def choose(a: Any, choices: Sequence[Any], out: Any = None, mode: str = "raise") -> Tensor:
     """``choices[a[i]][i]`` elementwise (``mode="raise"`` only)."""
     index = _t(a)
     stacked = _shape.stack(list(broadcast_arrays(index, *choices))[1:])
-    return _knp().take_along_axis(stacked, _np.asarray(index)[None], 0)[0]
+    result = _knp().take_along_axis(stacked, _np.asarray(index)[None], 0)[0]
+    return into_out(out, result, "choose", casting="same_kind")
 
 
 @_composite
-def compress(condition: Any, a: Any, axis: Any = None) -> Tensor:
+def compress(condition: Any, a: Any, axis: Any = None, out: Any = None) -> Tensor:
     """The slices of ``a`` along ``axis`` where ``condition`` is True."""
     picked = _np.nonzero(_np.asarray(condition))[0]
     if axis is None:
-        return _getitem(_shape.ravel(_t(a)), picked)
-    return _knp().take(a, picked, axis=axis)
+        result = _getitem(_shape.ravel(_t(a)), picked)
+    else:
+        result = _knp().take(a, picked, axis=axis)
+    return into_out(out, result, "compress")
 
 
 @_composite
