@@ -156,3 +156,27 @@ def test_a_subclass_and_an_escaped_batched_view_take_the_general_path():
     for use in (lambda v: v + 1.0, lambda v: 1.0 + v, lambda v: v @ v, lambda v: knp.sin(v)):
         with pytest.raises(Exception, match="vmap"):
             use(escaped[0])
+
+
+@pytest.mark.parametrize("operation, op", OPERATORS, ids=lambda v: getattr(v, "__name__", ""))
+def test_operators_on_numpy_scalar_values_give_what_perform_gives(operation, op):
+    total = knp.sum(Tensor(F32))  # an op on 0-d values holds a NumPy scalar
+    assert type(total._value) is np.float32
+    with np.errstate(all="ignore"):
+        for x, y in ((total, 2.0), (total, Tensor(F64)), (total, total), (total, np.float64(3))):
+            _same(operation(x, y), _via_perform(op, (x, y)))
+        for number in (2.0, 3, 1j):
+            if (
+                operation
+                in (
+                    operator.lt,
+                    operator.le,
+                    operator.gt,
+                    operator.ge,
+                    operator.floordiv,
+                    operator.mod,
+                )
+                and number == 1j
+            ):
+                continue  # NumPy refuses to order complex numbers
+            _same(operation(number, total), _via_perform(op, (number, total)))

@@ -390,23 +390,31 @@ def binary_operator(name: str, op: Op, reflected: bool = False) -> Callable[[Ten
     on an ndarray and an ndarray or a Python number.
     """
     ufunc = op.numpy_impl or op.impl.ufunc
+    impl = op.impl
 
     def forward(self: Tensor, other: Any) -> Tensor:
         stack = _handlers.get()
         if stack:
             return _handle(stack, op, (self, other))
         if type(self) is Tensor:  # not a batched view that escaped its vmap: it raises below
+            if type(other) is Tensor:
+                y = other._value
+            elif type(other) is float or type(other) is int or type(other) in NUMPY_TYPES:
+                y = other
+            else:  # a list, a pandas value, a batched view...
+                return perform_args(op, (self, other), {})
             x = self._value
-            y = other._value if type(other) is Tensor else other
-            if type(x) is ndarray and (type(y) is ndarray or type(y) is float or type(y) is int):
-                try:  # free until it raises
+            try:  # free until it raises
+                if type(x) is ndarray and (type(y) is ndarray or type(y) in NUMPY_TYPES):
                     value = ufunc(x, y)
-                except ValueError:  # shapes that do not broadcast: perform's error names them
-                    return perform_args(op, (self, other), {})
-                out = _new_object(Tensor)
-                out._value = value
-                out._trace = None
-                return out
+                else:  # a NumPy scalar (an op on 0-d values gives one), another backend
+                    value = impl(x, y)
+            except (ValueError, ArrayLikeArgument):  # perform's error names op and shapes
+                return perform_args(op, (self, other), {})
+            out = _new_object(Tensor)
+            out._value = value
+            out._trace = None
+            return out
         return perform_args(op, (self, other), {})
 
     def backward(self: Tensor, other: Any) -> Tensor:
@@ -414,18 +422,17 @@ def binary_operator(name: str, op: Op, reflected: bool = False) -> Callable[[Ten
         if stack:
             return _handle(stack, op, (other, self))
         if type(self) is Tensor and (
-            type(other) is float or type(other) is int or type(other) is ndarray
+            type(other) is float or type(other) is int or type(other) in NUMPY_TYPES
         ):
             x = self._value
-            if type(x) is ndarray:
-                try:
-                    value = ufunc(other, x)
-                except ValueError:
-                    return perform_args(op, (other, self), {})
-                out = _new_object(Tensor)
-                out._value = value
-                out._trace = None
-                return out
+            try:
+                value = ufunc(other, x) if type(x) is ndarray else impl(other, x)
+            except (ValueError, ArrayLikeArgument):
+                return perform_args(op, (other, self), {})
+            out = _new_object(Tensor)
+            out._value = value
+            out._trace = None
+            return out
         return perform_args(op, (other, self), {})
 
     operator = backward if reflected else forward
