@@ -57,6 +57,14 @@ def fresh_level() -> int:
     return next(_levels)
 
 
+class _StatedSignature:
+    """``Op.__signature__``: the signature an op's ``keywords`` hook states (NumPy's, for a
+    ufunc), else None, as on the class itself (``inspect`` then reads ``__call__``)."""
+
+    def __get__(self, op: Any, owner: Any = None) -> Any:
+        return None if op is None else getattr(op.keywords, "signature", None)
+
+
 class Op:
     """A primitive operation: a name, a NumPy implementation and its rules.
 
@@ -194,6 +202,9 @@ class Op:
         # calls that pass parameters (NumPy's ``out=``, ``where=``, ``dtype=``...): set by
         # kenaz.numpy (numpy/_ufunc_keywords.py). None for every other op.
         self.keywords: Callable[[Op, tuple, Mapping[str, Any]], Any] | None = None
+
+    # What `inspect.signature` shows: NumPy's, for an op whose ufunc keywords hook states it.
+    __signature__ = _StatedSignature()
 
     def __call__(self, *args: Any, **params: Any) -> Tensor:
         """Perform the op (replaced by ``perform`` itself below, to save a call)."""

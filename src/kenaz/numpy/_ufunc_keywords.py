@@ -76,6 +76,11 @@ class UfuncKeywords:
     def __call__(self, op: Op, args: tuple, params: Mapping[str, Any]) -> Any:
         return self.run(args, params)
 
+    @property
+    def signature(self) -> inspect.Signature:
+        """NumPy's signature of the ufunc: what ``inspect.signature`` shows for the op."""
+        return ufunc_signature(self.ufunc.nin)
+
     def run(self, args: tuple, keywords: Mapping[str, Any]) -> Any:
         """``function(*args)`` with NumPy's ufunc ``keywords``."""
         ufunc, name = self.ufunc, self.name
@@ -236,17 +241,6 @@ def ufunc_signature(nin: int) -> inspect.Signature:
               for i in range(nin)]  # fmt: skip
     keywords = [inspect.Parameter(k, kinds.KEYWORD_ONLY, default=v) for k, v in _DEFAULTS.items()]
     return inspect.Signature(arrays + keywords)
-
-
-class _UfuncOp(Op):
-    """An ``Op`` standing for a NumPy ufunc: the same object, with NumPy's signature for
-    ``inspect`` (its keywords are run by the ``keywords`` hook)."""
-
-    __slots__ = ()
-
-    @property
-    def __signature__(self) -> inspect.Signature:  # type: ignore[override]
-        return ufunc_signature(self.keywords.ufunc.nin)  # type: ignore[union-attr]
 
 
 def _wrap_composite(function: Callable[..., Any], ufunc: np.ufunc, name: str) -> Callable:
@@ -415,11 +409,9 @@ def apply(namespace: dict[str, Any]) -> None:
         if isinstance(value, Op):
             if value.keywords is None:
                 value.keywords = UfuncKeywords(value, ufunc, ufunc.__name__)
-                value.__class__ = _UfuncOp
             continue
         if getattr(value, "__kenaz_ufunc_keywords__", False):
             continue  # wrapped where it was marked a composite (with_ufunc_keywords)
         if id(value) not in wrapped:
             wrapped[id(value)] = _wrap_composite(value, ufunc, name)
         namespace[name] = wrapped[id(value)]
-
