@@ -31,6 +31,8 @@ LAYERS: dict[str, int] = {
     "kenaz.ndarray_methods": 1,  # the base class of Tensor: its ndarray methods and attributes
     "kenaz.convert": 3,  # converting arguments to tensors: beside the ops, which use it
     "kenaz.effects": 2,
+    "kenaz.rule_tables": 2,  # an op's rule and saves tables, as effects.Op keeps them
+    "kenaz.operators": 2,  # Tensor's operators: perform's eager path inlined
     "kenaz.ops": 3,
     "kenaz.call": 3,
     "kenaz.transform": 4,

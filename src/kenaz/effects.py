@@ -19,11 +19,11 @@ from collections.abc import Callable, Mapping, Sequence
 from contextvars import ContextVar
 from typing import Any
 
-from numpy import matmul as _numpy_matmul
 from numpy import ndarray  # globals: `np.ndarray` is a slow read (module __getattr__)
 
 from .backend import NUMPY_TYPES, ArrayLikeArgument, numpy_array_like
 from .errors import explain_backend_error
+from .rule_tables import each_argument, rule_table, saves_table
 from .tensor import Tensor, _make
 
 __all__ = [
@@ -47,6 +47,10 @@ __all__ = [
 # tuple to build for every op.
 Stack = tuple  # () or (Stack, Handler)
 _handlers: ContextVar[Stack] = ContextVar("kenaz_handlers", default=())
+
+installed_stack = _handlers.get
+"""The handler stack now (``()`` when none is installed), read in one call: for the eager
+fast paths that test for handlers themselves (:mod:`kenaz.operators`)."""
 
 _levels = itertools.count(1)
 _new_object = object.__new__
@@ -186,8 +190,8 @@ class Op:
         self.name = name
         self.impl = impl
         self.numpy_impl = numpy_impl or getattr(impl, "numpy_impl", None)
-        self.jvp = _rule_table(jvp)
-        self.vjp = _rule_table(vjp)
+        self.jvp = rule_table(jvp)
+        self.vjp = rule_table(vjp)
         self.batch = batch
         self.differentiable = differentiable
         self.multiple_results = multiple_results
@@ -197,7 +201,7 @@ class Op:
         # slot, not a class attribute: CPython 3.11 reads a slot in a few instructions, a
         # class attribute through an instance in many (no specialization).
         self.is_call = False
-        self.saves = _saves_table(saves)
+        self.saves = saves_table(saves)
         # For an op that stands for a NumPy ufunc, ``keywords(op, args, params)`` runs the
         # calls that pass parameters (NumPy's ``out=``, ``where=``, ``dtype=``...): set by
         # kenaz.numpy (numpy/_ufunc_keywords.py). None for every other op.
@@ -212,86 +216,6 @@ class Op:
 
     def __repr__(self) -> str:
         return f"Op({self.name!r})"
-
-
-def _rule_table(rules: Any) -> Any:
-    if rules is None or isinstance(rules, each_argument):
-        return rules
-    return tuple(rules)
-
-
-def _saves_table(saves: Any) -> Any:
-    """``Op.saves`` as the tape reads it, per argument: None (nothing kept), an int (the one
-    value kept: argument ``i``, or ``-1`` for the output: one subscript on the tape's path),
-    or a function ``keep(ans, args)`` returning the tuple of values kept."""
-    if saves is None:
-        return _SavesAll()
-    if isinstance(saves, each_argument):
-        return _SavesEach(saves.rule)
-    # Arguments past the declared entries keep nothing (an index, say): padded, so that the
-    # tape's lookup is one subscript (no op has 16 positional arguments; variadic ones use
-    # `each_argument`).
-    keepers = tuple(_keeper(positions) for positions in saves)
-    return keepers + (None,) * (16 - len(keepers))
-
-
-def _keeper(positions: Sequence[int | slice]) -> int | Callable[[Any, tuple], tuple] | None:
-    if not positions:
-        return None
-    if len(positions) == 1 and type(positions[0]) is int:
-        return positions[0]
-    picks = tuple(positions)
-
-    def keep(ans: Any, args: tuple) -> tuple:
-        kept: list[Any] = []
-        for p in picks:
-            if type(p) is int:
-                kept.append(ans if p == -1 else args[p])
-            else:  # a slice of arguments (a variadic op's index arrays)
-                kept.extend(args[p])
-        return tuple(kept)
-
-    return keep
-
-
-def _keep_all(ans: Any, args: tuple) -> tuple:
-    return (ans, *args)
-
-
-class _SavesAll:
-    """The table of an op that states nothing: every pullback may keep all its inputs."""
-
-    __slots__ = ()
-
-    def __getitem__(self, index: int) -> Callable[[Any, tuple], tuple]:
-        return _keep_all
-
-
-class _SavesEach:
-    """The table of a variadic op: ``rule(i)`` is argument ``i``'s positions."""
-
-    __slots__ = ("rule",)
-
-    def __init__(self, rule: Callable[[int], Sequence[int]]) -> None:
-        self.rule = rule
-
-    def __getitem__(self, index: int) -> int | Callable[[Any, tuple], tuple] | None:
-        return _keeper(self.rule(index))
-
-
-class each_argument:  # noqa: N801 - used like a function in rule tables
-    """Rules for a variadic op: ``rules[i]`` is ``rule`` with the argument index bound first.
-
-    ``Op("concatenate", ..., vjp=each_argument(lambda i, ans, *xs, axis: ...))``.
-    """
-
-    __slots__ = ("rule",)
-
-    def __init__(self, rule: Callable[..., Any]) -> None:
-        self.rule = rule
-
-    def __getitem__(self, index: int) -> Callable[..., Any]:
-        return functools.partial(self.rule, index)
 
 
 def identity(g: Any) -> Any:
@@ -369,112 +293,17 @@ def perform_args(op: Op, args: tuple, params: Mapping[str, Any]) -> Any:
     return out
 
 
-def _handle(stack: Stack, op: Op, args: tuple) -> Any:
+def handle_innermost(stack: Stack, op: Op, args: tuple) -> Any:
     """Give ``op`` (no call, no parameters) to the innermost handler of the non-empty
-    ``stack``: ``perform_args``' first branch, for the operators below, which read the
-    stack themselves (one frame, as ``perform_args`` was: the cost under a handler is
-    unchanged)."""
+    ``stack``: ``perform_args``' first branch, for the eager fast paths that read the stack
+    themselves (:mod:`kenaz.operators`: one frame, as ``perform_args`` is, so the cost
+    under a handler is unchanged)."""
     outside, innermost = stack
     token = _handlers.set(outside)
     try:
         return innermost.handle(op, args, {})
     finally:
         _handlers.reset(token)
-
-
-# -- Tensor's operators: perform's eager path inlined ---------------------------------------
-# With no handler, `x + y` on two tensors of 16 elements spent more than half its time in
-# kenaz: the dunder's frame, then `perform_args`' and the impl's, each testing the operands
-# again. The operators below run NumPy's own ufunc at once when no handler is installed and
-# the operands are what that ufunc takes as the op's implementation would (a plain Tensor
-# holding an ndarray; another one, an ndarray, or a Python float or int), which is the very
-# call `op.impl` makes for them; anything else, and any error, goes to `perform_args`.
-# What remains is the floor of a Python operator: the dunder's frame and the result's
-# allocation (about 1,300 machine instructions, where NumPy's `x + y` takes 3,600).
-def binary_operator(name: str, op: Op, reflected: bool = False) -> Callable[[Tensor, Any], Tensor]:
-    """Tensor's operator ``name`` for the binary ``op``: ``x + y`` (``"__add__"``) for
-    ``add``, or with ``reflected`` ``y + x`` (``"__radd__"``).
-
-    Equal to ``perform_args(op, (self, other), {})`` (``(other, self)`` when reflected),
-    with its eager path inlined for NumPy operands: ``op.numpy_impl``, or the ``ufunc``
-    its implementation states (``kenaz.ops.elementwise._by_operator``), must compute ``op``
-    on an ndarray and an ndarray or a Python number.
-    """
-    ufunc = op.numpy_impl or op.impl.ufunc
-    impl = op.impl
-
-    def forward(self: Tensor, other: Any) -> Tensor:
-        stack = _handlers.get()
-        if stack:
-            return _handle(stack, op, (self, other))
-        if type(self) is Tensor:  # not a batched view that escaped its vmap: it raises below
-            if type(other) is Tensor:
-                y = other._value
-            elif type(other) is float or type(other) is int or type(other) in NUMPY_TYPES:
-                y = other
-            else:  # a list, a pandas value, a batched view...
-                return perform_args(op, (self, other), {})
-            x = self._value
-            try:  # free until it raises
-                if type(x) is ndarray and (type(y) is ndarray or type(y) in NUMPY_TYPES):
-                    value = ufunc(x, y)
-                else:  # a NumPy scalar (an op on 0-d values gives one), another backend
-                    value = impl(x, y)
-            except (ValueError, ArrayLikeArgument):  # perform's error names op and shapes
-                return perform_args(op, (self, other), {})
-            out = _new_object(Tensor)
-            out._value = value
-            out._trace = None
-            return out
-        return perform_args(op, (self, other), {})
-
-    def backward(self: Tensor, other: Any) -> Tensor:
-        stack = _handlers.get()
-        if stack:
-            return _handle(stack, op, (other, self))
-        if type(self) is Tensor and (
-            type(other) is float or type(other) is int or type(other) in NUMPY_TYPES
-        ):
-            x = self._value
-            try:
-                value = ufunc(other, x) if type(x) is ndarray else impl(other, x)
-            except (ValueError, ArrayLikeArgument):
-                return perform_args(op, (other, self), {})
-            out = _new_object(Tensor)
-            out._value = value
-            out._trace = None
-            return out
-        return perform_args(op, (other, self), {})
-
-    operator = backward if reflected else forward
-    operator.__name__ = name
-    operator.__qualname__ = f"Tensor.{name}"
-    return operator
-
-
-def matmul_operator(matmul: Callable[[Any, Any], Tensor]) -> Callable[[Tensor, Any], Tensor]:
-    """Tensor's ``x @ y``: ``matmul(x, y)`` (which checks the shapes, then performs the
-    primitive), with NumPy's ``matmul`` run at once on two plain tensors holding ndarrays
-    when no handler is installed. Any error (a 0-d operand, shapes that do not align)
-    comes from ``matmul``, which names the op and the shapes."""
-
-    def __matmul__(self: Tensor, other: Any) -> Tensor:  # noqa: N807 - the operator itself
-        if not _handlers.get() and type(self) is Tensor and type(other) is Tensor:
-            x = self._value
-            y = other._value
-            if type(x) is ndarray and type(y) is ndarray:
-                try:
-                    value = _numpy_matmul(x, y)
-                except ValueError:
-                    return matmul(self, other)
-                out = _new_object(Tensor)
-                out._value = value
-                out._trace = None
-                return out
-        return matmul(self, other)
-
-    __matmul__.__qualname__ = "Tensor.__matmul__"
-    return __matmul__
 
 
 def _with_variadic_arguments(function: Callable[..., Any], name: str) -> Callable[..., Any]:

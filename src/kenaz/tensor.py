@@ -224,7 +224,7 @@ class Tensor(NdarrayMethods):
 
     # -- operators (bound below, once the primitives exist) ----------------------
     # The binary arithmetic, bitwise and comparison operators and `@` are made by
-    # `kenaz.effects.binary_operator` and `matmul_operator` (they inline perform's eager
+    # `kenaz.operators.binary_operator` and `matmul_operator` (they inline perform's eager
     # path, which sits above this module) and set by `kenaz.numpy._tensor_methods`:
     # `x + y` performs `add`, `x < y` performs `less`, `x @ y` is `kenaz.ops.linalg.matmul`.
     if TYPE_CHECKING:

@@ -15,7 +15,8 @@ from .. import mutation as _mutation
 from .. import ndarray_methods as _ndarray_methods
 from .. import tensor as _tensor
 from ..convert import check_convertible, check_number, tracked_by_running
-from ..effects import binary_operator, matmul_operator, perform_args
+from ..effects import perform_args
+from ..operators import binary_operator, matmul_operator
 from ..ops import elementwise as _ew
 from ..ops import indexing as _indexing
 from ..ops import linalg as _linalg
@@ -79,7 +80,7 @@ def bind(knp: ModuleType) -> None:
     # index's time).
     _tensor.Tensor.__getitem__ = _indexing.getitem  # type: ignore[method-assign]
     # The operators perform their primitive with perform's eager path inlined (see
-    # `kenaz.effects.binary_operator`).
+    # `kenaz.operators.binary_operator`).
     for name, reflected_name, op in _BINARY_OPERATORS:
         setattr(_tensor.Tensor, name, binary_operator(name, op))
         if reflected_name:
