@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 
 from kenaz import Handler, Op, Tensor, handler, perform_args
-from kenaz.rule_tables import _SavesAll
 from kenaz.mutation import stated_saves
 from kenaz.reverse import _transposed_jvp_makers
+from kenaz.rule_tables import _SavesAll
 
 from . import (
     test_elementwise,
