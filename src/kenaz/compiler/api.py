@@ -31,7 +31,7 @@ import numpy as np
 
 from .. import tree
 from ..backend import NUMPY_TYPES, is_backend_array
-from ..effects import _handlers
+from ..effects import installed_stack
 from ..tensor import Tensor, _make
 from .program import (
     Const,
@@ -141,7 +141,7 @@ class Jitted(Generic[P, R]):
             entry.checked = True
             if difference is None:
                 entry.program = None  # no longer needed: free its constants
-                if _handlers.get() or program.captured:
+                if installed_stack() or program.captured:
                     return entry, None
                 return entry, tracing.results()
             self.impure = difference
