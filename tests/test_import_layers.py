@@ -15,6 +15,7 @@ with their reasons.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -369,3 +370,14 @@ def test_the_architecture_page_names_every_module_in_its_layer_table():
             misplaced.append(f"{name}: table says {rows[name]}, LAYERS {layer_of(module)}")
     assert not missing, f"add rows to docs/architecture.md's layer table for {sorted(missing)}"
     assert not misplaced, "docs/architecture.md's layer table disagrees: " + "; ".join(misplaced)
+
+
+def test_only_effects_touches_the_private_handler_stack():
+    """The handler stack `_handlers` is effects.py's: others use its public functions
+    (`installed_stack`, `handlers_installed`, `current_handlers`, `no_handlers`...)."""
+    readers = [
+        str(path.relative_to(SOURCE))
+        for module, path in MODULES.items()
+        if module != "kenaz.effects" and re.search(r"\b_handlers\b", path.read_text())
+    ]
+    assert not readers, f"modules reading kenaz.effects._handlers: {readers}"
