@@ -359,7 +359,10 @@ class _Inputs:
             self.axes.extend(axes)
             return
         for index, (leaf, axis) in enumerate(zip(leaves, axes, strict=True)):
-            self.axes.append(None if leaf is None else self._normalize(axis, leaf, start + index))
+            axis = None if leaf is None else self._normalize(axis, leaf, start + index)
+            if axis is not None and not isinstance(leaf, Tensor):  # the one way in (convert)
+                self.leaves[start + index] = as_tensor(leaf)
+            self.axes.append(axis)
 
     def _normalize(self, axis: int | None, leaf: Any, index: int) -> int | None:
         if axis is None:
