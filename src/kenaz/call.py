@@ -264,12 +264,12 @@ class CallFunction:
         if self.signature is None or (not kwargs and not self.has_defaults):
             return args
         bound = self.signature.bind(*args, **kwargs)
-        bound.apply_defaults()
-        if bound.kwargs:
+        if bound.kwargs:  # passed keyword-only (those left at their defaults are not passed)
             raise TypeError(
                 f"kenaz.{self.kind}: {self.__name__!r} takes keyword-only arguments "
                 f"{sorted(bound.kwargs)}; custom functions take positional arguments only"
             )
+        bound.apply_defaults()
         return bound.args
 
     def _check_ready(self) -> None:

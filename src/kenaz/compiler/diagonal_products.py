@@ -83,15 +83,7 @@ def scale_instead_of_diagonal_products(program: Program) -> tuple[Program, int]:
     for eq in equations:
         if id(eq) not in dropped:
             result.extend(replaced.get(id(eq), [eq]))
-    rewritten = Program(
-        program.name,
-        program.inputs,
-        program.captured,
-        result,
-        program.outputs,
-        program.in_tree,
-        program.out_tree,
-    )
+    rewritten = program.with_equations(result)
     return rewritten, len(replaced)
 
 

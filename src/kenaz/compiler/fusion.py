@@ -299,15 +299,7 @@ def fuse(program: Program) -> tuple[Program, int]:
         return program, scalings
     layout = _Layout(items, program)
     result = [item if type(item) is Equation else layout.equation(item) for item in items]
-    fused = Program(
-        program.name,
-        program.inputs,
-        program.captured,
-        result,
-        program.outputs,
-        program.in_tree,
-        program.out_tree,
-    )
+    fused = program.with_equations(result)
     return fused, len(runs) + scalings
 
 

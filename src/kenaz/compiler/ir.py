@@ -148,6 +148,15 @@ class Program:
         self.in_tree = in_tree
         self.out_tree = out_tree
 
+    def with_equations(
+        self, equations: list[Equation], outputs: list[Any] | None = None
+    ) -> Program:
+        """This program with other equations (a pass's result), and other outputs if given."""
+        outputs = self.outputs if outputs is None else outputs
+        return Program(
+            self.name, self.inputs, self.captured, equations, outputs, self.in_tree, self.out_tree
+        )
+
     def with_captured_as_inputs(self) -> tuple[Program, list[Tensor]]:
         """This program with its captured tensors as trailing inputs, and those tensors.
 

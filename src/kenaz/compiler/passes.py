@@ -35,15 +35,7 @@ def optimize(program: Program) -> Program:
     equations = common_subexpressions(equations, substitutions, identities=True)
     outputs = [_substitute(o, substitutions) for o in program.outputs]
     equations = dead_code(equations, outputs)
-    return Program(
-        program.name,
-        program.inputs,
-        program.captured,
-        equations,
-        outputs,
-        program.in_tree,
-        program.out_tree,
-    )
+    return program.with_equations(equations, outputs)
 
 
 def inline_calls(equations: Sequence[Equation]) -> list[Equation]:

@@ -84,17 +84,7 @@ class UfuncKeywords:
     def run(self, args: tuple, keywords: Mapping[str, Any]) -> Any:
         """``function(*args)`` with NumPy's ufunc ``keywords``."""
         ufunc, name = self.ufunc, self.name
-        unknown = [k for k in keywords if k not in _DEFAULTS]
-        if unknown:
-            raise TypeError(f"kenaz.numpy.{name}() got an unexpected keyword argument "
-                            f"{unknown[0]!r}")  # fmt: skip
-        if len(args) != ufunc.nin:
-            raise TypeError(
-                f"kenaz.numpy.{name}: takes {ufunc.nin} array argument(s), got {len(args)} "
-                "(pass out= by keyword)"
-            )
-        options = {**_DEFAULTS, **keywords}
-        _check_options(options, name)
+        options = _options(ufunc, name, args, keywords, _DEFAULTS)
         outs = _outputs(options["out"], ufunc.nout, name)
         if options["where"] is not True and all(o is None for o in outs):
             raise TypeError(
@@ -151,6 +141,23 @@ def _masked(operands: list, mask: Any) -> list:
             fill = x[tuple(0 if n == 1 else p for p, n in zip(position, x.shape))]
         masked.append(ew.where(mask, x, ew.stop_gradient(fill)))
     return masked
+
+
+def _options(
+    ufunc: np.ufunc, name: str, args: tuple, keywords: Mapping[str, Any], defaults: dict
+) -> dict[str, Any]:
+    """The call's keywords over ``defaults``, checked: known names, one array per input."""
+    unknown = [k for k in keywords if k not in defaults]
+    if unknown:
+        raise TypeError(f"kenaz.numpy.{name}() got an unexpected keyword argument {unknown[0]!r}")
+    if len(args) != ufunc.nin:
+        raise TypeError(
+            f"kenaz.numpy.{name}: takes {ufunc.nin} array argument(s), got {len(args)} "
+            "(pass out= by keyword)"
+        )
+    options = {**defaults, **keywords}
+    _check_options(options, name)
+    return options
 
 
 def _check_options(options: dict[str, Any], name: str) -> None:
@@ -278,15 +285,7 @@ class GufuncKeywords(UfuncKeywords):
 
     def run(self, args: tuple, keywords: Mapping[str, Any]) -> Any:
         ufunc, name = self.ufunc, self.name
-        unknown = [k for k in keywords if k not in _GUFUNC_DEFAULTS]
-        if unknown:
-            raise TypeError(f"kenaz.numpy.{name}() got an unexpected keyword argument "
-                            f"{unknown[0]!r}")  # fmt: skip
-        if len(args) != ufunc.nin:
-            raise TypeError(f"kenaz.numpy.{name}: takes {ufunc.nin} array arguments, got "
-                            f"{len(args)} (pass out= by keyword)")  # fmt: skip
-        options = {**_GUFUNC_DEFAULTS, **keywords}
-        _check_options(options, name)
+        options = _options(ufunc, name, args, keywords, _GUFUNC_DEFAULTS)
         outs = _outputs(options["out"], ufunc.nout, name)
         if not handlers_installed() and _numpy_values(args):
             return _numpy_call(ufunc, name, args, keywords, outs)
