@@ -290,9 +290,12 @@ def _plain_signature(items: tuple | list, signature: list, values: list) -> bool
     ``False`` if one needs the general path (``tree.flatten`` and ``_leaf_key``): any
     pytree node but a tuple or list (a dict, ``None``, a named tuple), a tensor subclass,
     another library's array, a static leaf. Otherwise two calls with equal signatures
-    have the same key in ``Jitted._cache``: the tokens, a ``(shape, dtype)`` per array or
-    tensor, the type per number, the type then the length per tuple or list, never
-    compare equal across kinds, so equal lists parse into the same structure.
+    have the same key in ``Jitted._cache``. The tokens: the shape then the dtype per
+    array or tensor, the type per number, the type then the length per tuple or list.
+    Two signatures compared token by token stay in step: where one has a shape (a
+    tuple), a type or a length (an int), an equal token is of the same kind, so both
+    parse into the same structure (and a dtype, which equals some types, such as
+    ``float``, is only ever compared with a dtype).
     """
     for x in items:
         kind = type(x)
@@ -300,10 +303,12 @@ def _plain_signature(items: tuple | list, signature: list, values: list) -> bool
             value = x._value
             if type(value) not in _ARRAYS:
                 return False
-            signature.append((value.shape, value.dtype))
+            signature.append(value.shape)
+            signature.append(value.dtype)
             values.append(value)
         elif kind in _ARRAYS:
-            signature.append((x.shape, x.dtype))
+            signature.append(x.shape)
+            signature.append(x.dtype)
             values.append(x)
         elif kind in _SCALARS:
             signature.append(kind)
