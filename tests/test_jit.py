@@ -223,6 +223,43 @@ def test_retraces_on_new_shape_dtype_or_static_value_only() -> None:
     close(jitted(x * 2.0, 3), Tensor(24.0))
 
 
+def test_steady_calls_keep_the_signature_rules() -> None:
+    # From the third call a call with the last call's signature skips the cache's key
+    # (kenaz.compiler.api._plain_signature): any other signature still retraces or hits.
+    traced = []
+
+    def f(x, pair):
+        traced.append(1)
+        return x * pair[0] + pair[1], 3  # a non-tensor leaf in the result
+
+    jitted = kenaz.jit(f)
+    x = knp.ones(3)
+    for i in range(4):  # new values each call: computed, not replayed
+        out, three = jitted(x, (knp.full(3, float(i)), 1.0))
+        close(out, Tensor(np.full(3, i + 1.0)))
+        assert three == 3
+    assert jitted.cache_info() == CacheInfo(traces=1, hits=3, size=1, checks=1)
+    jitted(x, [knp.ones(3), 1.0])  # a list, not a tuple
+    jitted(x, (knp.ones(3), 1))  # an int, not a float
+    jitted(x, (knp.ones(3, dtype=np.float32), 1.0))  # another dtype
+    jitted(x, (knp.ones(1), 1.0))  # another shape
+    assert jitted.cache_info().traces == 5
+    close(jitted(x.numpy(), (knp.ones(3), 2.0))[0], Tensor(np.full(3, 3.0)))  # an array: a hit
+    assert jitted.cache_info().traces == 5 and len(traced) == 5 + 1  # one purity check
+    # Under a transformation the call is one op again.
+    close(kenaz.grad(lambda x: knp.sum(jitted(x, (x, 1.0))[0]))(x), Tensor(np.full(3, 2.0)))
+
+    state = {"c": 1.0}
+    scaled = kenaz.jit(lambda x: x * state["c"])
+    for _ in range(3):
+        scaled(x)
+    scaled(knp.ones(4))
+    state["c"] = 2.0  # found at the new signature's second call: eager from then on
+    with pytest.warns(RuntimeWarning, match="not pure"):
+        scaled(knp.ones(4))
+    close(scaled(x), Tensor(np.full(3, 2.0)))
+
+
 def test_static_argnames_and_pytrees() -> None:
     @kenaz.jit
     def step(params, batch, scale=1.0):

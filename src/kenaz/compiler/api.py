@@ -32,7 +32,7 @@ import numpy as np
 from .. import tree
 from ..backend import NUMPY_TYPES, is_backend_array
 from ..effects import installed_stack
-from ..tensor import Tensor, _make
+from ..tensor import Tensor, _make, _new
 from .program import (
     Const,
     Program,
@@ -89,11 +89,23 @@ class Jitted(Generic[P, R]):
         self._lock = threading.RLock()  # re-entrant: a traced function may call itself
         self._traces = 0
         self._hits = itertools.count()  # `next` on it is atomic: exact from many threads
+        # The last plain call's (signature, entry): see `_plain_signature`. Only a checked
+        # entry goes here, so the purity check still runs on the slow path.
+        self._last: tuple[list, _Entry] | None = None
 
     # -- the call ---------------------------------------------------------------------------
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
         if self.impure is not None:
             return self.fun(*args, **kwargs)
+        last = self._last
+        if last is not None and not kwargs and not installed_stack():
+            # The fast path: the same plain signature as the last call, told by one pass
+            # over the arguments and one list comparison (no optree, no key to hash).
+            signature: list = []
+            values: list = []
+            if _plain_signature(args, signature, values) and signature == last[0]:
+                next(self._hits)
+                return last[1].run(values)
         if self.static_argnums or self.static_argnames:
             static = static_arguments(args, kwargs, self.static_argnums, self.static_argnames)
             dynamic: Any = dynamic_arguments(args, kwargs, static)
@@ -113,6 +125,11 @@ class Jitted(Generic[P, R]):
                     return self.fun(*args, **kwargs)
                 if values is not None:  # the check's trace computed this call's results
                     return entry.result([_make(v) for v in values])
+            elif static is None and not kwargs and not installed_stack():
+                signature, plain = [], []
+                if _plain_signature(args, signature, plain):
+                    self._last = (signature, entry)
+                    return entry.run(plain)
         outs = entry.staged([x for x in leaves if is_traceable(x)])
         return entry.result(outs)
 
@@ -145,6 +162,7 @@ class Jitted(Generic[P, R]):
                     return entry, None
                 return entry, tracing.results()
             self.impure = difference
+            self._last = None
         warnings.warn(
             f"kenaz.jit({self.__name__}): the function is not pure: traced again at its "
             f"second call, {difference}. Compiling it would freeze that value, so "
@@ -201,6 +219,7 @@ class Jitted(Generic[P, R]):
         """Forget every traced signature (the next call traces again)."""
         with self._lock:
             self._cache.clear()
+            self._last = None
 
     def __repr__(self) -> str:
         return f"<kenaz.jit of {self.__name__}>"
@@ -216,7 +235,7 @@ class _Entry:
     traced program to compare with.
     """
 
-    __slots__ = ("staged", "outputs", "out_tree", "checked", "program")
+    __slots__ = ("staged", "outputs", "out_tree", "checked", "program", "lone")
 
     def __init__(
         self, program: Program, optimize: bool, fuse: bool | None = None, neutral: bool = False
@@ -226,6 +245,12 @@ class _Entry:
         self.staged = Staged(program, optimize, fuse, neutral)
         self.outputs = program.outputs  # Var/Const for tensor leaves, else the static leaf
         self.out_tree = program.out_tree
+        # The result is one tensor (no structure to rebuild).
+        self.lone = (
+            self.out_tree.is_leaf()
+            and len(self.outputs) == 1
+            and isinstance(self.outputs[0], (Var, Const))
+        )
 
     def result(self, tensors: list[Tensor]) -> Any:
         if len(tensors) == len(self.outputs):
@@ -233,6 +258,69 @@ class _Entry:
         found = iter(tensors)
         leaves = [next(found) if isinstance(o, (Var, Const)) else o for o in self.outputs]
         return tree.unflatten(self.out_tree, leaves)
+
+    def run(self, values: list) -> Any:
+        """The result on the input leaves' plain values, with no handler installed.
+
+        :meth:`Staged.__call__` and :meth:`result`, inlined: this is every steady call.
+        """
+        staged = self.staged
+        compiled = staged.compiled or staged.compile()
+        if staged.extra:
+            values += [t._value for t in staged.extra]
+        outs = compiled(*values)
+        if self.lone:
+            value = outs[0]
+            if type(value) is Tensor:
+                return value
+            tensor = _new(Tensor)  # `_make`, inlined
+            tensor._value = value
+            tensor._trace = None
+            return tensor
+        return self.result([_make(v) if type(v) is not Tensor else v for v in outs])
+
+
+_SCALARS = frozenset({bool, int, float, complex})
+_ARRAYS = NUMPY_TYPES - _SCALARS  # ndarray and NumPy's scalar types: a shape and a dtype
+
+
+def _plain_signature(items: tuple | list, signature: list, values: list) -> bool:
+    """Append the signature and the values of the argument leaves in ``items``.
+
+    ``False`` if one needs the general path (``tree.flatten`` and ``_leaf_key``): any
+    pytree node but a tuple or list (a dict, ``None``, a named tuple), a tensor subclass,
+    another library's array, a static leaf. Otherwise two calls with equal signatures
+    have the same key in ``Jitted._cache``. The tokens: the shape then the dtype per
+    array or tensor, the type per number, the type then the length per tuple or list.
+    Two signatures compared token by token stay in step: where one has a shape (a
+    tuple), a type or a length (an int), an equal token is of the same kind, so both
+    parse into the same structure (and a dtype, which equals some types, such as
+    ``float``, is only ever compared with a dtype).
+    """
+    for x in items:
+        kind = type(x)
+        if kind is Tensor:
+            value = x._value
+            if type(value) not in _ARRAYS:
+                return False
+            signature.append(value.shape)
+            signature.append(value.dtype)
+            values.append(value)
+        elif kind in _ARRAYS:
+            signature.append(x.shape)
+            signature.append(x.dtype)
+            values.append(x)
+        elif kind in _SCALARS:
+            signature.append(kind)
+            values.append(x)
+        elif kind is tuple or kind is list:
+            signature.append(kind)
+            signature.append(len(x))
+            if not _plain_signature(x, signature, values):
+                return False
+        else:
+            return False
+    return True
 
 
 def _leaf_key(x: Any) -> Any:
