@@ -250,6 +250,17 @@ def ufunc_signature(nin: int) -> inspect.Signature:
     return inspect.Signature(arrays + keywords)
 
 
+def _dress(call: Callable, function: Callable, name: str, signature: inspect.Signature) -> None:
+    """Give the wrapper ``call`` of ``function`` its name, docs and NumPy's ``signature``,
+    marked as taking the ufunc keywords."""
+    call.__name__ = call.__qualname__ = name
+    call.__module__ = getattr(function, "__module__", __name__)
+    call.__doc__ = function.__doc__
+    call.__wrapped__ = function  # type: ignore[attr-defined]
+    call.__kenaz_ufunc_keywords__ = True  # type: ignore[attr-defined]
+    call.__signature__ = signature  # type: ignore[attr-defined]
+
+
 def _wrap_composite(function: Callable[..., Any], ufunc: np.ufunc, name: str) -> Callable:
     """``function`` taking the ufunc keywords; a call without them runs it directly."""
     keywords = UfuncKeywords(function, ufunc, name)
@@ -259,12 +270,7 @@ def _wrap_composite(function: Callable[..., Any], ufunc: np.ufunc, name: str) ->
             return function(*args)
         return keywords.run(args, params)
 
-    call.__name__ = call.__qualname__ = name
-    call.__module__ = getattr(function, "__module__", __name__)
-    call.__doc__ = function.__doc__
-    call.__wrapped__ = function  # type: ignore[attr-defined]
-    call.__kenaz_ufunc_keywords__ = True  # type: ignore[attr-defined]
-    call.__signature__ = ufunc_signature(ufunc.nin)  # type: ignore[attr-defined]
+    _dress(call, function, name, ufunc_signature(ufunc.nin))
     call.__dict__.update({k: v for k, v in vars(function).items() if k.startswith("__kenaz")})
     return call
 
@@ -368,12 +374,7 @@ def _wrap_gufunc(function: Callable[..., Any], ufunc: np.ufunc, name: str) -> Ca
             return function(*args, **params)
         return keywords.run(args, params)
 
-    call.__name__ = call.__qualname__ = name
-    call.__module__ = getattr(function, "__module__", __name__)
-    call.__doc__ = function.__doc__
-    call.__wrapped__ = function  # type: ignore[attr-defined]
-    call.__kenaz_ufunc_keywords__ = True  # type: ignore[attr-defined]
-    call.__signature__ = gufunc_signature(ufunc)  # type: ignore[attr-defined]
+    _dress(call, function, name, gufunc_signature(ufunc))
     return call
 
 
