@@ -43,7 +43,7 @@ from ..ops import linalg as _linalg
 from ..ops import shape as _shape
 from .ir import Const, Var
 
-__all__ = ["result_types", "rule_of", "broadcast_shapes", "zero_strided"]
+__all__ = ["result_types", "rule_of", "rules_seen", "broadcast_shapes", "zero_strided"]
 
 Types = list[tuple[tuple[int, ...], np.dtype]]
 _ndarray = np.ndarray
@@ -53,7 +53,8 @@ _MEMO_LIMIT = 4096  # remembered dtypes (and shapes of shape ops): cleared when 
 # op -> its rule; filled lazily for elementwise ops (a user's op is classified at first sight).
 _dtypes: dict[Any, Any] = {}
 _shaped: dict[Any, Any] = {}
-_rule_of: dict[Op, Any] = {}
+# op -> its rule (or None), for every op seen: the tracer reads it at once (a call less per op).
+rules_seen: dict[Op, Any] = {}
 
 
 def result_types(op: Op, inputs: Sequence[Var | Const], params: dict[str, Any]) -> Types | None:
@@ -66,7 +67,7 @@ def result_types(op: Op, inputs: Sequence[Var | Const], params: dict[str, Any]) 
 def rule_of(op: Op) -> Callable[..., Types] | None:
     """The rule giving ``op``'s result types (``None``: ``op`` runs on real values)."""
     try:
-        return _rule_of[op]
+        return rules_seen[op]
     except KeyError:
         pass
     rule = _RULES.get(op)
@@ -76,9 +77,9 @@ def rule_of(op: Op) -> Callable[..., Types] | None:
             rule = _elementwise
         elif batch is _reduction_batch or batch is _index_reduction_batch:
             rule = _reduction
-    if len(_rule_of) >= _MEMO_LIMIT:  # ops made on the fly (a user's, in a loop)
-        _rule_of.clear()
-    _rule_of[op] = rule
+    if len(rules_seen) >= _MEMO_LIMIT:  # ops made on the fly (a user's, in a loop)
+        rules_seen.clear()
+    rules_seen[op] = rule
     return rule
 
 

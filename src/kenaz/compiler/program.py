@@ -51,7 +51,7 @@ from ..ops.elementwise import alias
 from ..tensor import Tensor, _make, holds_tensor
 from ..transform import gc_paused
 from ..vectorize import BatchedTensor
-from .abstract import rule_of
+from .abstract import rule_of, rules_seen
 from .ir import Const, Equation, Program, Var, iterate_primitives
 
 __all__ = [
@@ -304,6 +304,8 @@ class TracingHandler(Handler):
             if kind is Tracer and a._tracing is self:
                 inputs.append(a._var)
                 traced = True
+            elif kind in _NUMBERS:  # `x * 2.0`: the common constant, told first
+                inputs.append(Const(a))
             elif isinstance(a, Tensor):
                 if _must_capture(a):
                     inputs.append(self.capture(a)._var)
@@ -311,7 +313,7 @@ class TracingHandler(Handler):
                 else:  # a plain constant
                     inputs.append(Const(a._value))
             else:
-                if kind not in _NUMBERS and isinstance(a, (list, tuple)) and holds_tensor(a):
+                if isinstance(a, (list, tuple)) and holds_tensor(a):
                     raise TypeError(
                         f"kenaz.{op.name}: got a {type(a).__name__} of Tensors where an array "
                         "was expected; while tracing pass a single Tensor (kenaz.numpy.stack "
@@ -320,37 +322,45 @@ class TracingHandler(Handler):
                 inputs.append(Const(a))
         if not traced:  # constant folding: nothing here depends on the inputs
             return perform_args(op, args, params)
-        for key, value in params.items():
-            if isinstance(value, Tensor):
-                raise TypeError(
-                    f"kenaz.{op.name}: parameter {key!r} is a Tensor; while tracing, parameters "
-                    "must be static Python values"
-                )
+        if params:
+            for key, value in params.items():
+                if isinstance(value, Tensor):
+                    raise TypeError(
+                        f"kenaz.{op.name}: parameter {key!r} is a Tensor; while tracing, "
+                        "parameters must be static Python values"
+                    )
         types = None
         if self.abstract:
-            rule = rule_of(op)
+            rule = rules_seen.get(op, _MISSING)
+            if rule is _MISSING:
+                rule = rule_of(op)
             if rule is not None:
                 try:
                     types = rule(op, inputs, params)
                 except Exception:  # noqa: BLE001 - no rule fits: the real run below says why
                     types = None
+        multiple = op.multiple_results
         if types is None:  # run on the real values
             values = [self.value(a) if type(a) is Var else a.value for a in inputs]
             try:
                 result = op.impl(*values, **params)
             except ValueError as error:
                 raise explain_backend_error(op.name, tuple(values), error) from None
-            outputs = [self._known(r) for r in (result if op.multiple_results else (result,))]
+            outputs = [self._known(r) for r in (result if multiple else (result,))]
+        elif len(types) == 1:  # one result, the common case: no loop
+            shape, dtype = types[0]
+            outputs = [Var(self._count, shape, dtype)]
+            self._count += 1
         else:
             count = self._count
             outputs = [Var(count + k, shape, dtype) for k, (shape, dtype) in enumerate(types)]
             self._count = count + len(outputs)
-        eq = Equation(op, inputs, params, outputs, op.multiple_results)
+        eq = Equation(op, inputs, params, outputs, multiple)
         self.equations.append(eq)
         producers = self._producers
         for var in outputs:
             producers[var.id] = eq
-        if op.multiple_results:
+        if multiple:
             return tuple([self.tracer(v) for v in outputs])
         t = _new(Tracer)
         t._var = outputs[0]
@@ -457,7 +467,7 @@ def _must_capture(x: Tensor) -> bool:
 
 def _asked_by(frame: Any) -> str:
     """How the value was asked for: the innermost kenaz frame that names it (``__bool__``...)."""
-    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE_DIR):
+    while frame is not None and _in_kenaz(frame.f_code.co_filename):
         found = _ASKED_BY.get(frame.f_code.co_name)
         if found is not None:
             return found
@@ -465,7 +475,18 @@ def _asked_by(frame: Any) -> str:
     return "reading its value"
 
 
-_internal_files: dict[str, bool] = {}  # file name -> in kenaz or NumPy (the check asks often)
+# File name -> in kenaz; in kenaz or NumPy. Both checks run often: every error above is built
+# where it is raised, and some are caught at once (``kenaz.backend.value_of`` asks a tracer
+# for its value once per ``grad`` under ``jit``), so each file's path is resolved once.
+_kenaz_files: dict[str, bool] = {}
+_internal_files: dict[str, bool] = {}
+
+
+def _in_kenaz(filename: str) -> bool:
+    found = _kenaz_files.get(filename)
+    if found is None:
+        found = _kenaz_files[filename] = os.path.abspath(filename).startswith(_PACKAGE_DIR)
+    return found
 
 
 def _user_frame(frame: Any) -> str:
@@ -490,6 +511,7 @@ def trace(
     static: dict[Any, Any] | None = None,
     name: str = "",
     tracing: TracingHandler | None = None,
+    flat: tuple[list, Any] | None = None,
 ) -> Program:
     """Trace ``f(*args, **kwargs)`` into a :class:`Program`.
 
@@ -499,14 +521,15 @@ def trace(
     The trace runs with no other handler installed, so the program is the
     function alone, whatever transformation it is called under. ``tracing``
     is a fresh handler to record with (jit's purity check passes one that
-    notes where constants come from).
+    notes where constants come from). ``flat``: the leaves and structure of the
+    dynamic arguments, if the caller has flattened them already (``jit`` has).
     """
     static = static or {}
     if tracing is None:
         tracing = TracingHandler(name or getattr(f, "__name__", type(f).__name__))
-    leaves, in_tree = tree.flatten(
-        dynamic_arguments(args, kwargs, static) if static else (args, kwargs)
-    )
+    if flat is None:
+        flat = tree.flatten(dynamic_arguments(args, kwargs, static) if static else (args, kwargs))
+    leaves, in_tree = flat
     traced_leaves = [tracing.input(x) if is_traceable(x) else x for x in leaves]
     traced_args, traced_kwargs = tree.unflatten(in_tree, traced_leaves)
     call_args = list(traced_args)
