@@ -434,7 +434,7 @@ class TracingHandler(Handler):
                 "variable or a closure; return it from the function instead"
             )
         # Where it was asked, found now (the frames move on); the text, when it is read.
-        return TracedValueError(self.name, tracer._var, _asked_by(frame), _user_frame(frame))
+        return TracedValueError(self.name, tracer._var, *_asked_by(frame))
 
 
 class TracedValueError(ConcretizationError):
@@ -501,40 +501,57 @@ def _must_capture(x: Tensor) -> bool:
     return type(x) is not Tensor or bool(x._trace)
 
 
-def _asked_by(frame: Any) -> str:
-    """How the value was asked for: the innermost kenaz frame that names it (``__bool__``...)."""
-    while frame is not None and _in_kenaz(frame.f_code.co_filename):
-        found = _ASKED_BY.get(frame.f_code.co_name)
-        if found is not None:
-            return found
+def _asked_by(frame: Any) -> tuple[str, str]:
+    """How the value was asked for (the innermost kenaz frame that names it: ``__bool__``...)
+    and where (:func:`_user_frame`), in one walk up from ``frame``."""
+    asked_by = None
+    in_kenaz = True  # still in the kenaz frames the asker is among
+    while frame is not None:
+        code = frame.f_code
+        kind = _file_kinds.get(code.co_filename)
+        if kind is None:
+            kind = _file_kind(code.co_filename)
+        if in_kenaz:
+            if kind == _KENAZ:
+                asked_by = asked_by or _ASKED_BY.get(code.co_name)
+            else:
+                in_kenaz = False
+        if kind == _USER:
+            where = f" at {code.co_filename}:{frame.f_lineno} (in {code.co_name})"
+            return asked_by or "reading its value", where
         frame = frame.f_back
-    return "reading its value"
+    return asked_by or "reading its value", ""
 
 
-# File name -> in kenaz; in kenaz or NumPy. Both checks run often: every error above is built
-# where it is raised, and some are caught at once (``kenaz.backend.value_of`` asks a tracer
-# for its value once per ``grad`` under ``jit``), so each file's path is resolved once.
-_kenaz_files: dict[str, bool] = {}
-_internal_files: dict[str, bool] = {}
+# File name -> where it is: kenaz, NumPy or the user's. Both errors above are built where
+# they are raised and some are caught at once (``kenaz.backend.value_of`` asks a tracer for
+# its value once per ``grad`` under ``jit``), so each file's path is resolved once.
+_USER, _NUMPY, _KENAZ = 0, 1, 2
+_file_kinds: dict[str, int] = {}
 
 
-def _in_kenaz(filename: str) -> bool:
-    found = _kenaz_files.get(filename)
-    if found is None:
-        found = _kenaz_files[filename] = os.path.abspath(filename).startswith(_PACKAGE_DIR)
-    return found
+def _file_kind(filename: str) -> int:
+    path = os.path.abspath(filename)
+    kind = (
+        _KENAZ
+        if path.startswith(_PACKAGE_DIR)
+        else _NUMPY
+        if path.startswith(_NUMPY_DIR)
+        else _USER
+    )
+    _file_kinds[filename] = kind
+    return kind
 
 
 def _user_frame(frame: Any) -> str:
     """`` at file.py:12 in loss``: the innermost frame outside kenaz and NumPy."""
     while frame is not None:
-        filename = frame.f_code.co_filename
-        internal = _internal_files.get(filename)
-        if internal is None:
-            internal = os.path.abspath(filename).startswith((_PACKAGE_DIR, _NUMPY_DIR))
-            _internal_files[filename] = internal
-        if not internal:
-            return f" at {filename}:{frame.f_lineno} (in {frame.f_code.co_name})"
+        code = frame.f_code
+        kind = _file_kinds.get(code.co_filename)
+        if kind is None:
+            kind = _file_kind(code.co_filename)
+        if kind == _USER:
+            return f" at {code.co_filename}:{frame.f_lineno} (in {code.co_name})"
         frame = frame.f_back
     return ""
 
