@@ -141,6 +141,20 @@ def test_optimize_notes_each_variables_last_read() -> None:
     assert optimized.last_reads[optimized.inputs[1].id] == len(optimized.equations) - 1
 
 
+def test_an_alias_of_a_tracer_is_a_fresh_tracer_of_its_variable() -> None:
+    # grad and vmap alias their inputs (fresh identities): no equation is recorded for that.
+    program = kenaz.make_program(kenaz.vmap(kenaz.grad(loss), in_axes=(0, None)))(
+        knp.ones((4, 3, 2)), X
+    )
+    assert "alias" not in [eq.op.name for eq in program.equations]
+    x = knp.array([0.5, -1.0])
+    f = kenaz.jit(kenaz.grad(lambda x: knp.sum(knp.sin(x) * x)))
+    assert np.allclose(
+        kenaz.grad(lambda x: knp.sum(f(x)))(x).numpy(),
+        -np.sin(x.numpy()) * x.numpy() + 2 * np.cos(x.numpy()),
+    )
+
+
 def test_a_traced_values_error_writes_its_message_when_read() -> None:
     import pickle
 

@@ -297,6 +297,17 @@ class TracingHandler(Handler):
 
     # -- recording -------------------------------------------------------------------------
     def handle(self, op: Op, args: tuple, params: dict) -> Any:
+        if op is alias and len(args) == 1 and not params:
+            # An alias of a tracer (a transformation giving its input a fresh identity) is
+            # a fresh tracer of the same variable: the identity is the Python object's, and
+            # the program has no equation to drop later (optimize would forward it).
+            x = args[0]
+            if type(x) is Tracer and x._tracing is self:
+                t = _new(Tracer)
+                t._var = x._var
+                t._tracing = self
+                t._trace = None
+                return t
         inputs: list[Var | Const] = []
         traced = False
         for a in args:
