@@ -215,7 +215,9 @@ class TracingHandler(Handler):
     def input(self, value: Any) -> Any:
         """A tracer for an input leaf (a Tensor, an array or a Python number)."""
         weak = None
-        if isinstance(value, Tensor):
+        if type(value) is Tensor:  # the common case: its value is at hand
+            value = value._value
+        elif isinstance(value, Tensor):
             if _lazy(value):
                 var = self._standing_for(value)
                 self.inputs.append(var)
@@ -596,17 +598,26 @@ def trace(
     leaves, in_tree = flat
     traced_leaves = [tracing.input(x) if is_traceable(x) else x for x in leaves]
     traced_args, traced_kwargs = tree.unflatten(in_tree, traced_leaves)
-    call_args = list(traced_args)
-    for i in sorted(k for k in static if isinstance(k, int)):
-        call_args.insert(i, static[i])
-    call_kwargs = {**traced_kwargs, **{k: v for k, v in static.items() if isinstance(k, str)}}
+    call_args, call_kwargs = traced_args, traced_kwargs
+    if static:
+        call_args = list(traced_args)
+        for i in sorted(k for k in static if isinstance(k, int)):
+            call_args.insert(i, static[i])
+        call_kwargs = {**traced_kwargs, **{k: v for k, v in static.items() if isinstance(k, str)}}
     try:
         # The tracing handler alone: the program is the function's, whatever runs around it.
         # (A trace allocates many small objects and frees none: see gc_paused.)
         with no_handlers(), handler(tracing), gc_paused():
             result = f(*call_args, **call_kwargs)
             out_leaves, out_tree = tree.flatten(result)
-            outputs = [tracing._atom(o) if isinstance(o, Tensor) else o for o in out_leaves]
+            outputs = [
+                o._var
+                if type(o) is Tracer and o._tracing is tracing
+                else tracing._atom(o)
+                if isinstance(o, Tensor)
+                else o
+                for o in out_leaves
+            ]
     finally:
         tracing.alive = False
     return Program(
