@@ -189,9 +189,10 @@ def input_tensors(
     one is refused unless ``allow_int`` (:func:`check_inputs`' error, naming the
     argument by its position, ``positions[i]`` for ``primals[i]``).
     """
-    flat, treedef = tree.flatten(primals)
+    # optree itself (`tree.flatten`'s own call): the arguments are a tuple, never a lone tensor
+    flat, treedef = optree.tree_flatten(primals, namespace=NAMESPACE)
     try:
-        leaves = [derivative_leaf(x, where) for x in flat]
+        leaves = [x if isinstance(x, Tensor) else derivative_leaf(x, where) for x in flat]
     except TypeError:  # no array: the dtype error first, if there is one
         check_inputs(list(zip(positions or range(len(primals)), primals)), allow_int, where)
         raise

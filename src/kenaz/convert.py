@@ -38,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from .backend import array_value
 from .effects import Op, current_handlers, handler, perform_args
 from .errors import TrackedConversionError
 from .tensor import Tensor, holds_tensor
@@ -55,7 +56,6 @@ __all__ = [
     "accept_nested_lists_in",
     "read_value",
 ]
-
 
 
 # -- into a tensor: the one way in --------------------------------------------------------
@@ -84,27 +84,39 @@ def as_tensor(x: Any, dtype: Any = None) -> Tensor:
       as ``jnp.array`` does: numbers and arrays in it become constants, and
       NumPy's dtype promotion applies (``[x, 1]`` with ``x`` float32 is float32);
     - anything else (numbers, lists of numbers, NumPy values, CuPy, Dask and
-      other Array API arrays) is data: a constant ``Tensor(x, dtype)``, whose
-      array ``kenaz.backend.array_value`` makes.
+      other Array API arrays) is data: a constant tensor (what ``Tensor(x, dtype)``
+      makes) of the array ``kenaz.backend.array_value`` makes.
     """
     if isinstance(x, Tensor):
         out = x
     elif isinstance(x, (list, tuple)) and holds_tensor(x):
         out = _stacked(x)
     else:
-        return Tensor(x, dtype)
+        return _constant(array_value(x, dtype))
     return out if dtype is None or out.dtype == dtype else out.astype(dtype)
+
+
+_new = object.__new__
+
+
+def _constant(value: Any) -> Tensor:
+    """A constant tensor of the backend array ``value``: ``kenaz.tensor._make``, inlined (a
+    call would cost as much as the allocation, and go back up to tensor.py for three lines)."""
+    out = _new(Tensor)
+    out._value = value
+    out._trace = None
+    return out
 
 
 def _stacked(obj: list | tuple) -> Tensor:
     """The tensor of a nested list or tuple holding tensors (:func:`as_tensor`)."""
     if not obj:
-        return Tensor(obj)
+        return _constant(array_value(obj))
     # `isinstance(i, Tensor)` first: a list test on a 0-d tensor would read its `__class__`.
     items = [
         i if isinstance(i, Tensor)
         else _stacked(i) if isinstance(i, (list, tuple)) and holds_tensor(i)
-        else Tensor(i)
+        else _constant(array_value(i))
         for i in obj
     ]  # fmt: skip
     assert _stack is not None, "kenaz.ops.shape registers stack when kenaz is imported"
@@ -220,7 +232,7 @@ def check_number(t: Tensor, how: str) -> None:
             "would be a constant, and the derivative through it silently zero. Compute with "
             "kenaz.numpy functions instead (knp.exp(t), not math.exp(t) or numpy.float64(t)), "
             "or apply kenaz.stop_gradient(t) first if a constant is meant. int(t), bool(t), "
-            "comparisons and formatting (f\"{t:.3f}\") stay allowed."
+            'comparisons and formatting (f"{t:.3f}") stay allowed.'
         )
 
 

@@ -30,7 +30,7 @@ from .checks import (
     normalize_argnums,
 )
 from .convert import leaf_tensor, perform_stacked
-from .effects import Handler, Op, handler, identity, perform_args, scope
+from .effects import Handler, Op, handler, identity, perform_args, run_in
 from .mutation import check_saved
 from .tensor import Tensor, _make, holds_tensor, tracked_records
 from .transform import (
@@ -40,7 +40,6 @@ from .transform import (
     gc_paused,
     no_context,
     placed,
-    run_watched,
     with_selected,
     zero_derivative,
     zeros_like,
@@ -58,9 +57,8 @@ Pullback = Callable[[Any], tuple[Any, ...]]
 class ReverseHandler(TapeHandler):
     """Records a tape of the ops that depend on the watched inputs."""
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.tape: list[tuple[Any, list[tuple[int, Callable, Any]], Op]] = []
+    # self.tape (made by TapeHandler): (output node(s), [(input node, pullback, saved)], op)
+    tape: list[tuple[Any, list[tuple[int, Callable, Any]], Op]]
 
     def handle(self, op: Op, args: tuple, params: dict) -> Any:
         if op.reverse is not None:  # a joint rule: outputs and pullback together
@@ -437,16 +435,15 @@ def _vjp(
     positions: Sequence[int] | None = None,
 ):
     """``vjp``, its input errors naming ``where`` and the arguments by ``positions``; a
-    pullback that is not ``reusable`` frees the tape as it goes (for ``grad``, which calls
-    it once, inside its own pause of the garbage collector)."""
+    pullback that is not ``reusable`` frees the tape as it goes (for a caller that calls it
+    once, inside its own pause of the garbage collector)."""
     flat, in_tree = input_tensors(primals, allow_int, where, positions)
     rev = ReverseHandler()
-    watched, in_nodes = rev.watch_inputs(flat)
-    # grad (whose pullback is not reusable) pauses the garbage collector itself
-    out_flat, out_tree, out_nodes, aux = run_watched(
-        rev, f, watched, in_tree, "vjp", has_aux, pause_gc=reusable
+    # a pullback that is not reusable runs inside its caller's pause of the collector
+    in_nodes, out_flat, out_tree, out_nodes, aux = rev.run(
+        f, flat, in_tree, "vjp", has_aux, pause_gc=reusable
     )
-    out = tree.unflatten(out_tree, out_flat)
+    out = out_tree.unflatten(out_flat)
     called = False
 
     def pullback(cotangent: Any) -> tuple[Any, ...]:
@@ -468,12 +465,53 @@ def _vjp(
             ct = check_tangent(o, leaf_tensor(ct, "vjp"), "vjp", "cotangent", "an output")
             if node is not None:
                 seeds[node] = ct if node not in seeds else seeds[node] + ct
-        with scope("vjp: backward"), gc_paused() if reusable else no_context:
-            grads = rev.backward(seeds, in_nodes, consume=not reusable)
-        grads = [zero_derivative(x) if g is None else g for g, x in zip(grads, flat)]
-        return tree.unflatten(in_tree, distinct(grads) if len(grads) > 1 else grads)
+        return _pull_back(rev, seeds, in_nodes, flat, in_tree, reusable)
 
     return (out, pullback, aux) if has_aux else (out, pullback)
+
+
+def _pull_back(
+    rev: ReverseHandler,
+    seeds: dict[int, Tensor],
+    in_nodes: list[int | None],
+    inputs: list[Any],
+    in_tree: Any,
+    reusable: bool,
+) -> Any:
+    """The backward pass of ``rev`` from ``seeds`` to the ``inputs`` (their ``in_nodes``):
+    their cotangents, of structure ``in_tree``. Not ``reusable``: the tape is consumed, and
+    the caller pauses the garbage collector."""
+    if reusable:
+        with gc_paused():
+            grads = run_in("vjp: backward", rev.backward, (seeds, in_nodes, False))
+    else:
+        grads = run_in("vjp: backward", rev.backward, (seeds, in_nodes, True))
+    grads = [zero_derivative(x) if g is None else g for g, x in zip(grads, inputs)]
+    return in_tree.unflatten(distinct(grads) if len(grads) > 1 else grads)
+
+
+def _gradient(
+    f: Callable,
+    primals: tuple[Any, ...],
+    has_aux: bool,
+    allow_int: bool,
+    holomorphic: bool,
+    where: str,
+    positions: Sequence[int],
+) -> tuple[Tensor, Any, Any]:
+    """``(value, aux, gradient)`` of the scalar ``f`` at ``primals`` (run inside ``grad``'s
+    pause of the garbage collector): :func:`_vjp` with its pullback called once on 1."""
+    flat, in_tree = input_tensors(primals, allow_int, where, positions)
+    rev = ReverseHandler()
+    in_nodes, out_flat, out_tree, out_nodes, aux = rev.run(f, flat, in_tree, "vjp", has_aux)
+    out = out_tree.unflatten(out_flat)
+    if not isinstance(out, Tensor) or out.shape != () or out.dtype.kind not in "fc":
+        raise TypeError(grad_output_error(out, where))
+    if (out.dtype.kind == "c") != holomorphic:
+        raise TypeError(grad_complex_error(out, holomorphic, where))
+    node = out_nodes[0]
+    seeds = {} if node is None else {node: _make(full_like(out, (), 1, out.dtype))}  # out's backend
+    return out, aux, _pull_back(rev, seeds, in_nodes, flat, in_tree, False)
 
 
 # Types: with the default argnums=0 the gradient has the first argument's type (a
@@ -577,6 +615,7 @@ def _value_and_grad(
 ) -> Callable[P, tuple[Any, Any]]:
     """:func:`value_and_grad`, its errors naming ``where`` (``grad`` or ``value_and_grad``)."""
     normalized: dict[int, tuple[int, ...]] = {}  # argnums for each number of arguments seen
+    single = isinstance(argnums, (int, np.integer))
 
     @functools.wraps(f)
     def value_and_grad_f(*args: Any, **kwargs: Any):
@@ -586,30 +625,19 @@ def _value_and_grad(
         if holomorphic:  # the integer inputs' error first, as for any other input
             check_inputs([(n, args[n]) for n in nums], allow_int, where)
             check_complex_inputs([(n, args[n]) for n in nums], where)
-
-        f_of_selected = with_selected(f, args, kwargs, nums)
-        if not has_aux:  # one call path below: always (output, aux)
-            f_of_selected = _with_no_aux(f_of_selected)
-
-        with scope("grad"), gc_paused():
+        if kwargs or len(nums) != len(args) or nums != tuple(range(len(args))):
+            function = with_selected(f, args, kwargs, nums)
             selected = tuple(args[n] for n in nums)
-            out, pullback, aux = _vjp(f_of_selected, selected, True, False, allow_int, where, nums)
-            if not isinstance(out, Tensor) or out.shape != () or out.dtype.kind not in "fc":
-                raise TypeError(grad_output_error(out, where))
-            if (out.dtype.kind == "c") != holomorphic:
-                raise TypeError(grad_complex_error(out, holomorphic, where))
-            grads = pullback(_make(full_like(out, (), 1, out.dtype)))  # on out's backend
-            # Free the tape while the collector is still paused: its objects then
-            # leave no debt that would make the collector traverse them on resuming.
-            del pullback
-        gradient = grads[0] if isinstance(argnums, (int, np.integer)) else grads
-        return ((out, aux) if has_aux else out), gradient
+        else:  # every argument differentiated, in order: f itself
+            function, selected = f, args
+        with gc_paused():
+            # Inside the pause the tape is freed as the backward pass goes: its objects
+            # then leave no debt that would make the collector traverse them on resuming.
+            arguments = (function, selected, has_aux, allow_int, holomorphic, where, nums)
+            out, aux, grads = run_in("grad", _gradient, arguments)
+        return ((out, aux) if has_aux else out), (grads[0] if single else grads)
 
     return value_and_grad_f
-
-
-def _with_no_aux(f: Callable) -> Callable:
-    return lambda *args: (f(*args), None)
 
 
 @overload

@@ -14,10 +14,12 @@ from typing import Any
 from . import tree
 from .backend import full_like
 from .checks import derivative_leaf, float0_zeros, split_aux
-from .effects import Handler, fresh_level, handler, scope
+from .effects import Handler, fresh_level, handlers_installed, run_in
 from .mutation import watch_mutations
 from .ops.elementwise import alias, copy
 from .tensor import Tensor
+
+_new = object.__new__
 
 
 class TapeHandler(Handler):
@@ -36,11 +38,12 @@ class TapeHandler(Handler):
     def __init__(self) -> None:
         self.level = fresh_level()
         self.node_count = 0
+        self.tape: list = []  # what the level records of each op, in execution order
         watch_mutations(self)  # in-place changes of Tensors are noted on self.mutations
 
     def watch(self, x: Tensor) -> Tensor:
-        """Give ``x`` a fresh identity (an alias, performed outward) that this level tracks."""
-        watched = alias(x)
+        """Give ``x`` a fresh identity (:func:`fresh_identity`) that this level tracks."""
+        watched = fresh_identity(x)
         self.track(watched)
         return watched
 
@@ -50,12 +53,42 @@ class TapeHandler(Handler):
         watched = [self.watch(x) if x.dtype.kind in "fc" else x for x in leaves]
         return watched, [record_at(w, self.level) for w in watched]
 
+    def run(
+        self,
+        f: Callable,
+        leaves: list[Any],
+        in_tree: Any,
+        where: str,
+        has_aux: bool = False,
+        pause_gc: bool = False,
+    ) -> tuple[list, list, Any, list, Any]:
+        """:meth:`watch_inputs` the input ``leaves`` (of structure ``in_tree``), then
+        :func:`run_watched` ``f`` on them under this level: the input nodes, then what
+        :func:`run_watched` returns."""
+        watched, in_nodes = self.watch_inputs(leaves)
+        return (in_nodes, *run_watched(self, f, watched, in_tree, where, has_aux, pause_gc))
+
     def track(self, out: Tensor) -> int:
         """Give ``out`` a new node number at this level (no entry recorded) and return it."""
         node = self.node_count
         self.node_count = node + 1
         set_record(out, self.level, node)
         return node
+
+
+def fresh_identity(x: Tensor) -> Tensor:
+    """``x`` under a new identity, for a transformation to record its own facts on.
+
+    Under handlers it is an alias performed outward, so the transformations
+    outside see the new tensor come from ``x``. With none installed nothing
+    records ops, and the alias would be the same value in a new wrapper: made here.
+    """
+    if handlers_installed():
+        return alias(x)
+    fresh = _new(Tensor)  # `kenaz.tensor._make`, inlined, as in `effects.perform`
+    fresh._value = x._value
+    fresh._trace = None
+    return fresh
 
 
 def set_record(x: Tensor, level: int, record: Any) -> None:
@@ -104,8 +137,12 @@ def run_watched(
     record at ``h``'s level (None if untracked; the level is then forgotten on
     them: :func:`forget_level`) and ``aux`` (with ``has_aux``; else None).
     """
-    with scope(where), gc_paused() if pause_gc else no_context, handler(h):
-        result = f(*tree.unflatten(in_tree, watched))
+    args = in_tree.unflatten(watched)  # (the structure's own method: no pytree walk)
+    if pause_gc:
+        with gc_paused():
+            result = run_in(where, f, args, h)
+    else:
+        result = run_in(where, f, args, h)
     aux = None
     if has_aux:
         result, aux = split_aux(result, where)
@@ -119,6 +156,7 @@ def run_watched(
 
 __all__ = [
     "TapeHandler",
+    "fresh_identity",
     "set_record",
     "record_at",
     "placed",
