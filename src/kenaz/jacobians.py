@@ -22,14 +22,14 @@ from typing import Any, ParamSpec
 import numpy as np
 
 from . import tree
-from .checks import check_inputs, derivative_leaf, float0_zeros, normalize_argnums
+from .checks import check_inputs, float0_zeros, input_tensors, normalize_argnums
 from .forward import jvp
 from .ops import shape as shape_ops
 from .ops.indexing import getitem
-from .reverse import grad, vjp
+from .reverse import grad, pull_back, record
 from .tensor import Tensor
-from .transform import with_selected
-from .vectorize import vmap
+from .transform import select
+from .vectorize import vmap_call
 
 __all__ = ["jacfwd", "jacrev", "hessian", "hvp"]
 
@@ -102,6 +102,27 @@ def _check_complex(leaves: Sequence[Any], holomorphic: bool, where: str, what: s
             )
 
 
+def _none(leaf: Any) -> None:
+    return None
+
+
+class _Argnums:
+    """``argnums`` normalized for a call with ``n`` positional arguments: ``self(n)``,
+    checked once per ``n`` (:func:`kenaz.checks.normalize_argnums`)."""
+
+    __slots__ = ("argnums", "where", "known")
+
+    def __init__(self, argnums: int | Sequence[int], where: str) -> None:
+        self.argnums, self.where = argnums, where
+        self.known: dict[int, tuple[int, ...]] = {}
+
+    def __call__(self, n: int) -> tuple[int, ...]:
+        nums = self.known.get(n)
+        if nums is None:
+            nums = self.known[n] = normalize_argnums(self.argnums, n, self.where)
+        return nums
+
+
 P = ParamSpec("P")  # the user function's parameters, kept by the Jacobian functions
 
 
@@ -150,33 +171,31 @@ def jacrev(
             [0., 4.]])
     """
 
+    normalized = _Argnums(argnums, "jacrev")
+
     @functools.wraps(f)
     def jacobian(*args: Any, **kwargs: Any) -> Any:
-        nums = normalize_argnums(argnums, len(args), "jacrev")
-        check_inputs([(n, args[n]) for n in nums], allow_int, "jacrev")
-        selected = tuple(args[n] for n in nums)
-        if holomorphic:
+        nums = normalized(len(args))
+        function, selected = select(f, args, kwargs, nums)
+        if holomorphic:  # the integer inputs' error first, as for any other input
+            check_inputs([(n, args[n]) for n in nums], allow_int, "jacrev")
             _check_complex(tree.leaves(selected), True, "jacrev", "inputs")
-        result = vjp(
-            with_selected(f, args, kwargs, nums), *selected, has_aux=has_aux, allow_int=allow_int
-        )
-        out, pullback = result[0], result[1]
-        out_flat, out_tree = tree.flatten(out)
-        out_flat = [derivative_leaf(o, "jacrev") for o in out_flat]
+        rev = record(function, selected, has_aux, allow_int, "jacrev", nums)
+        out_flat, out_tree = rev.outputs, rev.out_tree
         float_outs = [o for o in out_flat if _is_float(o)]
         _check_complex(float_outs, holomorphic, "jacrev", "outputs")
-        in_flat, in_tree = tree.flatten(selected)
-        in_flat = [derivative_leaf(x, "jacrev") for x in in_flat]
+        in_flat, in_tree = rev.inputs, rev.in_tree
         float_ins = [x for x in in_flat if _is_float(x)]
 
-        def pull_back(cotangents: list[Tensor]) -> list[Tensor]:
+        def pull_back_rows(cotangents: list[Tensor]) -> list[Tensor]:
             """The float inputs' cotangents for the float outputs' ``cotangents``."""
-            filled = _fill(cotangents, out_flat, lambda o: float0_zeros(o.shape))
-            grads = tree.leaves(pullback(tree.unflatten(out_tree, filled)))
+            grads = pull_back(rev, _fill(cotangents, out_flat, _none), reusable=True)
             return [g for g, x in zip(grads, in_flat) if _is_float(x)]
 
         # Row i of the Jacobian is the pullback of basis vector i: all rows at once.
-        rows = vmap(pull_back)(_basis(float_outs)) if float_outs and float_ins else []
+        rows = []
+        if float_outs and float_ins:
+            rows = vmap_call(pull_back_rows, (_basis(float_outs),), {})
         sizes = [o.size for o in float_outs]
         per_input = [_split_axis(g, 0, sizes) for g in rows]  # [float input][float output]
         blocks = [
@@ -190,7 +209,7 @@ def jacrev(
             for i, o in _numbered_floats(out_flat)
         ]
         jac = _nest(out_tree, in_tree, blocks, isinstance(argnums, (int, np.integer)))
-        return (jac, result[2]) if has_aux else jac
+        return (jac, rev.aux) if has_aux else jac
 
     return jacobian
 
@@ -216,16 +235,16 @@ def jacfwd(
             [0.84147098, 0.        ]])
     """
 
+    normalized = _Argnums(argnums, "jacfwd")
+
     @functools.wraps(f)
     def jacobian(*args: Any, **kwargs: Any) -> Any:
-        nums = normalize_argnums(argnums, len(args), "jacfwd")
-        check_inputs([(n, args[n]) for n in nums], allow_int, "jacfwd")
-        in_flat, in_tree = tree.flatten(tuple(args[n] for n in nums))
-        in_flat = [derivative_leaf(x, "jacfwd") for x in in_flat]
+        nums = normalized(len(args))
+        f_of_selected, selected = select(f, args, kwargs, nums)
+        in_flat, in_tree = input_tensors(selected, allow_int, "jacfwd", nums)
         float_ins = [x for x in in_flat if _is_float(x)]
         _check_complex(float_ins, holomorphic, "jacfwd", "inputs")
-        primals = tree.unflatten(in_tree, in_flat)
-        f_of_selected = with_selected(f, args, kwargs, nums)
+        primals = in_tree.unflatten(in_flat)
         outputs: dict[str, Any] = {}  # what the outputs are, noted while tracing
 
         def push_forward(tangents: list[Tensor]) -> Any:
@@ -243,7 +262,8 @@ def jacfwd(
 
         # Column j of the Jacobian is the push-forward of basis vector j: all columns at once.
         if float_ins:
-            tensors, columns, aux = vmap(push_forward, out_axes=(None, -1, None))(_basis(float_ins))
+            batch = (_basis(float_ins),)
+            tensors, columns, aux = vmap_call(push_forward, batch, {}, 0, (None, -1, None))
         else:  # nothing to push forward: the function once, for its outputs
             tensors, columns, aux = push_forward([])
         found = iter(tensors)
@@ -297,9 +317,11 @@ def hessian(
     inner = jacrev(f, argnums, has_aux, holomorphic, allow_int)
     outer = jacfwd(inner, argnums, has_aux, holomorphic, allow_int)
 
+    normalized = _Argnums(argnums, "hessian")
+
     @functools.wraps(f)
     def hessian_f(*args: Any, **kwargs: Any) -> Any:
-        nums = normalize_argnums(argnums, len(args), "hessian")
+        nums = normalized(len(args))
         check_inputs([(n, args[n]) for n in nums], allow_int, "hessian")  # named as hessian
         return outer(*args, **kwargs)
 

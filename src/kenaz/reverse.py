@@ -40,12 +40,12 @@ from .transform import (
     gc_paused,
     no_context,
     placed,
-    with_selected,
+    select,
     zero_derivative,
     zeros_like,
 )
 
-__all__ = ["vjp", "grad", "value_and_grad"]
+__all__ = ["vjp", "grad", "value_and_grad", "record", "pull_back"]
 
 P = ParamSpec("P")  # the user function's parameters, kept by grad and value_and_grad
 Out = TypeVar("Out")
@@ -59,6 +59,17 @@ class ReverseHandler(TapeHandler):
 
     # self.tape (made by TapeHandler): (output node(s), [(input node, pullback, saved)], op)
     tape: list[tuple[Any, list[tuple[int, Callable, Any]], Op]]
+    # Noted by `record` after the forward pass: the input leaves (tensors; float0 arrays
+    # for integer derivatives), their structure and nodes (None: held constant), the
+    # output leaves, their structure and nodes (None: nothing tracked reaches it), and
+    # f's auxiliary value.
+    inputs: list[Any]
+    in_tree: Any
+    in_nodes: list[int | None]
+    outputs: list[Any]
+    out_tree: Any
+    out_nodes: list[int | None]
+    aux: Any
 
     def handle(self, op: Op, args: tuple, params: dict) -> Any:
         if op.reverse is not None:  # a joint rule: outputs and pullback together
@@ -422,72 +433,79 @@ def vjp(
     >>> pullback(1.0)
     (Tensor(1.),)
     """
-    return _vjp(f, primals, has_aux, reusable=True, allow_int=allow_int)
+    return _vjp(f, primals, has_aux, allow_int)
 
 
-def _vjp(
+def record(
     f: Callable,
     primals: tuple[Any, ...],
     has_aux: bool,
-    reusable: bool,
     allow_int: bool,
     where: str = "vjp",
     positions: Sequence[int] | None = None,
-):
-    """``vjp``, its input errors naming ``where`` and the arguments by ``positions``; a
-    pullback that is not ``reusable`` frees the tape as it goes (for a caller that calls it
-    once, inside its own pause of the garbage collector)."""
-    flat, in_tree = input_tensors(primals, allow_int, where, positions)
+    pause_gc: bool = True,
+) -> ReverseHandler:
+    """Run ``f(*primals)`` under a new reverse level: the forward pass of ``vjp``, ``grad``
+    and ``jacrev``. Returns the level, its inputs and outputs noted on it (the attributes
+    :class:`ReverseHandler` lists). Input errors name ``where`` and the arguments by
+    ``positions``; with ``pause_gc`` the garbage collector is paused for the pass (else the
+    caller pauses it)."""
+    inputs, in_tree = input_tensors(primals, allow_int, where, positions)
     rev = ReverseHandler()
-    # a pullback that is not reusable runs inside its caller's pause of the collector
-    in_nodes, out_flat, out_tree, out_nodes, aux = rev.run(
-        f, flat, in_tree, "vjp", has_aux, pause_gc=reusable
+    rev.inputs, rev.in_tree = inputs, in_tree
+    rev.in_nodes, rev.outputs, rev.out_tree, rev.out_nodes, rev.aux = rev.run(
+        f, inputs, in_tree, "vjp", has_aux, pause_gc
     )
-    out = out_tree.unflatten(out_flat)
-    called = False
+    return rev
+
+
+def _vjp(f: Callable, primals: tuple[Any, ...], has_aux: bool, allow_int: bool) -> Any:
+    """:func:`vjp`: its output, its reusable pullback (and ``aux``)."""
+    rev = record(f, primals, has_aux, allow_int)
+    out_flat, out_tree = rev.outputs, rev.out_tree
 
     def pullback(cotangent: Any) -> tuple[Any, ...]:
-        nonlocal called
-        if called and not reusable:
-            raise RuntimeError("kenaz: this pullback consumed its tape and cannot be called again")
-        called = True
         ct_flat, ct_tree = tree.flatten(cotangent)
         if ct_tree != out_tree:
             raise ValueError(
                 f"kenaz.vjp: the cotangent's structure {ct_tree} differs from the "
                 f"output's {out_tree}"
             )
-        seeds: dict[int, Tensor] = {}
-        for node, o, ct in zip(out_nodes, out_flat, ct_flat):
+        checked = []
+        for o, ct in zip(out_flat, ct_flat):
             if o.dtype.kind not in "fc":  # no derivative: only float0 (or allow_int) is taken
                 check_integer_cotangent(o, ct, allow_int, "vjp")
-                continue
-            ct = check_tangent(o, leaf_tensor(ct, "vjp"), "vjp", "cotangent", "an output")
-            if node is not None:
-                seeds[node] = ct if node not in seeds else seeds[node] + ct
-        return _pull_back(rev, seeds, in_nodes, flat, in_tree, reusable)
+                checked.append(None)
+            else:
+                checked.append(
+                    check_tangent(o, leaf_tensor(ct, "vjp"), "vjp", "cotangent", "an output")
+                )
+        return rev.in_tree.unflatten(pull_back(rev, checked, reusable=True))
 
-    return (out, pullback, aux) if has_aux else (out, pullback)
+    out = out_tree.unflatten(out_flat)
+    return (out, pullback, rev.aux) if has_aux else (out, pullback)
 
 
-def _pull_back(
-    rev: ReverseHandler,
-    seeds: dict[int, Tensor],
-    in_nodes: list[int | None],
-    inputs: list[Any],
-    in_tree: Any,
-    reusable: bool,
-) -> Any:
-    """The backward pass of ``rev`` from ``seeds`` to the ``inputs`` (their ``in_nodes``):
-    their cotangents, of structure ``in_tree``. Not ``reusable``: the tape is consumed, and
-    the caller pauses the garbage collector."""
+def pull_back(rev: ReverseHandler, cotangents: Sequence[Any], reusable: bool) -> list[Any]:
+    """The backward pass of the level ``rev`` that :func:`record` ran, from the output
+    ``cotangents`` (tensors; None for none): the inputs' cotangents (distinct tensors,
+    zeros where nothing arrives).
+
+    A pass that is not ``reusable`` consumes the tape, and runs inside its caller's
+    pause of the garbage collector.
+    """
+    seeds: dict[int, Tensor] = {}
+    for node, ct in zip(rev.out_nodes, cotangents):
+        if node is not None and ct is not None:
+            seeds[node] = ct if node not in seeds else seeds[node] + ct
+    arguments = (seeds, rev.in_nodes, not reusable)
     if reusable:
         with gc_paused():
-            grads = run_in("vjp: backward", rev.backward, (seeds, in_nodes, False))
+            grads = run_in("vjp: backward", rev.backward, arguments)
     else:
-        grads = run_in("vjp: backward", rev.backward, (seeds, in_nodes, True))
-    grads = [zero_derivative(x) if g is None else g for g, x in zip(grads, inputs)]
-    return in_tree.unflatten(distinct(grads) if len(grads) > 1 else grads)
+        grads = run_in("vjp: backward", rev.backward, arguments)
+    grads = [zero_derivative(x) if g is None else g for g, x in zip(grads, rev.inputs)]
+    return distinct(grads) if len(grads) > 1 else grads
 
 
 def _gradient(
@@ -500,18 +518,16 @@ def _gradient(
     positions: Sequence[int],
 ) -> tuple[Tensor, Any, Any]:
     """``(value, aux, gradient)`` of the scalar ``f`` at ``primals`` (run inside ``grad``'s
-    pause of the garbage collector): :func:`_vjp` with its pullback called once on 1."""
-    flat, in_tree = input_tensors(primals, allow_int, where, positions)
-    rev = ReverseHandler()
-    in_nodes, out_flat, out_tree, out_nodes, aux = rev.run(f, flat, in_tree, "vjp", has_aux)
-    out = out_tree.unflatten(out_flat)
+    pause of the garbage collector): :func:`vjp`'s pullback of 1, once."""
+    rev = record(f, primals, has_aux, allow_int, where, positions, pause_gc=False)
+    out = rev.out_tree.unflatten(rev.outputs)
     if not isinstance(out, Tensor) or out.shape != () or out.dtype.kind not in "fc":
         raise TypeError(grad_output_error(out, where))
     if (out.dtype.kind == "c") != holomorphic:
         raise TypeError(grad_complex_error(out, holomorphic, where))
-    node = out_nodes[0]
-    seeds = {} if node is None else {node: _make(full_like(out, (), 1, out.dtype))}  # out's backend
-    return out, aux, _pull_back(rev, seeds, in_nodes, flat, in_tree, False)
+    one = _make(full_like(out, (), 1, out.dtype))  # on out's backend
+    grads = pull_back(rev, [one], reusable=False)
+    return out, rev.aux, rev.in_tree.unflatten(grads)
 
 
 # Types: with the default argnums=0 the gradient has the first argument's type (a
@@ -625,11 +641,7 @@ def _value_and_grad(
         if holomorphic:  # the integer inputs' error first, as for any other input
             check_inputs([(n, args[n]) for n in nums], allow_int, where)
             check_complex_inputs([(n, args[n]) for n in nums], where)
-        if kwargs or len(nums) != len(args) or nums != tuple(range(len(args))):
-            function = with_selected(f, args, kwargs, nums)
-            selected = tuple(args[n] for n in nums)
-        else:  # every argument differentiated, in order: f itself
-            function, selected = f, args
+        function, selected = select(f, args, kwargs, nums)
         with gc_paused():
             # Inside the pause the tape is freed as the backward pass goes: its objects
             # then leave no debt that would make the collector traverse them on resuming.

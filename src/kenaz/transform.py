@@ -166,6 +166,7 @@ __all__ = [
     "distinct",
     "zeros_like",
     "with_selected",
+    "select",
     "forget_level",
     "gc_paused",
 ]
@@ -234,6 +235,14 @@ class gc_paused:  # noqa: N801 - a context manager, named and used like a functi
             _gc_pauses -= 1
             if _gc_pauses == 0 and _gc_was_enabled:
                 gc.enable()
+
+
+def select(f: Callable, args: tuple, kwargs: dict, nums: tuple[int, ...]) -> tuple[Callable, tuple]:
+    """``f`` as a function of the arguments at positions ``nums`` (:func:`with_selected`;
+    ``f`` itself when those are all the arguments, in order), and those arguments."""
+    if kwargs or len(nums) != len(args) or nums != tuple(range(len(args))):
+        return with_selected(f, args, kwargs, nums), tuple(args[n] for n in nums)
+    return f, args
 
 
 def with_selected(f: Callable, args: tuple, kwargs: dict, nums: tuple[int, ...]) -> Callable:

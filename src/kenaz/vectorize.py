@@ -37,15 +37,15 @@ from .checks import (
     per_example_shape_error,
 )
 from .convert import as_tensor, perform_stacked
-from .effects import Handler, Op, handler, perform_args, scope
+from .effects import Handler, Op, handler, perform_args, run_in
 from .errors import ShapeError
 from .ops import batching, indexing
 from .ops import shape as shape_ops
-from .ops.elementwise import alias
 from .tensor import Tensor, holds_tensor
+from .transform import fresh_identity
 from .tree import NAMESPACE
 
-__all__ = ["vmap", "BatchedTensor", "BatchHandler"]
+__all__ = ["vmap", "vmap_call", "BatchedTensor", "BatchHandler"]
 
 _new = object.__new__
 
@@ -121,8 +121,8 @@ class BatchHandler(Handler):
 
     def views(self, values: Sequence[Any], axes: Sequence[int | None]) -> list[Any]:
         """Views of ``values`` batched along ``axes`` (``None``: not batched), each with a
-        fresh identity (an alias, performed outward)."""
-        return [v if a is None else self.view(alias(v), a) for v, a in zip(values, axes)]
+        fresh identity (:func:`kenaz.transform.fresh_identity`)."""
+        return [v if a is None else self.view(fresh_identity(v), a) for v, a in zip(values, axes)]
 
     def handle(self, op: Op, args: tuple, params: dict) -> Any:
         # One pass over the arguments: replace our views by their batches.
@@ -308,13 +308,28 @@ def vmap(
 
     @functools.wraps(f)
     def batched_f(*args: P.args, **kwargs: P.kwargs) -> Out:
-        inputs = _Inputs(args, kwargs, in_axes)
-        size = inputs.batch_size(axis_size)
-        if method == "loop":
-            return _run_per_example(f, inputs, size, out_axes)
-        return _run_vectorized(f, inputs, size, out_axes)
+        return vmap_call(f, args, kwargs, in_axes, out_axes, axis_size, method)
 
     return batched_f
+
+
+def vmap_call(
+    f: Callable,
+    args: tuple,
+    kwargs: dict,
+    in_axes: Any = 0,
+    out_axes: Any = 0,
+    axis_size: int | None = None,
+    method: str = "vectorize",
+) -> Any:
+    """``vmap(f, in_axes, out_axes, axis_size, method)(*args, **kwargs)``, with the
+    arguments of ``vmap`` already checked (:func:`kenaz.checks.check_vmap_arguments`): for
+    the transformations that batch a function of their own per call (``jacrev``)."""
+    inputs = _Inputs(args, kwargs, in_axes)
+    size = inputs.batch_size(axis_size)
+    if method == "loop":
+        return _run_per_example(f, inputs, size, out_axes)
+    return _run_vectorized(f, inputs, size, out_axes)
 
 
 class _Inputs:
@@ -434,8 +449,8 @@ def _run_vectorized(f: Callable, inputs: _Inputs, size: int, out_axes: Any) -> A
     batcher = BatchHandler(size)
     args, kwargs = inputs.rebuild(batcher.views(inputs.leaves, inputs.axes))
     try:
-        with scope("vmap"), handler(batcher):
-            result = f(*args, **kwargs)
+        function = functools.partial(f, **kwargs) if kwargs else f
+        result = run_in("vmap", function, args, batcher)
         return _unbatch_outputs(result, batcher, out_axes)
     finally:
         batcher.alive = False
