@@ -18,12 +18,12 @@ from .checks import flatten_pair, input_tensors
 from .convert import perform_stacked
 from .effects import Handler, Op, fresh_level, handler, perform_args
 from .mutation import check_saved
-from .ops.elementwise import alias
 from .reverse import transposed_vjp_rules
 from .tensor import NestedTensorsArgument, Tensor, tracked_records
 from .transform import (
     TapeHandler,
     distinct,
+    fresh_identity,
     no_context,
     placed,
     run_watched,
@@ -88,8 +88,9 @@ class ForwardHandler(Handler):
         self.level = fresh_level()
 
     def watch(self, x: Tensor, tangent: Tensor) -> Tensor:
-        """A fresh identity for ``x`` whose tangent at this level is ``tangent``."""
-        watched = alias(x)
+        """A fresh identity for ``x`` (:func:`kenaz.transform.fresh_identity`) whose tangent
+        at this level is ``tangent``."""
+        watched = fresh_identity(x)
         set_record(watched, self.level, tangent)
         return watched
 
@@ -276,8 +277,7 @@ def linearize(
     """
     p_flat, p_tree = input_tensors(primals, allow_int, "linearize")
     lin = LinearizeHandler()
-    watched, in_nodes = lin.watch_inputs(p_flat)
-    out_flat, out_tree, out_nodes, _ = run_watched(lin, f, watched, p_tree, "linearize")
+    in_nodes, out_flat, out_tree, out_nodes, _ = lin.run(f, p_flat, p_tree, "linearize")
     entries = lin.entries
 
     def f_jvp(*tangents: Any) -> Any:

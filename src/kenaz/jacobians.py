@@ -28,7 +28,7 @@ from .ops import shape as shape_ops
 from .ops.indexing import getitem
 from .reverse import grad, pull_back, record
 from .tensor import Tensor
-from .transform import select
+from .transform import gc_paused, select
 from .vectorize import vmap_call
 
 __all__ = ["jacfwd", "jacrev", "hessian", "hvp"]
@@ -180,22 +180,23 @@ def jacrev(
         if holomorphic:  # the integer inputs' error first, as for any other input
             check_inputs([(n, args[n]) for n in nums], allow_int, "jacrev")
             _check_complex(tree.leaves(selected), True, "jacrev", "inputs")
-        rev = record(function, selected, has_aux, allow_int, "jacrev", nums)
-        out_flat, out_tree = rev.outputs, rev.out_tree
-        float_outs = [o for o in out_flat if _is_float(o)]
-        _check_complex(float_outs, holomorphic, "jacrev", "outputs")
-        in_flat, in_tree = rev.inputs, rev.in_tree
-        float_ins = [x for x in in_flat if _is_float(x)]
+        with gc_paused():  # one pause for the forward pass and the (consuming) backward one
+            rev = record(function, selected, has_aux, allow_int, "jacrev", nums, pause_gc=False)
+            out_flat, out_tree, aux = rev.outputs, rev.out_tree, rev.aux
+            float_outs = [o for o in out_flat if _is_float(o)]
+            _check_complex(float_outs, holomorphic, "jacrev", "outputs")
+            in_flat, in_tree = rev.inputs, rev.in_tree
+            float_ins = [x for x in in_flat if _is_float(x)]
 
-        def pull_back_rows(cotangents: list[Tensor]) -> list[Tensor]:
-            """The float inputs' cotangents for the float outputs' ``cotangents``."""
-            grads = pull_back(rev, _fill(cotangents, out_flat, _none), reusable=True)
-            return [g for g, x in zip(grads, in_flat) if _is_float(x)]
+            def pull_back_rows(cotangents: list[Tensor]) -> list[Tensor]:
+                """The float inputs' cotangents for the float outputs' ``cotangents`` (once)."""
+                grads = pull_back(rev, _fill(cotangents, out_flat, _none), reusable=False)
+                return [g for g, x in zip(grads, in_flat) if _is_float(x)]
 
-        # Row i of the Jacobian is the pullback of basis vector i: all rows at once.
-        rows = []
-        if float_outs and float_ins:
-            rows = vmap_call(pull_back_rows, (_basis(float_outs),), {})
+            # Row i of the Jacobian is the pullback of basis vector i: all rows at once.
+            rows = []
+            if float_outs and float_ins:
+                rows = vmap_call(pull_back_rows, (_basis(float_outs),), {})
         sizes = [o.size for o in float_outs]
         per_input = [_split_axis(g, 0, sizes) for g in rows]  # [float input][float output]
         blocks = [
@@ -209,7 +210,7 @@ def jacrev(
             for i, o in _numbered_floats(out_flat)
         ]
         jac = _nest(out_tree, in_tree, blocks, isinstance(argnums, (int, np.integer)))
-        return (jac, rev.aux) if has_aux else jac
+        return (jac, aux) if has_aux else jac
 
     return jacobian
 

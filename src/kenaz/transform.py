@@ -50,8 +50,16 @@ class TapeHandler(Handler):
     def watch_inputs(self, leaves: list[Any]) -> tuple[list[Any], list[int | None]]:
         """:meth:`watch` each float or complex input leaf (the others are held constant);
         the leaves to give ``f``, and each one's node (None for a constant)."""
-        watched = [self.watch(x) if x.dtype.kind in "fc" else x for x in leaves]
-        return watched, [record_at(w, self.level) for w in watched]
+        watched: list[Any] = []
+        nodes: list[int | None] = []
+        for x in leaves:
+            if x.dtype.kind in "fc":
+                x = fresh_identity(x)
+                nodes.append(self.track(x))
+            else:
+                nodes.append(None)
+            watched.append(x)
+        return watched, nodes
 
     def run(
         self,
@@ -147,9 +155,13 @@ def run_watched(
     if has_aux:
         result, aux = split_aux(result, where)
     out_flat, out_tree = tree.flatten(result)
-    out_flat = [derivative_leaf(o, where) for o in out_flat]
     level = h.level
-    records = [record_at(o, level) for o in out_flat]
+    records = []
+    for i, o in enumerate(out_flat):
+        if not isinstance(o, Tensor):
+            out_flat[i] = o = derivative_leaf(o, where)
+        records.append(record_at(o, level))
+    # The level is forgotten after all records were read: an output may stand twice.
     forget_level([o for o in out_flat if isinstance(o, Tensor)], level)
     return out_flat, out_tree, records, aux
 

@@ -48,6 +48,7 @@ from .tree import NAMESPACE
 __all__ = ["vmap", "vmap_call", "BatchedTensor", "BatchHandler"]
 
 _new = object.__new__
+_ONE_LEAF = optree.tree_structure(0, none_is_leaf=True, namespace=NAMESPACE)
 
 
 class BatchedTensor(Tensor):
@@ -458,7 +459,10 @@ def _run_vectorized(f: Callable, inputs: _Inputs, size: int, out_axes: Any) -> A
 
 def _output_axes(result: Any, out_axes: Any) -> tuple[list, list, optree.PyTreeSpec]:
     """Flatten ``result`` (``None`` leaves included) with the out axis of each leaf."""
-    leaves, treedef = optree.tree_flatten(result, none_is_leaf=True, namespace=NAMESPACE)
+    if isinstance(result, Tensor):  # a lone output: no pytree walk
+        leaves, treedef = [result], _ONE_LEAF
+    else:
+        leaves, treedef = optree.tree_flatten(result, none_is_leaf=True, namespace=NAMESPACE)
     if out_axes is None or isinstance(out_axes, (int, np.integer)):
         return leaves, [out_axes] * len(leaves), treedef
     return leaves, axes_prefix(out_axes, result, "out_axes"), treedef
