@@ -31,7 +31,7 @@ from .transform import (
     zero_derivative,
 )
 
-__all__ = ["jvp", "linearize"]
+__all__ = ["jvp", "linearize", "push_forward"]
 
 Out = TypeVar("Out")  # the output's type: its tangent has the same structure
 Aux = TypeVar("Aux")
@@ -190,13 +190,23 @@ def jvp(
     (Tensor(42.), Tensor(13.))
     """
     p_flat, t_flat, p_tree = flatten_pair(primals, tangents, "jvp", allow_int)
+    out_flat, out_tree, tangents_out, aux = push_forward(f, p_flat, p_tree, t_flat, has_aux)
+    out = out_tree.unflatten(out_flat)
+    tangent_out = out_tree.unflatten(tangents_out)
+    return (out, tangent_out, aux) if has_aux else (out, tangent_out)
+
+
+def push_forward(
+    f: Callable, p_flat: list, p_tree: Any, t_flat: list, has_aux: bool
+) -> tuple[list, Any, list, Any]:
+    """:func:`jvp` on the checked leaves of its primals (of structure ``p_tree``) and
+    tangents (float0 arrays for the integer primals): the output leaves, their structure,
+    their tangents (distinct tensors; float0 arrays for integer outputs) and ``aux``."""
     fwd = ForwardHandler()
     watched = [fwd.watch(p, t) if p.dtype.kind in "fc" else p for p, t in zip(p_flat, t_flat)]
     out_flat, out_tree, tangents, aux = run_watched(fwd, f, watched, p_tree, "jvp", has_aux)
     tangents_out = [zero_derivative(o) if t is None else t for o, t in zip(out_flat, tangents)]
-    out = tree.unflatten(out_tree, out_flat)
-    tangent_out = tree.unflatten(out_tree, distinct(tangents_out))
-    return (out, tangent_out, aux) if has_aux else (out, tangent_out)
+    return out_flat, out_tree, distinct(tangents_out), aux
 
 
 class LinearizeHandler(TapeHandler):

@@ -23,10 +23,10 @@ import numpy as np
 
 from . import tree
 from .checks import check_inputs, float0_zeros, input_tensors, normalize_argnums
-from .forward import jvp
+from .forward import jvp, push_forward
 from .ops import shape as shape_ops
 from .ops.indexing import getitem
-from .reverse import grad, pull_back, record
+from .reverse import pull_back, record, value_and_grad_of
 from .tensor import Tensor
 from .transform import gc_paused, select
 from .vectorize import vmap_call
@@ -245,28 +245,26 @@ def jacfwd(
         in_flat, in_tree = input_tensors(selected, allow_int, "jacfwd", nums)
         float_ins = [x for x in in_flat if _is_float(x)]
         _check_complex(float_ins, holomorphic, "jacfwd", "inputs")
-        primals = in_tree.unflatten(in_flat)
         outputs: dict[str, Any] = {}  # what the outputs are, noted while tracing
 
-        def push_forward(tangents: list[Tensor]) -> Any:
+        def columns_of(tangents: list[Tensor]) -> Any:
             """The float outputs' tangents for the float inputs' ``tangents`` (and the
             outputs that are Tensors, which vmap returns unbatched)."""
             filled = _fill(tangents, in_flat, lambda x: float0_zeros(x.shape))
-            result = jvp(
-                f_of_selected, primals, tree.unflatten(in_tree, filled), has_aux, allow_int
+            out_leaves, outputs["tree"], out_tangents, aux = push_forward(
+                f_of_selected, in_flat, in_tree, filled, has_aux
             )
-            out_leaves, outputs["tree"] = tree.flatten(result[0])
             outputs["leaves"] = out_leaves  # float0 leaves, from an inner jacobian, stay out
             tensors = [o for o in out_leaves if isinstance(o, Tensor)]
-            columns = [t for t, o in zip(tree.leaves(result[1]), out_leaves) if _is_float(o)]
-            return tensors, columns, result[2] if has_aux else None
+            columns = [t for t, o in zip(out_tangents, out_leaves) if _is_float(o)]
+            return tensors, columns, aux
 
         # Column j of the Jacobian is the push-forward of basis vector j: all columns at once.
         if float_ins:
             batch = (_basis(float_ins),)
-            tensors, columns, aux = vmap_call(push_forward, batch, {}, 0, (None, -1, None))
+            tensors, columns, aux = vmap_call(columns_of, batch, {}, 0, (None, -1, None))
         else:  # nothing to push forward: the function once, for its outputs
-            tensors, columns, aux = push_forward([])
+            tensors, columns, aux = columns_of([])
         found = iter(tensors)
         out_flat = [next(found) if isinstance(o, Tensor) else o for o in outputs["leaves"]]
         out_tree = outputs["tree"]
@@ -361,6 +359,9 @@ def hvp(f: Callable, primals: Sequence[Any], tangents: Sequence[Any]) -> Any:
             "kenaz.hvp: primals and tangents must be tuples (one entry per argument); "
             "write hvp(f, (x,), (v,))"
         )
-    gradient = grad(f, argnums=tuple(range(len(primals))))
+    value_and_gradient = value_and_grad_of(
+        f, tuple(range(len(primals))), False, False, False, "grad"
+    )
+    gradient = lambda *args: value_and_gradient(*args)[1]  # noqa: E731 - grad(f, argnums=...)
     _, product = jvp(gradient, tuple(primals), tuple(tangents))
     return product[0] if len(primals) == 1 else product
