@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import threading
+import weakref
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -15,11 +16,16 @@ from . import tree
 from .backend import full_like
 from .checks import derivative_leaf, float0_zeros, split_aux
 from .effects import Handler, fresh_level, handlers_installed, run_in
-from .mutation import watch_mutations
 from .ops.elementwise import alias, copy
 from .tensor import Tensor
 
 _new = object.__new__
+
+# The tape handlers alive now, as weak references: kenaz.mutation notes every in-place
+# change of a Tensor on each (`mutations`). A handler joins once, when it is made, and
+# drops out when it dies, through its reference's callback (the set's own discard: no
+# Python code runs either way).
+live_tapes: set[weakref.ref] = set()
 
 
 class TapeHandler(Handler):
@@ -39,7 +45,7 @@ class TapeHandler(Handler):
         self.level = fresh_level()
         self.node_count = 0
         self.tape: list = []  # what the level records of each op, in execution order
-        watch_mutations(self)  # in-place changes of Tensors are noted on self.mutations
+        live_tapes.add(weakref.ref(self, live_tapes.discard))  # see `live_tapes`
 
     def watch(self, x: Tensor) -> Tensor:
         """Give ``x`` a fresh identity (:func:`fresh_identity`) that this level tracks."""
@@ -168,6 +174,7 @@ def run_watched(
 
 __all__ = [
     "TapeHandler",
+    "live_tapes",
     "fresh_identity",
     "set_record",
     "record_at",
