@@ -484,22 +484,11 @@ class scope:  # noqa: N801 - a context manager, named and used like a function
         _scopes.reset(self._token)
 
 
-def run_in(
-    phase: str, function: Callable[..., Any], args: Sequence[Any], h: Handler | None = None
-) -> Any:
-    """``function(*args)`` in the phase ``phase`` of a transformation (``"vjp"``, what
-    ``debug`` shows: :class:`scope`), with ``h`` installed innermost if given.
-
-    How a transformation runs the user's function (and its backward pass):
-    :class:`scope` and :class:`handler` entered together, in one frame; both
-    are restored when ``function`` returns or raises.
-    """
+def run_in(phase: str, function: Callable[..., Any], args: Sequence[Any], h: Handler) -> Any:
+    """``function(*args)`` with ``h`` installed innermost, in the phase ``phase`` of a
+    transformation (what ``debug`` shows): :class:`scope` and :class:`handler` in one frame,
+    for a transformation running the user's function."""
     phase_token = _scopes.set((*_scopes.get(), phase))
-    if h is None:
-        try:
-            return function(*args)
-        finally:
-            _scopes.reset(phase_token)
     token = _handlers.set((_handlers.get(), h))
     try:
         return function(*args)

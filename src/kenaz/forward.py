@@ -196,12 +196,9 @@ def jvp(
     return (out, tangent_out, aux) if has_aux else (out, tangent_out)
 
 
-def push_forward(
-    f: Callable, p_flat: list, p_tree: Any, t_flat: list, has_aux: bool
-) -> tuple[list, Any, list, Any]:
-    """:func:`jvp` on the checked leaves of its primals (of structure ``p_tree``) and
-    tangents (float0 arrays for the integer primals): the output leaves, their structure,
-    their tangents (distinct tensors; float0 arrays for integer outputs) and ``aux``."""
+def push_forward(f: Callable, p_flat: list, p_tree: Any, t_flat: list, has_aux: bool) -> tuple:
+    """:func:`jvp` on the checked leaves of the primals (of structure ``p_tree``) and of the
+    tangents: the output leaves, their structure, their tangents and ``aux``."""
     fwd = ForwardHandler()
     watched = [fwd.watch(p, t) if p.dtype.kind in "fc" else p for p, t in zip(p_flat, t_flat)]
     out_flat, out_tree, tangents, aux = run_watched(fwd, f, watched, p_tree, "jvp", has_aux)

@@ -30,7 +30,7 @@ from .checks import (
     normalize_argnums,
 )
 from .convert import leaf_tensor, perform_stacked
-from .effects import Handler, Op, handler, identity, perform_args, run_in
+from .effects import Handler, Op, handler, identity, perform_args, scope
 from .mutation import check_saved
 from .tensor import Tensor, _make, holds_tensor, tracked_records
 from .transform import (
@@ -59,17 +59,14 @@ class ReverseHandler(TapeHandler):
 
     # self.tape (made by TapeHandler): (output node(s), [(input node, pullback, saved)], op)
     tape: list[tuple[Any, list[tuple[int, Callable, Any]], Op]]
-    # Noted by `record` after the forward pass: the input leaves (tensors; float0 arrays
-    # for integer derivatives), their structure and nodes (None: held constant), the
-    # output leaves, their structure and nodes (None: nothing tracked reaches it), and
-    # f's auxiliary value.
+    # Noted by `record`: the input and output leaves, structures and nodes (None: constant)
     inputs: list[Any]
-    in_tree: Any
-    in_nodes: list[int | None]
     outputs: list[Any]
+    in_tree: Any
     out_tree: Any
+    in_nodes: list[int | None]
     out_nodes: list[int | None]
-    aux: Any
+    aux: Any  # f's auxiliary value (has_aux)
 
     def handle(self, op: Op, args: tuple, params: dict) -> Any:
         if op.reverse is not None:  # a joint rule: outputs and pullback together
@@ -445,11 +442,9 @@ def record(
     positions: Sequence[int] | None = None,
     pause_gc: bool = True,
 ) -> ReverseHandler:
-    """Run ``f(*primals)`` under a new reverse level: the forward pass of ``vjp``, ``grad``
-    and ``jacrev``. Returns the level, its inputs and outputs noted on it (the attributes
-    :class:`ReverseHandler` lists). Input errors name ``where`` and the arguments by
-    ``positions``; with ``pause_gc`` the garbage collector is paused for the pass (else the
-    caller pauses it)."""
+    """Run ``f(*primals)`` under a new reverse level, returned with its inputs and outputs
+    noted on it: the forward pass of ``vjp``, ``grad`` and ``jacrev``. Input errors name
+    ``where`` and the arguments by ``positions``; ``pause_gc``: pause the collector."""
     inputs, in_tree = input_tensors(primals, allow_int, where, positions)
     rev = ReverseHandler()
     rev.inputs, rev.in_tree = inputs, in_tree
@@ -498,36 +493,10 @@ def pull_back(rev: ReverseHandler, cotangents: Sequence[Any], reusable: bool) ->
     for node, ct in zip(rev.out_nodes, cotangents):
         if node is not None and ct is not None:
             seeds[node] = ct if node not in seeds else seeds[node] + ct
-    arguments = (seeds, rev.in_nodes, not reusable)
-    if reusable:
-        with gc_paused():
-            grads = run_in("vjp: backward", rev.backward, arguments)
-    else:
-        grads = run_in("vjp: backward", rev.backward, arguments)
+    with scope("vjp: backward"), gc_paused() if reusable else no_context:
+        grads = rev.backward(seeds, rev.in_nodes, consume=not reusable)
     grads = [zero_derivative(x) if g is None else g for g, x in zip(grads, rev.inputs)]
     return distinct(grads) if len(grads) > 1 else grads
-
-
-def _gradient(
-    f: Callable,
-    primals: tuple[Any, ...],
-    has_aux: bool,
-    allow_int: bool,
-    holomorphic: bool,
-    where: str,
-    positions: Sequence[int],
-) -> tuple[Tensor, Any, Any]:
-    """``(value, aux, gradient)`` of the scalar ``f`` at ``primals`` (run inside ``grad``'s
-    pause of the garbage collector): :func:`vjp`'s pullback of 1, once."""
-    rev = record(f, primals, has_aux, allow_int, where, positions, pause_gc=False)
-    out = rev.out_tree.unflatten(rev.outputs)
-    if not isinstance(out, Tensor) or out.shape != () or out.dtype.kind not in "fc":
-        raise TypeError(grad_output_error(out, where))
-    if (out.dtype.kind == "c") != holomorphic:
-        raise TypeError(grad_complex_error(out, holomorphic, where))
-    one = _make(full_like(out, (), 1, out.dtype))  # on out's backend
-    grads = pull_back(rev, [one], reusable=False)
-    return out, rev.aux, rev.in_tree.unflatten(grads)
 
 
 # Types: with the default argnums=0 the gradient has the first argument's type (a
@@ -644,12 +613,18 @@ def value_and_grad_of(
             check_inputs([(n, args[n]) for n in nums], allow_int, where)
             check_complex_inputs([(n, args[n]) for n in nums], where)
         function, selected = select(f, args, kwargs, nums)
-        with gc_paused():
-            # Inside the pause the tape is freed as the backward pass goes: its objects
-            # then leave no debt that would make the collector traverse them on resuming.
-            arguments = (function, selected, has_aux, allow_int, holomorphic, where, nums)
-            out, aux, grads = run_in("grad", _gradient, arguments)
-        return ((out, aux) if has_aux else out), (grads[0] if single else grads)
+        with scope("grad"), gc_paused():
+            rev = record(function, selected, has_aux, allow_int, where, nums, pause_gc=False)
+            out = rev.out_tree.unflatten(rev.outputs)
+            if not isinstance(out, Tensor) or out.shape != () or out.dtype.kind not in "fc":
+                raise TypeError(grad_output_error(out, where))
+            if (out.dtype.kind == "c") != holomorphic:
+                raise TypeError(grad_complex_error(out, holomorphic, where))
+            one = _make(full_like(out, (), 1, out.dtype))  # on out's backend
+            # Consumed inside the pause: the tape's objects then leave no debt that would
+            # make the collector traverse them on resuming.
+            grads = rev.in_tree.unflatten(pull_back(rev, [one], reusable=False))
+        return ((out, rev.aux) if has_aux else out), (grads[0] if single else grads)
 
     return value_and_grad_f
 

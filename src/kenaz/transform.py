@@ -21,10 +21,8 @@ from .tensor import Tensor
 
 _new = object.__new__
 
-# The tape handlers alive now, as weak references: kenaz.mutation notes every in-place
-# change of a Tensor on each (`mutations`). A handler joins once, when it is made, and
-# drops out when it dies, through its reference's callback (the set's own discard: no
-# Python code runs either way).
+# The tape handlers alive, by weak references that leave the set when their handler dies
+# (no Python code runs either way): kenaz.mutation notes in-place changes on each.
 live_tapes: set[weakref.ref] = set()
 
 
@@ -53,34 +51,13 @@ class TapeHandler(Handler):
         self.track(watched)
         return watched
 
-    def watch_inputs(self, leaves: list[Any]) -> tuple[list[Any], list[int | None]]:
-        """:meth:`watch` each float or complex input leaf (the others are held constant);
-        the leaves to give ``f``, and each one's node (None for a constant)."""
-        watched: list[Any] = []
-        nodes: list[int | None] = []
-        for x in leaves:
-            if x.dtype.kind in "fc":
-                x = fresh_identity(x)
-                nodes.append(self.track(x))
-            else:
-                nodes.append(None)
-            watched.append(x)
-        return watched, nodes
-
-    def run(
-        self,
-        f: Callable,
-        leaves: list[Any],
-        in_tree: Any,
-        where: str,
-        has_aux: bool = False,
-        pause_gc: bool = False,
-    ) -> tuple[list, list, Any, list, Any]:
-        """:meth:`watch_inputs` the input ``leaves`` (of structure ``in_tree``), then
-        :func:`run_watched` ``f`` on them under this level: the input nodes, then what
-        :func:`run_watched` returns."""
-        watched, in_nodes = self.watch_inputs(leaves)
-        return (in_nodes, *run_watched(self, f, watched, in_tree, where, has_aux, pause_gc))
+    def run(self, f: Callable, leaves: list, in_tree: Any, where: str, *options: bool) -> tuple:
+        """:meth:`watch` each float or complex input leaf (the others are held constant),
+        then :func:`run_watched` ``f`` on the leaves (``options``: its ``has_aux`` and
+        ``pause_gc``): each leaf's node (None for a constant), then what it returns."""
+        watched = [self.watch(x) if x.dtype.kind in "fc" else x for x in leaves]
+        nodes = [record_at(w, self.level) for w in watched]
+        return (nodes, *run_watched(self, f, watched, in_tree, where, *options))
 
     def track(self, out: Tensor) -> int:
         """Give ``out`` a new node number at this level (no entry recorded) and return it."""
@@ -91,12 +68,8 @@ class TapeHandler(Handler):
 
 
 def fresh_identity(x: Tensor) -> Tensor:
-    """``x`` under a new identity, for a transformation to record its own facts on.
-
-    Under handlers it is an alias performed outward, so the transformations
-    outside see the new tensor come from ``x``. With none installed nothing
-    records ops, and the alias would be the same value in a new wrapper: made here.
-    """
+    """``x`` under a new identity, for a transformation to record its facts on: an alias
+    performed outward, or with no handler (nothing records it) the alias's result."""
     if handlers_installed():
         return alias(x)
     fresh = _new(Tensor)  # `kenaz.tensor._make`, inlined, as in `effects.perform`
@@ -152,10 +125,7 @@ def run_watched(
     them: :func:`forget_level`) and ``aux`` (with ``has_aux``; else None).
     """
     args = in_tree.unflatten(watched)  # (the structure's own method: no pytree walk)
-    if pause_gc:
-        with gc_paused():
-            result = run_in(where, f, args, h)
-    else:
+    with gc_paused() if pause_gc else no_context:
         result = run_in(where, f, args, h)
     aux = None
     if has_aux:
@@ -184,7 +154,6 @@ __all__ = [
     "run_watched",
     "distinct",
     "zeros_like",
-    "with_selected",
     "select",
     "forget_level",
     "gc_paused",
@@ -257,15 +226,10 @@ class gc_paused:  # noqa: N801 - a context manager, named and used like a functi
 
 
 def select(f: Callable, args: tuple, kwargs: dict, nums: tuple[int, ...]) -> tuple[Callable, tuple]:
-    """``f`` as a function of the arguments at positions ``nums`` (:func:`with_selected`;
-    ``f`` itself when those are all the arguments, in order), and those arguments."""
-    if kwargs or len(nums) != len(args) or nums != tuple(range(len(args))):
-        return with_selected(f, args, kwargs, nums), tuple(args[n] for n in nums)
-    return f, args
-
-
-def with_selected(f: Callable, args: tuple, kwargs: dict, nums: tuple[int, ...]) -> Callable:
-    """``f`` as a function of the arguments at positions ``nums`` only."""
+    """``f`` as a function of the arguments at positions ``nums`` only (``f`` itself when
+    those are all the arguments, in order), and those arguments."""
+    if not kwargs and nums == tuple(range(len(args))):
+        return f, args
 
     def f_of_selected(*selected: Any) -> Any:
         full = list(args)
@@ -273,4 +237,4 @@ def with_selected(f: Callable, args: tuple, kwargs: dict, nums: tuple[int, ...])
             full[n] = value
         return f(*full, **kwargs)
 
-    return f_of_selected
+    return f_of_selected, tuple(args[n] for n in nums)

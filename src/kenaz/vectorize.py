@@ -314,18 +314,10 @@ def vmap(
     return batched_f
 
 
-def vmap_call(
-    f: Callable,
-    args: tuple,
-    kwargs: dict,
-    in_axes: Any = 0,
-    out_axes: Any = 0,
-    axis_size: int | None = None,
-    method: str = "vectorize",
-) -> Any:
-    """``vmap(f, in_axes, out_axes, axis_size, method)(*args, **kwargs)``, with the
-    arguments of ``vmap`` already checked (:func:`kenaz.checks.check_vmap_arguments`): for
-    the transformations that batch a function of their own per call (``jacrev``)."""
+def vmap_call(f: Callable, args: tuple, kwargs: dict, in_axes: Any = 0, out_axes: Any = 0,
+              axis_size: int | None = None, method: str = "vectorize") -> Any:  # fmt: skip
+    """``vmap(f, in_axes, out_axes, axis_size, method)(*args, **kwargs)``, its arguments
+    already checked: for a transformation that batches a new function per call (jacrev)."""
     inputs = _Inputs(args, kwargs, in_axes)
     size = inputs.batch_size(axis_size)
     if method == "loop":
