@@ -38,6 +38,8 @@ def _basis(leaves: Sequence[Tensor]) -> list[Tensor]:
     """The standard basis of the space of ``leaves``: for each leaf, its block of the rows
     of an identity matrix, shaped ``(total_size,) + leaf.shape``."""
     total = sum(leaf.size for leaf in leaves)
+    if len(leaves) == 1:  # one leaf: the identity matrix itself
+        return [Tensor(np.eye(total, dtype=leaves[0].dtype).reshape((total,) + leaves[0].shape))]
     blocks, start = [], 0
     for leaf in leaves:
         block = np.zeros((total, leaf.size), dtype=leaf.dtype)
@@ -80,10 +82,10 @@ def _numbered_floats(leaves: Sequence[Any]) -> list[tuple[int, Any]]:
 
 def _nest(outer_tree: Any, inner_tree: Any, blocks: list[list[Tensor]], single_input: bool) -> Any:
     """Build the Jacobian pytree: ``outer_tree`` (outputs) of ``inner_tree`` (inputs)."""
-    inner = [tree.unflatten(inner_tree, row) for row in blocks]
+    inner = [inner_tree.unflatten(row) for row in blocks]
     if single_input:
         inner = [row[0] for row in inner]
-    return tree.unflatten(outer_tree, inner)
+    return outer_tree.unflatten(inner)
 
 
 def _check_complex(leaves: Sequence[Any], holomorphic: bool, where: str, what: str) -> None:
@@ -188,15 +190,15 @@ def jacrev(
             in_flat, in_tree = rev.inputs, rev.in_tree
             float_ins = [x for x in in_flat if _is_float(x)]
 
-            def pull_back_rows(cotangents: list[Tensor]) -> list[Tensor]:
+            def pull_back_rows(*cotangents: Tensor) -> tuple[Tensor, ...]:
                 """The float inputs' cotangents for the float outputs' ``cotangents`` (once)."""
                 grads = pull_back(rev, _fill(cotangents, out_flat, _none), reusable=False)
-                return [g for g, x in zip(grads, in_flat) if _is_float(x)]
+                return tuple(g for g, x in zip(grads, in_flat) if _is_float(x))
 
             # Row i of the Jacobian is the pullback of basis vector i: all rows at once.
-            rows = []
+            rows: Any = []
             if float_outs and float_ins:
-                rows = vmap_call(pull_back_rows, (_basis(float_outs),), {})
+                rows = vmap_call(pull_back_rows, tuple(_basis(float_outs)), {})
         sizes = [o.size for o in float_outs]
         per_input = [_split_axis(g, 0, sizes) for g in rows]  # [float input][float output]
         blocks = [
@@ -247,7 +249,7 @@ def jacfwd(
         _check_complex(float_ins, holomorphic, "jacfwd", "inputs")
         outputs: dict[str, Any] = {}  # what the outputs are, noted while tracing
 
-        def columns_of(tangents: list[Tensor]) -> Any:
+        def columns_of(*tangents: Tensor) -> Any:
             """The float outputs' tangents for the float inputs' ``tangents`` (and the
             outputs that are Tensors, which vmap returns unbatched)."""
             filled = _fill(tangents, in_flat, lambda x: float0_zeros(x.shape))
@@ -261,10 +263,10 @@ def jacfwd(
 
         # Column j of the Jacobian is the push-forward of basis vector j: all columns at once.
         if float_ins:
-            batch = (_basis(float_ins),)
+            batch = tuple(_basis(float_ins))
             tensors, columns, aux = vmap_call(columns_of, batch, {}, 0, (None, -1, None))
         else:  # nothing to push forward: the function once, for its outputs
-            tensors, columns, aux = columns_of([])
+            tensors, columns, aux = columns_of()
         found = iter(tensors)
         out_flat = [next(found) if isinstance(o, Tensor) else o for o in outputs["leaves"]]
         out_tree = outputs["tree"]
