@@ -466,7 +466,7 @@ def _vjp(f: Callable, primals: tuple[Any, ...], has_aux: bool, allow_int: bool) 
                 f"kenaz.vjp: the cotangent's structure {ct_tree} differs from the "
                 f"output's {out_tree}"
             )
-        checked = []
+        checked: list[Tensor | None] = []
         for o, ct in zip(out_flat, ct_flat):
             if o.dtype.kind not in "fc":  # no derivative: only float0 (or allow_int) is taken
                 check_integer_cotangent(o, ct, allow_int, "vjp")
@@ -621,10 +621,12 @@ def value_and_grad_of(
             if (out.dtype.kind == "c") != holomorphic:
                 raise TypeError(grad_complex_error(out, holomorphic, where))
             one = _make(full_like(out, (), 1, out.dtype))  # on out's backend
-            # Consumed inside the pause: the tape's objects then leave no debt that would
-            # make the collector traverse them on resuming.
             grads = rev.in_tree.unflatten(pull_back(rev, [one], reusable=False))
-        return ((out, rev.aux) if has_aux else out), (grads[0] if single else grads)
+            # The tape consumed and freed inside the pause: its objects then leave no debt
+            # that would make the collector traverse them on resuming.
+            aux = rev.aux
+            del rev
+        return ((out, aux) if has_aux else out), (grads[0] if single else grads)
 
     return value_and_grad_f
 
