@@ -484,16 +484,19 @@ class scope:  # noqa: N801 - a context manager, named and used like a function
         _scopes.reset(self._token)
 
 
-def run_in(phase: str, function: Callable[..., Any], args: Sequence[Any], h: Handler) -> Any:
-    """``function(*args)`` with ``h`` installed innermost, in the phase ``phase`` of a
-    transformation (what ``debug`` shows): :class:`scope` and :class:`handler` in one frame,
-    for a transformation running the user's function."""
+def run_in(
+    phase: str, function: Callable[..., Any], args: Sequence[Any], h: Handler | None = None
+) -> Any:
+    """``function(*args)`` in the phase ``phase`` of a transformation (what ``debug``
+    shows), with ``h`` installed innermost if given: :class:`scope` and :class:`handler`
+    in one frame, for a transformation running the user's function or its backward pass."""
     phase_token = _scopes.set((*_scopes.get(), phase))
-    token = _handlers.set((_handlers.get(), h))
+    token = None if h is None else _handlers.set((_handlers.get(), h))
     try:
         return function(*args)
     finally:
-        _handlers.reset(token)
+        if token is not None:
+            _handlers.reset(token)
         _scopes.reset(phase_token)
 
 

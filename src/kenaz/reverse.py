@@ -30,7 +30,7 @@ from .checks import (
     normalize_argnums,
 )
 from .convert import leaf_tensor, perform_stacked
-from .effects import Handler, Op, handler, identity, perform_args, scope
+from .effects import Handler, Op, handler, identity, perform_args, run_in, scope
 from .mutation import check_saved
 from .tensor import Tensor, _make, holds_tensor, tracked_records
 from .transform import (
@@ -493,8 +493,12 @@ def pull_back(rev: ReverseHandler, cotangents: Sequence[Any], reusable: bool) ->
     for node, ct in zip(rev.out_nodes, cotangents):
         if node is not None and ct is not None:
             seeds[node] = ct if node not in seeds else seeds[node] + ct
-    with scope("vjp: backward"), gc_paused() if reusable else no_context:
-        grads = rev.backward(seeds, rev.in_nodes, consume=not reusable)
+    arguments = (seeds, rev.in_nodes, not reusable)
+    if reusable:
+        with gc_paused():
+            grads = run_in("vjp: backward", rev.backward, arguments)
+    else:  # inside the caller's pause
+        grads = run_in("vjp: backward", rev.backward, arguments)
     grads = [zero_derivative(x) if g is None else g for g, x in zip(grads, rev.inputs)]
     return distinct(grads) if len(grads) > 1 else grads
 

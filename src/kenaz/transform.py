@@ -55,8 +55,14 @@ class TapeHandler(Handler):
         """:meth:`watch` each float or complex input leaf (the others are held constant),
         then :func:`run_watched` ``f`` on the leaves (``options``: its ``has_aux`` and
         ``pause_gc``): each leaf's node (None for a constant), then what it returns."""
-        watched = [self.watch(x) if x.dtype.kind in "fc" else x for x in leaves]
-        nodes = [record_at(w, self.level) for w in watched]
+        watched, nodes = [], []
+        for x in leaves:
+            node = None
+            if x.dtype.kind in "fc":
+                x = fresh_identity(x)
+                node = self.track(x)
+            watched.append(x)
+            nodes.append(node)
         return (nodes, *run_watched(self, f, watched, in_tree, where, *options))
 
     def track(self, out: Tensor) -> int:
@@ -125,7 +131,10 @@ def run_watched(
     them: :func:`forget_level`) and ``aux`` (with ``has_aux``; else None).
     """
     args = in_tree.unflatten(watched)  # (the structure's own method: no pytree walk)
-    with gc_paused() if pause_gc else no_context:
+    if pause_gc:
+        with gc_paused():
+            result = run_in(where, f, args, h)
+    else:  # (no `no_context`: its two calls are a tenth of a small function's entry)
         result = run_in(where, f, args, h)
     aux = None
     if has_aux:
