@@ -58,6 +58,7 @@ __all__ = [
 ]
 
 
+
 # -- into a tensor: the one way in --------------------------------------------------------
 # `kenaz.ops.shape.stack`: ops.shape converts its own arguments with `as_tensor`, so it
 # sits above this module; it registers its `stack` when it loads.
@@ -232,7 +233,7 @@ def check_number(t: Tensor, how: str) -> None:
             "would be a constant, and the derivative through it silently zero. Compute with "
             "kenaz.numpy functions instead (knp.exp(t), not math.exp(t) or numpy.float64(t)), "
             "or apply kenaz.stop_gradient(t) first if a constant is meant. int(t), bool(t), "
-            'comparisons and formatting (f"{t:.3f}") stay allowed.'
+            "comparisons and formatting (f\"{t:.3f}\") stay allowed."
         )
 
 
