@@ -38,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from .backend import array_value
 from .effects import Op, current_handlers, handler, perform_args
 from .errors import TrackedConversionError
 from .tensor import Tensor, holds_tensor
@@ -84,27 +85,39 @@ def as_tensor(x: Any, dtype: Any = None) -> Tensor:
       as ``jnp.array`` does: numbers and arrays in it become constants, and
       NumPy's dtype promotion applies (``[x, 1]`` with ``x`` float32 is float32);
     - anything else (numbers, lists of numbers, NumPy values, CuPy, Dask and
-      other Array API arrays) is data: a constant ``Tensor(x, dtype)``, whose
-      array ``kenaz.backend.array_value`` makes.
+      other Array API arrays) is data: a constant tensor (what ``Tensor(x, dtype)``
+      makes) of the array ``kenaz.backend.array_value`` makes.
     """
     if isinstance(x, Tensor):
         out = x
     elif isinstance(x, (list, tuple)) and holds_tensor(x):
         out = _stacked(x)
     else:
-        return Tensor(x, dtype)
+        return _constant(array_value(x, dtype))
     return out if dtype is None or out.dtype == dtype else out.astype(dtype)
+
+
+_new = object.__new__
+
+
+def _constant(value: Any) -> Tensor:
+    """A constant tensor of the backend array ``value``: ``kenaz.tensor._make``, inlined (a
+    call would cost as much as the allocation, and go back up to tensor.py for three lines)."""
+    out = _new(Tensor)
+    out._value = value
+    out._trace = None
+    return out
 
 
 def _stacked(obj: list | tuple) -> Tensor:
     """The tensor of a nested list or tuple holding tensors (:func:`as_tensor`)."""
     if not obj:
-        return Tensor(obj)
+        return _constant(array_value(obj))
     # `isinstance(i, Tensor)` first: a list test on a 0-d tensor would read its `__class__`.
     items = [
         i if isinstance(i, Tensor)
         else _stacked(i) if isinstance(i, (list, tuple)) and holds_tensor(i)
-        else Tensor(i)
+        else _constant(array_value(i))
         for i in obj
     ]  # fmt: skip
     assert _stack is not None, "kenaz.ops.shape registers stack when kenaz is imported"

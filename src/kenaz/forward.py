@@ -18,12 +18,12 @@ from .checks import flatten_pair, input_tensors
 from .convert import perform_stacked
 from .effects import Handler, Op, fresh_level, handler, perform_args
 from .mutation import check_saved
-from .ops.elementwise import alias
 from .reverse import transposed_vjp_rules
 from .tensor import NestedTensorsArgument, Tensor, tracked_records
 from .transform import (
     TapeHandler,
     distinct,
+    fresh_identity,
     no_context,
     placed,
     run_watched,
@@ -31,7 +31,7 @@ from .transform import (
     zero_derivative,
 )
 
-__all__ = ["jvp", "linearize"]
+__all__ = ["jvp", "linearize", "push_forward"]
 
 Out = TypeVar("Out")  # the output's type: its tangent has the same structure
 Aux = TypeVar("Aux")
@@ -88,8 +88,9 @@ class ForwardHandler(Handler):
         self.level = fresh_level()
 
     def watch(self, x: Tensor, tangent: Tensor) -> Tensor:
-        """A fresh identity for ``x`` whose tangent at this level is ``tangent``."""
-        watched = alias(x)
+        """A fresh identity for ``x`` (:func:`kenaz.transform.fresh_identity`) whose tangent
+        at this level is ``tangent``."""
+        watched = fresh_identity(x)
         set_record(watched, self.level, tangent)
         return watched
 
@@ -189,13 +190,20 @@ def jvp(
     (Tensor(42.), Tensor(13.))
     """
     p_flat, t_flat, p_tree = flatten_pair(primals, tangents, "jvp", allow_int)
+    out_flat, out_tree, tangents_out, aux = push_forward(f, p_flat, p_tree, t_flat, has_aux)
+    out = out_tree.unflatten(out_flat)
+    tangent_out = out_tree.unflatten(tangents_out)
+    return (out, tangent_out, aux) if has_aux else (out, tangent_out)
+
+
+def push_forward(f: Callable, p_flat: list, p_tree: Any, t_flat: list, has_aux: bool) -> tuple:
+    """:func:`jvp` on the checked leaves of the primals (of structure ``p_tree``) and of the
+    tangents: the output leaves, their structure, their tangents and ``aux``."""
     fwd = ForwardHandler()
     watched = [fwd.watch(p, t) if p.dtype.kind in "fc" else p for p, t in zip(p_flat, t_flat)]
     out_flat, out_tree, tangents, aux = run_watched(fwd, f, watched, p_tree, "jvp", has_aux)
     tangents_out = [zero_derivative(o) if t is None else t for o, t in zip(out_flat, tangents)]
-    out = tree.unflatten(out_tree, out_flat)
-    tangent_out = tree.unflatten(out_tree, distinct(tangents_out))
-    return (out, tangent_out, aux) if has_aux else (out, tangent_out)
+    return out_flat, out_tree, distinct(tangents_out), aux
 
 
 class LinearizeHandler(TapeHandler):
@@ -276,8 +284,7 @@ def linearize(
     """
     p_flat, p_tree = input_tensors(primals, allow_int, "linearize")
     lin = LinearizeHandler()
-    watched, in_nodes = lin.watch_inputs(p_flat)
-    out_flat, out_tree, out_nodes, _ = run_watched(lin, f, watched, p_tree, "linearize")
+    in_nodes, out_flat, out_tree, out_nodes, _ = lin.run(f, p_flat, p_tree, "linearize")
     entries = lin.entries
 
     def f_jvp(*tangents: Any) -> Any:
