@@ -19,7 +19,7 @@ from .convert import perform_stacked
 from .effects import Handler, Op, fresh_level, handler, perform_args
 from .mutation import check_saved
 from .ops.elementwise import alias
-from .reverse import transposed_vjp_rules
+from .reverse import SEQUENCES, transposed_vjp_rules
 from .tensor import NestedTensorsArgument, Tensor, holds_tensor, tracked_records
 from .transform import (
     TapeHandler,
@@ -49,7 +49,8 @@ def op_tangent(op: Op, tangents: list[tuple[int, Any]], out: Tensor, args: tuple
     for i, t in tangents:
         rule = rules[i]
         if rule is not None:
-            contribution = rule(t, out, *args, **params)
+            # no `**params` when empty: it would build a dict per rule
+            contribution = rule(t, out, *args, **params) if params else rule(t, out, *args)
             if total is None:
                 total = contribution
             elif op.multiple_results:
@@ -112,7 +113,7 @@ class ForwardHandler(Handler):
                     tangent = trace.get(level)
                     if tangent is not None:
                         tangents.append((position, tangent))
-            elif isinstance(a, (list, tuple)) and holds_tensor(a):
+            elif isinstance(a, SEQUENCES) and holds_tensor(a):
                 return perform_stacked(self, op, args, params)  # kenaz.convert's one rule
             position += 1
         out = perform_args(op, args, params)  # after the scan: a list must be stacked first
