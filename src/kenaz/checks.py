@@ -81,7 +81,8 @@ def float0_zeros(shape: tuple[int, ...]) -> np.ndarray:
 
 def is_float0(x: Any) -> bool:
     """Whether ``x`` is a :data:`float0` array (the derivative of an integer value)."""
-    return isinstance(x, np.ndarray) and x.dtype == float0
+    # A Tensor first: an isinstance that fails on one reads its `__class__` property.
+    return not isinstance(x, Tensor) and isinstance(x, np.ndarray) and x.dtype == float0
 
 
 def derivative_leaf(x: Any, where: str) -> Any:

@@ -18,8 +18,8 @@ from .checks import flatten_pair, input_tensors
 from .convert import perform_stacked
 from .effects import Handler, Op, fresh_level, handler, perform_args
 from .mutation import check_saved
-from .reverse import transposed_vjp_rules
-from .tensor import NestedTensorsArgument, Tensor, tracked_records
+from .reverse import SEQUENCES, transposed_vjp_rules
+from .tensor import NestedTensorsArgument, Tensor, holds_tensor, tracked_records
 from .transform import (
     TapeHandler,
     distinct,
@@ -49,7 +49,8 @@ def op_tangent(op: Op, tangents: list[tuple[int, Any]], out: Tensor, args: tuple
     for i, t in tangents:
         rule = rules[i]
         if rule is not None:
-            contribution = rule(t, out, *args, **params)
+            # no `**params` when empty: it would build a dict per rule
+            contribution = rule(t, out, *args, **params) if params else rule(t, out, *args)
             if total is None:
                 total = contribution
             elif op.multiple_results:
@@ -71,7 +72,9 @@ def _has_float_output(op: Op, out: Any) -> bool:
 
 def _set_records(op: Op, out: Any, level: int, records: Any) -> None:
     """Store the tangent(s) or node(s) of ``out`` at ``level`` (tuples: one per output)."""
-    if isinstance(out, tuple):
+    # `type(...) is`, not isinstance: an isinstance that fails on a Tensor reads its
+    # `__class__` property (tensor.py), a Python call per op.
+    if type(out) is tuple:
         for o, r in zip(out, records):
             if r is not None and o.dtype.kind in "fc":
                 set_record(o, level, r)
@@ -99,18 +102,39 @@ class ForwardHandler(Handler):
             return self.handle_joint(op, args, params)
         if not op.differentiable:
             return perform_args(op, args, params)
-        try:  # before performing: a list holding tensors must be stacked first
-            tangents = tracked_records(op.name, args, self.level)
-        except NestedTensorsArgument:
-            return perform_stacked(self, op, args, params)  # kenaz.convert's one rule
-        out = perform_args(op, args, params)
-        if not _has_float_output(op, out):
-            return out
+        # `tracked_records(op.name, args, level)`, inlined as in ReverseHandler.handle: the
+        # (position, tangent) pairs of the tracked arguments.
+        level = self.level
+        tangents = []
+        position = 0
+        for a in args:
+            if isinstance(a, Tensor):
+                trace = a._trace
+                if trace:
+                    tangent = trace.get(level)
+                    if tangent is not None:
+                        tangents.append((position, tangent))
+            elif isinstance(a, SEQUENCES) and holds_tensor(a):
+                return perform_stacked(self, op, args, params)  # kenaz.convert's one rule
+            position += 1
+        out = perform_args(op, args, params)  # after the scan: a list must be stacked first
         if not tangents:
             return out
+        if op.multiple_results:
+            if not any(o.dtype.kind in "fc" for o in out):
+                return out
+            tangent = op_tangent(op, tangents, out, args, params)
+            if tangent is not None:
+                _set_records(op, out, level, tangent)
+            return out
+        if out.dtype.kind not in "fc":
+            return out  # integer and boolean outputs carry no tangent
         tangent = op_tangent(op, tangents, out, args, params)
-        if tangent is not None:
-            _set_records(op, out, self.level, tangent)
+        if tangent is not None:  # `set_record(out, level, tangent)`, inlined
+            if out._trace is None:
+                out._trace = {level: tangent}
+            else:
+                out._trace[level] = tangent
         return out
 
     def handle_joint(self, op: Op, args: tuple, params: dict, guard: Handler | None = None):

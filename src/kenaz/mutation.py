@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from .effects import Handler, Op, current_handlers, handlers_installed, perform_args
+from .rule_tables import kept_by
 from .tensor import Tensor
 from .transform import live_tapes
 
@@ -347,12 +348,10 @@ def check_saved(entries: list, mutations: list, where: str = "backward pass") ->
 def stated_saves(op: Op, index: int, ans: Any, args: tuple) -> tuple:
     """The values argument ``index``'s rule of ``op`` reads, as the op states them
     (``Op.saves``), among its output ``ans`` and its arguments ``args``."""
-    kept = op.saves[index]
+    kept = kept_by(op.saves, index, ans, args)
     if kept is None:
         return ()
-    if type(kept) is int:
-        return (args[kept] if kept >= 0 else ans,)
-    return kept(ans, args)
+    return kept if op.saves[index] <= -2 else (kept,)
 
 
 def _first_node(entry: tuple) -> int:

@@ -47,6 +47,8 @@ from .transform import (
 
 __all__ = ["vjp", "grad", "value_and_grad", "record", "pull_back"]
 
+SEQUENCES = (list, tuple)  # what may hold tensors as an op's argument (kenaz.convert)
+
 P = ParamSpec("P")  # the user function's parameters, kept by grad and value_and_grad
 Out = TypeVar("Out")
 Aux = TypeVar("Aux")
@@ -85,7 +87,7 @@ class ReverseHandler(TapeHandler):
                     node = trace.get(level)
                     if node is not None:
                         tracked.append((position, node))
-            elif isinstance(a, (list, tuple)) and holds_tensor(a):
+            elif isinstance(a, SEQUENCES) and holds_tensor(a):  # a constant: no tuple built
                 return perform_stacked(self, op, args, params)  # kenaz.convert's one rule
             position += 1
         out = perform_args(op, args, params)  # after the scan: a list must be stacked first
@@ -108,13 +110,18 @@ class ReverseHandler(TapeHandler):
         for i, parent in tracked:  # a loop, not a comprehension: no frame of its own
             maker = makers[i]
             if maker is not None:
-                kept = saves[i]  # None, a position (-1: the output), or a function
+                # `kept_by(saves, i, out, args)`, inlined: codes, not types, are tested
+                # (kenaz.rule_tables), and an empty `**params` would build a dict per edge.
+                kept = saves[i]
                 if kept is not None:
-                    if type(kept) is int:
-                        kept = args[kept] if kept >= 0 else out
+                    if kept >= 0:
+                        kept = args[kept]
+                    elif kept == -1:
+                        kept = out
                     else:
-                        kept = kept(out, args)
-                edges.append((parent, maker(out, *args, **params), kept))
+                        kept = saves[kept](out, args)
+                pullback = maker(out, *args, **params) if params else maker(out, *args)
+                edges.append((parent, pullback, kept))
         if op.multiple_results:
             self.record(out, edges, op)
             return out
