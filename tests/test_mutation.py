@@ -328,6 +328,25 @@ def test_custom_vjp_residuals_and_checkpoint_inputs_are_checked():
         pullback(knp.ones(()))
 
 
+def test_custom_vjp_residuals_that_are_neither_inputs_nor_outputs_are_checked():
+    # `scale` is no input of the call (no transformation tracks it, so it is not lifted)
+    # and no output: only the residuals bwd reads keep it.
+    scale, unrelated = knp.array([1.0, 2.0]), knp.array([3.0, 4.0])
+
+    @kenaz.custom_vjp
+    def scaled(x):
+        return x * scale
+
+    scaled.defvjp(lambda x: (x * scale, {"scale": scale}), lambda res, g: (g * res["scale"],))
+    _, pullback = kenaz.vjp(scaled, knp.ones(2))
+    unrelated[0] = 0.0  # memory no residual shares: no error
+    np.testing.assert_array_equal(pullback(knp.ones(2))[0].numpy(), [1.0, 2.0])
+    _, pullback = kenaz.vjp(scaled, knp.ones(2))
+    scale[0] = 5.0  # bwd would read 5 instead of the 1 the forward pass used
+    with pytest.raises(RuntimeError, match="custom rule .* of `scaled`"):
+        pullback(knp.ones(2))
+
+
 def test_results_of_a_transformation_never_share_one_object():
     # add's pullback passes one cotangent to both inputs; changing one gradient in place
     # (an optimizer's `g *= lr`) must not change the other.
