@@ -347,6 +347,24 @@ def test_custom_vjp_residuals_that_are_neither_inputs_nor_outputs_are_checked():
         pullback(knp.ones(2))
 
 
+@pytest.mark.parametrize(
+    "product",
+    [lambda x, c: knp.sum(x * c), lambda x, c: knp.einsum("i,i->", x, c)],
+    ids=["mul", "einsum"],
+)
+def test_a_product_keeps_only_the_operands_its_rule_reads(product):
+    # x's rule reads c, not x: changing x after the forward pass is no error (einsum stated
+    # all its operands, and raised here); changing c is.
+    x, c = knp.array([1.0, 2.0]), knp.array([3.0, 4.0])
+    _, pullback = kenaz.vjp(lambda x: product(x, c), x)
+    x[0] = 5.0
+    np.testing.assert_array_equal(pullback(knp.ones(()))[0].numpy(), [3.0, 4.0])
+    _, pullback = kenaz.vjp(lambda x: product(x, c), knp.array([1.0, 2.0]))
+    c[0] = 0.0
+    with pytest.raises(RuntimeError, match="the op `(mul|einsum)`"):
+        pullback(knp.ones(()))
+
+
 def test_results_of_a_transformation_never_share_one_object():
     # add's pullback passes one cotangent to both inputs; changing one gradient in place
     # (an optimizer's `g *= lr`) must not change the other.
