@@ -365,6 +365,31 @@ def test_a_product_keeps_only_the_operands_its_rule_reads(product):
         pullback(knp.ones(()))
 
 
+_SPD = np.array([[4.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 2.0]])
+# A function of a matrix whose op's rule does not read it (it reads the factors), and one
+# whose rule does (slogdet: the inverse).
+_DECOMPOSITIONS = {
+    "qr": (lambda a: knp.sum(knp.linalg.qr(a)[1]), False),
+    "svd": (lambda a: knp.sum(knp.linalg.svd(a, full_matrices=False)[1]), False),
+    "solve's right-hand side": (lambda b: knp.sum(knp.linalg.solve(_SPD, b)), False),
+    "slogdet": (lambda a: knp.linalg.slogdet(a)[1], True),
+}
+
+
+@pytest.mark.parametrize("name", list(_DECOMPOSITIONS))
+def test_a_decomposition_keeps_what_its_rule_reads(name):
+    f, reads_input = _DECOMPOSITIONS[name]
+    x = knp.array(_SPD.copy())
+    expected = kenaz.grad(f)(x).numpy()
+    _, pullback = kenaz.vjp(f, x)
+    x[0, 0] = 9.0  # after the forward pass
+    if reads_input:
+        with pytest.raises(RuntimeError, match="the op `slogdet`"):
+            pullback(knp.ones(()))
+    else:  # it stated everything, so this raised
+        np.testing.assert_allclose(pullback(knp.ones(()))[0].numpy(), expected, rtol=1e-12)
+
+
 def test_results_of_a_transformation_never_share_one_object():
     # add's pullback passes one cotangent to both inputs; changing one gradient in place
     # (an optimizer's `g *= lr`) must not change the other.
