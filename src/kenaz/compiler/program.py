@@ -115,6 +115,10 @@ class Tracer(Tensor):
         return f"Tracer({self._var}:{self._var.type_name}, {state} in {self._tracing.name!r})"
 
 
+# A tracer is a leaf: the transformations' flattening (their arguments and outputs are
+# tracers while a function is traced) and the trace's own take it without optree.
+tree.register_leaf_type(Tracer)
+
 # What each way of asking for a value is called in the error.
 _ASKED_BY = {
     "__bool__": "bool() (an `if`, `while`, `and`, `or` or `not` on it)",
