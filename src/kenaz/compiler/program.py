@@ -494,6 +494,11 @@ class TracedValueError(ConcretizationError):
         return (ConcretizationError, self.args)
 
 
+# It reads as the error it is, in tracebacks and in messages that name an error's type
+# (``kenaz.train.fit``'s fallback): the lazy text is a detail of its making.
+TracedValueError.__name__ = TracedValueError.__qualname__ = "ConcretizationError"
+TracedValueError.__module__ = ConcretizationError.__module__
+
 _get_args = BaseException.args.__get__  # type: ignore[attr-defined]
 _set_args = BaseException.args.__set__  # type: ignore[attr-defined]
 
