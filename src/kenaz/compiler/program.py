@@ -52,7 +52,7 @@ from ..transform import gc_paused
 from ..vectorize import BatchedTensor
 from .abstract import rule_of, rules_seen
 from .ir import Const, Equation, Program, Var, iterate_primitives
-from .traced_errors import TracedValueError, asked_where
+from .traced_errors import traced_value_error
 
 __all__ = [
     "Var",
@@ -434,7 +434,7 @@ class TracingHandler(Handler):
                 "variable or a closure; return it from the function instead"
             )
         # Where it was asked, found now (the frames move on); the text, when it is read.
-        return TracedValueError(self.name, tracer._var, *asked_where(frame))
+        return traced_value_error(self.name, tracer._var, frame)
 
 
 def _runs_a_function(op: Op) -> bool:

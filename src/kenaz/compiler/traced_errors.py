@@ -1,7 +1,7 @@
 """Where a traced tensor was asked for its value, and the error that says so.
 
-Reading the value of a tracer raises :class:`TracedValueError` (a
-:class:`~kenaz.errors.ConcretizationError`) naming how it was asked (``bool()``,
+Reading the value of a tracer raises :func:`traced_value_error`, a
+:class:`~kenaz.errors.ConcretizationError` naming how it was asked (``bool()``,
 ``float()``...) and the user's line that asked. Some callers ask and catch it
 at once (a value only if there is one: ``kenaz.backend.value_of``, once per
 ``grad`` under ``jit``), so the error finds both in one walk up the stack, each
@@ -19,7 +19,7 @@ import numpy as np
 from ..errors import ConcretizationError
 from .ir import Var
 
-__all__ = ["TracedValueError", "asked_where", "user_frame"]
+__all__ = ["traced_value_error", "asked_where", "user_frame"]
 
 # The kenaz package (this module sits in kenaz/compiler/): frames in it are not the user's.
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -40,53 +40,24 @@ _ASKED_BY = {
 }
 
 
-class TracedValueError(ConcretizationError):
-    """A traced tensor was asked for its value: :class:`~kenaz.errors.ConcretizationError`
-    whose message is written when first read. Some callers catch it at once (a value only
-    if there is one: ``kenaz.backend.value_of``, once per ``grad`` under ``jit``), and
-    naming the tensor's type costs more than the rest of the check."""
-
-    def __init__(self, name: str, var: Var, asked_by: str, where: str) -> None:
-        super().__init__()
-        self._parts: tuple | None = (name, var, asked_by, where)
-
-    @property  # type: ignore[override]
-    def args(self) -> tuple:
-        if self._parts is not None:
-            name, var, asked_by, where = self._parts
-            self._parts = None
-            _set_args(self, (
-                f"kenaz.jit: {name!r} asked for the concrete value of a traced tensor "
-                f"({var.type_name}) through {asked_by}{where}. While a function is traced its "
-                "inputs stand for every value of their shape and dtype, so Python cannot branch "
-                "on them or read them. Fixes: make that argument static (kenaz.jit(f, "
-                "static_argnums=...) or static_argnames), express the choice with "
-                "kenaz.numpy.where, or do not jit this function.",
-            ))  # fmt: skip
-        return _get_args(self)
-
-    @args.setter
-    def args(self, value: tuple) -> None:
-        self._parts = None
-        _set_args(self, value)
-
-    def __str__(self) -> str:
-        return str(self.args[0])
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({str(self)!r})"
-
-    def __reduce__(self) -> tuple:  # pickles (to another process) as its message
-        return (ConcretizationError, self.args)
+def traced_value_error(name: str, var: Var, frame: Any) -> ConcretizationError:
+    """The error for asking ``var``'s tracer in the trace of ``name`` for its value (``frame``
+    asked): where it was asked is found now (the frames move on), the text when it is read."""
+    asked_by, where = asked_where(frame)
+    return ConcretizationError.written_when_read(
+        lambda: _traced_value_message(name, var, asked_by, where)
+    )
 
 
-# It reads as the error it is, in tracebacks and in messages that name an error's type
-# (``kenaz.train.fit``'s fallback): the lazy text is a detail of its making.
-TracedValueError.__name__ = TracedValueError.__qualname__ = "ConcretizationError"
-TracedValueError.__module__ = ConcretizationError.__module__
-
-_get_args = BaseException.args.__get__  # type: ignore[attr-defined]
-_set_args = BaseException.args.__set__  # type: ignore[attr-defined]
+def _traced_value_message(name: str, var: Var, asked_by: str, where: str) -> str:
+    return (
+        f"kenaz.jit: {name!r} asked for the concrete value of a traced tensor "
+        f"({var.type_name}) through {asked_by}{where}. While a function is traced its "
+        "inputs stand for every value of their shape and dtype, so Python cannot branch "
+        "on them or read them. Fixes: make that argument static (kenaz.jit(f, "
+        "static_argnums=...) or static_argnames), express the choice with "
+        "kenaz.numpy.where, or do not jit this function."
+    )
 
 
 def asked_where(frame: Any) -> tuple[str, str]:
