@@ -51,6 +51,11 @@ _handlers: ContextVar[Stack] = ContextVar("kenaz_handlers", default=())
 installed_stack = _handlers.get
 """The handler stack now (``()`` when none is installed), read in one call: for the eager
 fast paths that test for handlers themselves (:mod:`kenaz.operators`)."""
+set_stack = _handlers.set
+"""Set the handler stack (returns a token for :data:`reset_stack`): for the fast paths that
+hand an op to the innermost handler themselves, as ``perform_args`` does, without its frame."""
+reset_stack = _handlers.reset
+"""Restore the handler stack that :data:`set_stack` replaced."""
 
 _levels = itertools.count(1)
 _new_object = object.__new__

@@ -15,7 +15,7 @@ from numpy import matmul as _numpy_matmul
 from numpy import ndarray  # globals: `np.ndarray` is a slow read (module __getattr__)
 
 from .backend import NUMPY_TYPES, ArrayLikeArgument
-from .effects import Op, handle_innermost, installed_stack, perform_args
+from .effects import Op, installed_stack, perform_args, reset_stack, set_stack
 from .tensor import Tensor
 
 __all__ = ["binary_operator", "matmul_operator"]
@@ -46,8 +46,13 @@ def binary_operator(name: str, op: Op, reflected: bool = False) -> Callable[[Ten
 
     def forward(self: Tensor, other: Any) -> Tensor:
         stack = installed_stack()
-        if stack:
-            return handle_innermost(stack, op, (self, other))
+        if stack:  # perform_args' first branch (no parameters, no call), without its frame
+            outside, innermost = stack
+            token = set_stack(outside)
+            try:
+                return innermost.handle(op, (self, other), {})
+            finally:
+                reset_stack(token)
         if type(self) is Tensor:  # not a batched view that escaped its vmap: it raises below
             if type(other) is Tensor:
                 y = other._value
@@ -71,8 +76,13 @@ def binary_operator(name: str, op: Op, reflected: bool = False) -> Callable[[Ten
 
     def backward(self: Tensor, other: Any) -> Tensor:
         stack = installed_stack()
-        if stack:
-            return handle_innermost(stack, op, (other, self))
+        if stack:  # as in `forward`
+            outside, innermost = stack
+            token = set_stack(outside)
+            try:
+                return innermost.handle(op, (other, self), {})
+            finally:
+                reset_stack(token)
         if type(self) is Tensor and (
             type(other) is float or type(other) is int or type(other) in NUMPY_TYPES
         ):
