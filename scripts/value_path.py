@@ -18,7 +18,8 @@ merged. Printed per primal:
   ``tests/test_import_layers.py``, which ``docs/architecture.md`` draws);
 - the sequence itself.
 
-Run it on any source tree, e.g. ``PYTHONPATH=src python scripts/value_path.py``.
+Run it on any source tree, e.g. ``PYTHONPATH=src python scripts/value_path.py``; with
+``--all`` it also follows ``jvp(f, (x,), (x,))`` and ``vmap(f)(x)`` to their handlers.
 """
 
 from __future__ import annotations
@@ -76,8 +77,15 @@ def _holds_list(args: Any) -> bool:
     return any(isinstance(a, (list, tuple)) for a in args)
 
 
-def follow(primal: Any) -> list[tuple[str, str]]:
-    """The ``(how, file)`` stays of ``primal`` on its way in: ``how`` is ``call`` or ``return``."""
+def follow(primal: Any, transformation: str = "vjp") -> list[tuple[str, str]]:
+    """The ``(how, file)`` stays of ``primal`` on its way in: ``how`` is ``call`` or ``return``.
+
+    ``transformation``: ``vjp`` (``vjp(f, x)``, to ``ReverseHandler.handle``), ``jvp``
+    (``jvp(f, (x,), (x,))``, to ``ForwardHandler.handle``) or ``vmap`` (``vmap(f)(x)``,
+    to ``BatchHandler.handle``)."""
+    handler_file = {"vjp": "reverse.py", "jvp": "forward.py", "vmap": "vectorize.py"}[
+        transformation
+    ]
     path: list[tuple[str, str]] = []
     state = {"in_f": False, "done": False}
 
@@ -94,7 +102,7 @@ def follow(primal: Any) -> list[tuple[str, str]]:
             event == "call"
             and state["in_f"]
             and code.co_name == "handle"
-            and code.co_filename.endswith("reverse.py")
+            and code.co_filename.endswith(handler_file)
             and not _holds_list(frame.f_locals.get("args", ()))
         ):
             state["done"] = True
@@ -102,7 +110,12 @@ def follow(primal: Any) -> list[tuple[str, str]]:
     f = lambda x: knp.sin(x)  # noqa: E731 - the user's function (found by its code name)
     sys.setprofile(profile)
     try:
-        kenaz.vjp(f, primal)
+        if transformation == "vjp":
+            kenaz.vjp(f, primal)
+        elif transformation == "jvp":
+            kenaz.jvp(f, (primal,), (primal,))
+        else:
+            kenaz.vmap(f)(primal)
     finally:
         sys.setprofile(None)
     return path
@@ -129,6 +142,9 @@ def main() -> None:
     print(f"kenaz at {ROOT}")
     report("vjp(f, numpy array)", follow(np.array([0.5, 1.0])))
     report("vjp(f, nested list)", follow([[0.5, 1.0], [1.5, 2.0]]))
+    if "--all" in sys.argv:  # the other transformations' ways in, on the same array
+        report("jvp(f, (numpy array,), (numpy array,))", follow(np.array([0.5, 1.0]), "jvp"))
+        report("vmap(f)(numpy array)", follow(np.array([0.5, 1.0]), "vmap"))
 
 
 if __name__ == "__main__":

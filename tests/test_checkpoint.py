@@ -58,9 +58,85 @@ def test_backward_pass_recomputes_the_function():
 
     g = grad(lambda x: knp.sum(f(x)))(knp.array([0.1, 0.2]))
     np.testing.assert_allclose(g.numpy(), np.cos([0.1, 0.2]) * [0.1, 0.2] + np.sin([0.1, 0.2]))
-    # once on plain values to find what it closes over (kenaz.closures), once forward, once
-    # in the backward pass
-    assert len(calls) == 3
+    # once forward (the run that finds what it closes over: nothing runs outside the grad,
+    # so its output is the primal), once in the backward pass
+    assert len(calls) == 2
+
+
+_W = knp.array([0.5, -1.0, 2.0])
+
+
+def _counted():
+    """A checkpointed function that counts its runs and closes over a tensor, and a list
+    whose length is the count."""
+    runs = []
+
+    @checkpoint
+    def f(x):
+        runs.append(1)
+        return knp.sin(x) * x * _W
+
+    return f, runs
+
+
+def _sum_of(f):
+    return lambda x: knp.sum(f(x))
+
+
+# How many times each transformation runs a checkpointed function: the fewest the design
+# allows. `expected` is the count, `why` what each run is.
+_RUNS = {
+    "eager": (lambda f, x: f(x), 1, "the function"),
+    "grad": (lambda f, x: grad(_sum_of(f))(x), 2, "forward, recompute"),
+    "vjp without pullback": (lambda f, x: kenaz.vjp(f, x), 1, "forward"),
+    "jvp": (lambda f, x: jvp(f, (x,), (x,)), 1, "under the jvp: it has no forward rule"),
+    "linearize": (lambda f, x: kenaz.linearize(f, x)[1](x), 1, "under linearize"),
+    "vmap": (
+        lambda f, x: kenaz.vmap(f)(knp.stack([x, x])),
+        2,
+        "one example to find closed-over views, then the batch",
+    ),
+    "grad of grad": (
+        lambda f, x: grad(lambda y: knp.sum(grad(_sum_of(f))(y)))(x),
+        3,
+        "discovery, forward recorded by the outer grad, recompute",
+    ),
+    "grad of vmap": (
+        lambda f, x: grad(lambda y: knp.sum(kenaz.vmap(f)(knp.stack([y, y]))))(x),
+        3,
+        "one example, the batched forward, the batched recompute",
+    ),
+    "checkpoint in checkpoint": (
+        lambda f, x: grad(checkpoint(lambda y: knp.sum(f(y) * 2.0)))(x),
+        3,
+        "the outer forward, then the recompute's forward and its recompute",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(_RUNS))
+def test_runs_of_a_checkpointed_function(case):
+    transform, expected, why = _RUNS[case]
+    f, runs = _counted()
+    x = knp.array([0.1, 0.2, 0.3])
+    transform(f, x)
+    assert len(runs) == expected, why
+
+
+def test_fewer_runs_give_the_same_derivatives():
+    f, _ = _counted()
+    plain = lambda x: knp.sin(x) * x * _W  # noqa: E731
+    x = knp.array([0.1, 0.2, 0.3])
+    second = lambda g: grad(lambda y: knp.sum(grad(_sum_of(g))(y)))  # noqa: E731
+    for wrap in (lambda g: grad(_sum_of(g)), second):
+        np.testing.assert_allclose(wrap(f)(x).numpy(), wrap(plain)(x).numpy(), rtol=1e-13)
+    np.testing.assert_allclose(
+        jvp(f, (x,), (x,))[1].numpy(), jvp(plain, (x,), (x,))[1].numpy(), rtol=1e-13
+    )
+    inner = checkpoint(lambda y: knp.sum(f(y) * 2.0))
+    np.testing.assert_allclose(
+        grad(inner)(x).numpy(), grad(lambda y: knp.sum(plain(y) * 2.0))(x).numpy(), rtol=1e-13
+    )
 
 
 def test_nested_checkpoints():

@@ -328,6 +328,68 @@ def test_custom_vjp_residuals_and_checkpoint_inputs_are_checked():
         pullback(knp.ones(()))
 
 
+def test_custom_vjp_residuals_that_are_neither_inputs_nor_outputs_are_checked():
+    # `scale` is no input of the call (no transformation tracks it, so it is not lifted)
+    # and no output: only the residuals bwd reads keep it.
+    scale, unrelated = knp.array([1.0, 2.0]), knp.array([3.0, 4.0])
+
+    @kenaz.custom_vjp
+    def scaled(x):
+        return x * scale
+
+    scaled.defvjp(lambda x: (x * scale, {"scale": scale}), lambda res, g: (g * res["scale"],))
+    _, pullback = kenaz.vjp(scaled, knp.ones(2))
+    unrelated[0] = 0.0  # memory no residual shares: no error
+    np.testing.assert_array_equal(pullback(knp.ones(2))[0].numpy(), [1.0, 2.0])
+    _, pullback = kenaz.vjp(scaled, knp.ones(2))
+    scale[0] = 5.0  # bwd would read 5 instead of the 1 the forward pass used
+    with pytest.raises(RuntimeError, match="custom rule .* of `scaled`"):
+        pullback(knp.ones(2))
+
+
+@pytest.mark.parametrize(
+    "product",
+    [lambda x, c: knp.sum(x * c), lambda x, c: knp.einsum("i,i->", x, c)],
+    ids=["mul", "einsum"],
+)
+def test_a_product_keeps_only_the_operands_its_rule_reads(product):
+    # x's rule reads c, not x: changing x after the forward pass is no error (einsum stated
+    # all its operands, and raised here); changing c is.
+    x, c = knp.array([1.0, 2.0]), knp.array([3.0, 4.0])
+    _, pullback = kenaz.vjp(lambda x: product(x, c), x)
+    x[0] = 5.0
+    np.testing.assert_array_equal(pullback(knp.ones(()))[0].numpy(), [3.0, 4.0])
+    _, pullback = kenaz.vjp(lambda x: product(x, c), knp.array([1.0, 2.0]))
+    c[0] = 0.0
+    with pytest.raises(RuntimeError, match="the op `(mul|einsum)`"):
+        pullback(knp.ones(()))
+
+
+_SPD = np.array([[4.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 2.0]])
+# A function of a matrix whose op's rule does not read it (it reads the factors), and one
+# whose rule does (slogdet: the inverse).
+_DECOMPOSITIONS = {
+    "qr": (lambda a: knp.sum(knp.linalg.qr(a)[1]), False),
+    "svd": (lambda a: knp.sum(knp.linalg.svd(a, full_matrices=False)[1]), False),
+    "solve's right-hand side": (lambda b: knp.sum(knp.linalg.solve(_SPD, b)), False),
+    "slogdet": (lambda a: knp.linalg.slogdet(a)[1], True),
+}
+
+
+@pytest.mark.parametrize("name", list(_DECOMPOSITIONS))
+def test_a_decomposition_keeps_what_its_rule_reads(name):
+    f, reads_input = _DECOMPOSITIONS[name]
+    x = knp.array(_SPD.copy())
+    expected = kenaz.grad(f)(x).numpy()
+    _, pullback = kenaz.vjp(f, x)
+    x[0, 0] = 9.0  # after the forward pass
+    if reads_input:
+        with pytest.raises(RuntimeError, match="the op `slogdet`"):
+            pullback(knp.ones(()))
+    else:  # it stated everything, so this raised
+        np.testing.assert_allclose(pullback(knp.ones(()))[0].numpy(), expected, rtol=1e-12)
+
+
 def test_results_of_a_transformation_never_share_one_object():
     # add's pullback passes one cotangent to both inputs; changing one gradient in place
     # (an optimizer's `g *= lr`) must not change the other.

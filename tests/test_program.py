@@ -122,6 +122,54 @@ def test_dead_code_and_common_subexpressions() -> None:
     assert len(dead_code(program.equations, program.outputs)) == 3
 
 
+def test_optimize_notes_each_variables_last_read() -> None:
+    def f(x, y):
+        a = knp.sin(x) * y
+        unused = knp.exp(a)  # noqa: F841 - dead: its read of `a` must not count
+        b = knp.cos(a) + a
+        return b * y, a
+
+    optimized = optimize(kenaz.make_program(f)(knp.ones(3), knp.ones(3)))
+    expected: dict = {}
+    for index, eq in enumerate(optimized.equations):
+        for atom in eq.inputs:
+            if isinstance(atom, Var):
+                expected[atom.id] = index
+    for atom in optimized.outputs:
+        expected[atom.id] = len(optimized.equations)
+    assert optimized.last_reads == expected
+    assert optimized.last_reads[optimized.inputs[1].id] == len(optimized.equations) - 1
+
+
+def test_an_alias_of_a_tracer_is_a_fresh_tracer_of_its_variable() -> None:
+    # grad and vmap alias their inputs (fresh identities): no equation is recorded for that.
+    program = kenaz.make_program(kenaz.vmap(kenaz.grad(loss), in_axes=(0, None)))(
+        knp.ones((4, 3, 2)), X
+    )
+    assert "alias" not in [eq.op.name for eq in program.equations]
+    x = knp.array([0.5, -1.0])
+    f = kenaz.jit(kenaz.grad(lambda x: knp.sum(knp.sin(x) * x)))
+    assert np.allclose(
+        kenaz.grad(lambda x: knp.sum(f(x)))(x).numpy(),
+        -np.sin(x.numpy()) * x.numpy() + 2 * np.cos(x.numpy()),
+    )
+
+
+def test_a_traced_values_error_writes_its_message_when_read() -> None:
+    import pickle
+
+    def f(x):
+        return x if x > 0 else -x
+
+    with pytest.raises(kenaz.errors.ConcretizationError) as caught:
+        kenaz.jit(f)(knp.ones(()))
+    error = caught.value
+    assert "bool()" in error.args[0] and "static_argnums" in error.args[0]  # args read first
+    assert str(error) == error.args[0] and "float64" not in str(error)  # bool[]: the comparison
+    again = pickle.loads(pickle.dumps(error))
+    assert isinstance(again, kenaz.errors.ConcretizationError) and str(again) == str(error)
+
+
 def test_generated_source_reuses_names_and_buffers() -> None:
     def chain(x):
         for _ in range(5):

@@ -59,7 +59,7 @@ from .effects import (
     Op,
     current_handlers,
     handler,
-    handlers_installed,
+    installed_stack,
     no_handlers,
     perform_args,
 )
@@ -72,7 +72,9 @@ __all__ = [
     "CallFunction",
     "ClosureFinder",
     "ClosureGuard",
+    "Discovery",
     "Substitute",
+    "discover",
     "find_closed_over",
     "fresh_outputs",
     "run_call",
@@ -146,7 +148,16 @@ class CallInfo:
     structure, known once the function or a rule has run.
     """
 
-    __slots__ = ("function", "nondiff", "in_tree", "nargs", "n_declared", "captured", "out_tree")
+    __slots__ = (
+        "function",
+        "nondiff",
+        "in_tree",
+        "nargs",
+        "n_declared",
+        "captured",
+        "out_tree",
+        "discovered",
+    )
 
     def __init__(
         self, function: Any, nondiff: dict[int, Any], in_tree: Any, nargs: int, n_declared: int
@@ -158,6 +169,9 @@ class CallInfo:
         self.n_declared = n_declared
         self.captured: list[Tensor] = []
         self.out_tree: Any = None
+        # The discovery run's result, while the op is performed, for a rule that may use it
+        # as the primal (checkpoint's): see CallFunction.keeps_discovery.
+        self.discovered: Discovery | None = None
 
     def diff_args(self, leaves: Sequence[Any]) -> tuple[Any, ...]:
         """The differentiable arguments rebuilt from (the declared part of) ``leaves``."""
@@ -235,6 +249,9 @@ class CallFunction:
     """
 
     kind = ""
+    #: Keep the discovery run's output in ``call.discovered`` while the op is performed,
+    #: for a rule that can use it as the primal (checkpoint's reverse rule).
+    keeps_discovery = False
 
     def __init__(self, fun: Callable, nondiff_argnums: Sequence[int] = ()) -> None:
         functools.update_wrapper(self, fun)
@@ -275,9 +292,22 @@ class CallFunction:
     def _check_ready(self) -> None:
         """Raise if a rule is missing (called when a transformation meets the function)."""
 
+    def lifts_closures(self) -> bool:
+        """Whether a handler now installed may need the closed-over tensors lifted.
+
+        True unless a subclass knows that every installed handler runs its
+        function under itself (then each sees the function's ops, closed-over
+        tensors included, and the discovery run is skipped).
+        """
+        return True
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         args = self._positional(args, kwargs)
-        if not handlers_installed():  # no transformation: just run the function
+        stack = installed_stack()
+        if not stack or type(stack[1]) is ClosureFinder:
+            # No transformation, or an enclosing call's discovery run, which sees every op
+            # the function performs (a call of it would only run the function twice more,
+            # to discover and then on plain values): just run the function.
             return self.fun(*args)
         self._check_ready()
         for i in self.nondiff_argnums:
@@ -290,9 +320,18 @@ class CallFunction:
         diff = tuple(a for i, a in enumerate(args) if i not in nondiff)
         leaves, in_tree = tree.flatten(diff)
         call = CallInfo(self, nondiff, in_tree, len(args), len(leaves))
-        # Closure conversion: the tracked tensors the function reads become inputs of the op.
-        call.captured = find_closed_over(lambda fresh: self.fun(*call.arguments(fresh)), leaves)
-        out_leaves = perform_args(self.op, (*leaves, *call.captured), {"call": call})
+        if self.lifts_closures():
+            # Closure conversion: the tracked tensors the function reads become op inputs.
+            found = discover(
+                lambda fresh: self.fun(*call.arguments(fresh)), leaves, self.keeps_discovery
+            )
+            call.captured = found.captured
+            if self.keeps_discovery:
+                call.discovered = found
+        try:
+            out_leaves = perform_args(self.op, (*leaves, *call.captured), {"call": call})
+        finally:
+            call.discovered = None  # the outputs it holds are the rule's to keep, or no one's
         return tree.unflatten(call.out_tree, list(out_leaves))
 
     def __get__(self, instance: Any, owner: Any = None) -> Any:
@@ -333,11 +372,13 @@ def stand_in_value(x: Tensor) -> Any:
 
 
 class ClosureFinder(Handler):
-    """Runs a function on plain values, noting the tracked tensors it was not given.
+    """Runs a function on plain values, noting the tensors it was not given.
 
-    ``made_inside`` holds the identities of the function's arguments and of
-    every op output of the run; the objects themselves are kept in ``_alive``
-    so that no identity is reused while the run lasts.
+    ``captured`` are those a running transformation tracks (closed over),
+    ``read`` the others (constants). ``made_inside`` holds the identities of
+    the function's arguments, of every op output of the run and of the
+    tensors noted; the objects themselves are kept in ``_alive`` (or in those
+    lists) so that no identity is reused while the run lasts.
     """
 
     def __init__(self, arguments: Sequence[Any]) -> None:
@@ -347,6 +388,7 @@ class ClosureFinder(Handler):
         self.made_inside = {id(a) for a in arguments}
         self._alive: list[Any] = list(arguments)
         self.captured: list[Tensor] = []
+        self.read: list[Tensor] = []
 
     def is_tracked(self, x: Tensor) -> bool:
         """Tracked by a running transformation: a record of one, or a view or tracer."""
@@ -367,27 +409,75 @@ class ClosureFinder(Handler):
     def _plain(self, a: Any) -> Any:
         """``a`` with each tensor noted (captured if closed over) and as a plain value."""
         if isinstance(a, Tensor):
-            if id(a) not in self.made_inside and self.is_tracked(a):
-                self.captured.append(a)
+            if id(a) not in self.made_inside:  # noted once (no handler tracks more meanwhile)
                 self.made_inside.add(id(a))
+                (self.captured if self.is_tracked(a) else self.read).append(a)
             return a if type(a) is Tensor else _make(stand_in_value(a))
         if type(a) is list or type(a) is tuple:
             return type(a)(self._plain(item) for item in a)
         return a
 
 
-def find_closed_over(run: Callable[[list[Any]], Any], leaves: Sequence[Any]) -> list[Tensor]:
-    """The tracked tensors ``run(leaves)`` reads without being given them, in order of use.
+class Discovery:
+    """What one discovery run of a function found (:func:`discover`).
+
+    Attributes
+    ----------
+    captured : list of Tensor
+        The tracked tensors it read without being given them, in order of use.
+    read : list of Tensor
+        The untracked tensors it read without being given them (constants).
+    inputs : list
+        The leaves it ran on (before they were given fresh identities).
+    output : any
+        What the function returned, computed on plain values (None unless
+        asked for).
+    exact : bool
+        Whether it ran on the very values of its inputs: no leaf and no
+        closed-over tensor is a ``vmap`` view or a ``jit`` tracer, whose
+        stand-ins are an example or a tracing value. Only then is ``output``
+        what the function gives on those inputs with no handler installed.
+    """
+
+    __slots__ = ("captured", "read", "inputs", "output", "exact")
+
+    def __init__(self, finder: ClosureFinder, inputs: Sequence[Any], output: Any) -> None:
+        self.captured = finder.captured
+        self.read = finder.read
+        self.inputs = inputs
+        self.output = output
+        self.exact = all(
+            type(x) is Tensor or not isinstance(x, Tensor) for x in (*inputs, *finder.captured)
+        )
+
+    def ran_on(self, args: Sequence[Any]) -> bool:
+        """Whether ``args`` are, one by one, the inputs it ran on and then the captured tensors."""
+        expected = (*self.inputs, *self.captured)
+        return len(args) == len(expected) and all(a is b for a, b in zip(args, expected))
+
+
+def discover(
+    run: Callable[[list[Any]], Any], leaves: Sequence[Any], keep_output: bool = False
+) -> Discovery:
+    """Run ``run(leaves)`` once on plain values, noting the tensors it reads without being
+    given them.
 
     The leaves are given fresh identities (plain tensors of their values), so
     that a tensor that is both an argument and read through a closure counts
-    as closed over too: the two uses have derivatives of their own.
+    as closed over too: the two uses have derivatives of their own. The
+    run's output is kept only if ``keep_output`` (else ``output`` is None).
     """
     fresh = [_make(stand_in_value(x)) if isinstance(x, Tensor) else x for x in leaves]
     finder = ClosureFinder(fresh)
     with finder:
-        run(fresh)
-    return finder.captured
+        output = run(fresh)
+    return Discovery(finder, leaves, output if keep_output else None)
+
+
+def find_closed_over(run: Callable[[list[Any]], Any], leaves: Sequence[Any]) -> list[Tensor]:
+    """The tracked tensors ``run(leaves)`` reads without being given them, in order of use
+    (:func:`discover`'s ``captured``)."""
+    return discover(run, leaves).captured
 
 
 class Substitute(Handler):

@@ -40,6 +40,7 @@ __all__ = [
     "leaf_dtype",
     "check_inputs",
     "input_tensors",
+    "input_leaves",
     "check_complex_inputs",
     "check_tangent",
     "flatten_pair",
@@ -80,7 +81,8 @@ def float0_zeros(shape: tuple[int, ...]) -> np.ndarray:
 
 def is_float0(x: Any) -> bool:
     """Whether ``x`` is a :data:`float0` array (the derivative of an integer value)."""
-    return isinstance(x, np.ndarray) and x.dtype == float0
+    # A Tensor first: an isinstance that fails on one reads its `__class__` property.
+    return not isinstance(x, Tensor) and isinstance(x, np.ndarray) and x.dtype == float0
 
 
 def derivative_leaf(x: Any, where: str) -> Any:
@@ -190,8 +192,20 @@ def input_tensors(
     argument by its position, ``positions[i]`` for ``primals[i]``).
     """
     flat, treedef = tree.flatten(primals)
+    return input_leaves(flat, primals, allow_int, where, positions), treedef
+
+
+def input_leaves(
+    flat: list[Any],
+    primals: tuple,
+    allow_int: bool,
+    where: str,
+    positions: Sequence[int] | None = None,
+) -> list[Any]:
+    """The leaves ``flat`` of the arguments ``primals`` as tensors (:func:`input_tensors`,
+    for a caller that flattened them itself)."""
     try:
-        leaves = [derivative_leaf(x, where) for x in flat]
+        leaves = [x if isinstance(x, Tensor) else derivative_leaf(x, where) for x in flat]
     except TypeError:  # no array: the dtype error first, if there is one
         check_inputs(list(zip(positions or range(len(primals)), primals)), allow_int, where)
         raise
@@ -200,7 +214,7 @@ def input_tensors(
             if leaf.dtype.kind not in "fc":
                 pairs = list(zip(positions or range(len(primals)), primals))
                 check_inputs(pairs, allow_int, where)  # raises, naming the argument
-    return leaves, treedef
+    return leaves
 
 
 def check_integer_cotangent(
@@ -280,17 +294,19 @@ def flatten_pair(primals: Any, tangents: Any, where: str, allow_int: bool = Fals
             f"argument), got {type(primals).__name__} and {type(tangents).__name__}; "
             "write jvp(f, (x,), (t,))"
         )
-    t_flat, t_tree = tree.flatten(tuple(tangents))
-    p_tree = tree.structure(tuple(primals))
+    primals, tangents = tuple(primals), tuple(tangents)
+    t_flat, t_tree = tree.flatten(tangents)
+    p_flat, p_tree = tree.flatten(primals)
     if p_tree != t_tree:
         raise ValueError(
             f"kenaz.{where}: the tangents' structure {t_tree} differs from the primals' {p_tree}"
         )
-    p_flat, p_tree = input_tensors(tuple(primals), allow_int, where)
+    p_flat = input_leaves(p_flat, primals, allow_int, where)
     checked: list[Any] = []
     for p, t in zip(p_flat, t_flat):
         if p.dtype.kind in "fc":
-            checked.append(check_tangent(p, leaf_tensor(t, where), where))
+            t = t if isinstance(t, Tensor) else leaf_tensor(t, where)
+            checked.append(check_tangent(p, t, where))
         else:  # allowed: held constant, whatever its tangent
             check_integer_cotangent(p, t, allow_int, where, "tangent")
             checked.append(float0_zeros(p.shape))

@@ -32,13 +32,13 @@ from __future__ import annotations
 import functools
 import inspect
 import sys
-import types
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from .effects import Op, current_handlers, handler, perform_args
+from .backend import array_value
+from .effects import current_handlers, handler, perform_args
 from .errors import TrackedConversionError
 from .tensor import Tensor, holds_tensor
 
@@ -52,7 +52,6 @@ __all__ = [
     "check_number",
     "tracked_by_running",
     "accepts_nested_lists",
-    "accept_nested_lists_in",
     "read_value",
 ]
 
@@ -84,27 +83,39 @@ def as_tensor(x: Any, dtype: Any = None) -> Tensor:
       as ``jnp.array`` does: numbers and arrays in it become constants, and
       NumPy's dtype promotion applies (``[x, 1]`` with ``x`` float32 is float32);
     - anything else (numbers, lists of numbers, NumPy values, CuPy, Dask and
-      other Array API arrays) is data: a constant ``Tensor(x, dtype)``, whose
-      array ``kenaz.backend.array_value`` makes.
+      other Array API arrays) is data: a constant tensor (what ``Tensor(x, dtype)``
+      makes) of the array ``kenaz.backend.array_value`` makes.
     """
     if isinstance(x, Tensor):
         out = x
     elif isinstance(x, (list, tuple)) and holds_tensor(x):
         out = _stacked(x)
     else:
-        return Tensor(x, dtype)
+        return _constant(array_value(x, dtype))
     return out if dtype is None or out.dtype == dtype else out.astype(dtype)
+
+
+_new = object.__new__
+
+
+def _constant(value: Any) -> Tensor:
+    """A constant tensor of the backend array ``value``: ``kenaz.tensor._make``, inlined (a
+    call would cost as much as the allocation, and go back up to tensor.py for three lines)."""
+    out = _new(Tensor)
+    out._value = value
+    out._trace = None
+    return out
 
 
 def _stacked(obj: list | tuple) -> Tensor:
     """The tensor of a nested list or tuple holding tensors (:func:`as_tensor`)."""
     if not obj:
-        return Tensor(obj)
+        return _constant(array_value(obj))
     # `isinstance(i, Tensor)` first: a list test on a 0-d tensor would read its `__class__`.
     items = [
         i if isinstance(i, Tensor)
         else _stacked(i) if isinstance(i, (list, tuple)) and holds_tensor(i)
-        else Tensor(i)
+        else _constant(array_value(i))
         for i in obj
     ]  # fmt: skip
     assert _stack is not None, "kenaz.ops.shape registers stack when kenaz is imported"
@@ -393,36 +404,6 @@ def accepts_nested_lists(f: Any, where: str = "kenaz") -> Any:
 # stack it (`perform_stacked`). So they are not wrapped: no wrapper frame on the calls of
 # hot loops (sum, mean, reshape, matmul, concatenate, where...).
 STACKS_ITS_OWN_LISTS = ("kenaz.ops.", "kenaz.numpy._signatures", "kenaz.numpy._composed.padding")
-
-
-def accept_nested_lists_in(namespace: dict[str, Any], names: Any = None) -> None:
-    """Apply :func:`accepts_nested_lists` to the composites of a namespace module (those of
-    ``kenaz.scipy``; ``kenaz.numpy`` marks each of its composites where it is defined,
-    ``kenaz.numpy._namespace.composite``).
-
-    ``names`` defaults to every public name. The rule: a function is wrapped
-    unless lists of tensors already reach only code that stacks them.
-    Left alone are primitives (``Op`` objects: the handlers stack their list
-    arguments, :func:`perform_stacked`), the front ends defined in
-    :data:`STACKS_ITS_OWN_LISTS` (they call :func:`array_argument` first) and
-    NumPy's own functions. Every other function is a composite that may treat a list as a NumPy
-    array-like (``np.shape(a)``, ``a * 2.0``) before converting it: it keeps
-    the retry.
-    """
-    for name in list(namespace if names is None else names):
-        value = namespace.get(name)
-        module = getattr(value, "__module__", None) or ""
-        if (
-            not name.startswith("_")
-            and isinstance(value, types.FunctionType)
-            and not isinstance(value, Op)
-            and not module.startswith(STACKS_ITS_OWN_LISTS)
-            # NumPy's own functions and the NumPy utilities passed through as they are
-            # (numpy/_utilities.py) are not kenaz's conversions: left alone.
-            and not module.startswith("numpy")
-            and not hasattr(value, "__kenaz_numpy__")
-        ):
-            namespace[name] = accepts_nested_lists(value, namespace.get("__name__", "kenaz"))
 
 
 def read_value(x: Any, dtype: Any = None) -> Any:

@@ -16,6 +16,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Generic, ParamSpec, TypeVar
 
+import numpy as np
+
 from . import tree
 from .backend import namespace_of
 from .call import Call, CallFunction, CallInfo, conform, cotangent_leaves, metas, run_call
@@ -128,6 +130,12 @@ class custom_vjp(CallFunction, Generic[P, R]):  # noqa: N801 - a decorator, name
             # closes over are differentiated through the function itself.
             return [*declared, *pull_back(call, args, g, range(n, len(args)))]
 
+        # What bwd reads besides the call's inputs and outputs (which the tape keeps
+        # anyway): the residuals, stated for kenaz.mutation, so that an in-place change to
+        # one before the backward pass raises instead of changing the derivative.
+        pullback.keeps = tuple(  # type: ignore[attr-defined]
+            r for r in tree.leaves(residuals) if isinstance(r, (Tensor, np.ndarray))
+        )
         return tuple(outs), pullback
 
 

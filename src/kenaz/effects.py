@@ -36,6 +36,7 @@ __all__ = [
     "handlers_installed",
     "current_handlers",
     "fresh_level",
+    "run_in",
     "each_argument",
     "identity",
 ]
@@ -61,9 +62,9 @@ _levels = itertools.count(1)
 _new_object = object.__new__
 
 
-def fresh_level() -> int:
-    """Return a new, never reused, level number for a handler's tensor records."""
-    return next(_levels)
+# `fresh_level()` returns a new, never reused, level number for a handler's tensor
+# records: the counter's own `__next__`, called in C (every transformation call takes one).
+fresh_level: Callable[[], int] = _levels.__next__
 
 
 class _StatedSignature:
@@ -486,6 +487,22 @@ class scope:  # noqa: N801 - a context manager, named and used like a function
 
     def __exit__(self, *exc_info: Any) -> None:
         _scopes.reset(self._token)
+
+
+def run_in(
+    phase: str, function: Callable[..., Any], args: Sequence[Any], h: Handler | None = None
+) -> Any:
+    """``function(*args)`` in the phase ``phase`` of a transformation (what ``debug``
+    shows), with ``h`` installed innermost if given: :class:`scope` and :class:`handler`
+    in one frame, for a transformation running the user's function or its backward pass."""
+    phase_token = _scopes.set((*_scopes.get(), phase))
+    token = None if h is None else _handlers.set((_handlers.get(), h))
+    try:
+        return function(*args)
+    finally:
+        if token is not None:
+            _handlers.reset(token)
+        _scopes.reset(phase_token)
 
 
 def current_scopes() -> tuple[str, ...]:

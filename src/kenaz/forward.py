@@ -18,12 +18,12 @@ from .checks import flatten_pair, input_tensors
 from .convert import perform_stacked
 from .effects import Handler, Op, fresh_level, handler, perform_args
 from .mutation import check_saved
-from .ops.elementwise import alias
-from .reverse import transposed_vjp_rules
-from .tensor import NestedTensorsArgument, Tensor, tracked_records
+from .reverse import SEQUENCES, transposed_vjp_rules
+from .tensor import NestedTensorsArgument, Tensor, holds_tensor, tracked_records
 from .transform import (
     TapeHandler,
     distinct,
+    fresh_identity,
     no_context,
     placed,
     run_watched,
@@ -31,7 +31,7 @@ from .transform import (
     zero_derivative,
 )
 
-__all__ = ["jvp", "linearize"]
+__all__ = ["jvp", "linearize", "push_forward"]
 
 Out = TypeVar("Out")  # the output's type: its tangent has the same structure
 Aux = TypeVar("Aux")
@@ -49,7 +49,8 @@ def op_tangent(op: Op, tangents: list[tuple[int, Any]], out: Tensor, args: tuple
     for i, t in tangents:
         rule = rules[i]
         if rule is not None:
-            contribution = rule(t, out, *args, **params)
+            # no `**params` when empty: it would build a dict per rule
+            contribution = rule(t, out, *args, **params) if params else rule(t, out, *args)
             if total is None:
                 total = contribution
             elif op.multiple_results:
@@ -71,7 +72,9 @@ def _has_float_output(op: Op, out: Any) -> bool:
 
 def _set_records(op: Op, out: Any, level: int, records: Any) -> None:
     """Store the tangent(s) or node(s) of ``out`` at ``level`` (tuples: one per output)."""
-    if isinstance(out, tuple):
+    # `type(...) is`, not isinstance: an isinstance that fails on a Tensor reads its
+    # `__class__` property (tensor.py), a Python call per op.
+    if type(out) is tuple:
         for o, r in zip(out, records):
             if r is not None and o.dtype.kind in "fc":
                 set_record(o, level, r)
@@ -88,8 +91,9 @@ class ForwardHandler(Handler):
         self.level = fresh_level()
 
     def watch(self, x: Tensor, tangent: Tensor) -> Tensor:
-        """A fresh identity for ``x`` whose tangent at this level is ``tangent``."""
-        watched = alias(x)
+        """A fresh identity for ``x`` (:func:`kenaz.transform.fresh_identity`) whose tangent
+        at this level is ``tangent``."""
+        watched = fresh_identity(x)
         set_record(watched, self.level, tangent)
         return watched
 
@@ -98,18 +102,39 @@ class ForwardHandler(Handler):
             return self.handle_joint(op, args, params)
         if not op.differentiable:
             return perform_args(op, args, params)
-        try:  # before performing: a list holding tensors must be stacked first
-            tangents = tracked_records(op.name, args, self.level)
-        except NestedTensorsArgument:
-            return perform_stacked(self, op, args, params)  # kenaz.convert's one rule
-        out = perform_args(op, args, params)
-        if not _has_float_output(op, out):
-            return out
+        # `tracked_records(op.name, args, level)`, inlined as in ReverseHandler.handle: the
+        # (position, tangent) pairs of the tracked arguments.
+        level = self.level
+        tangents = []
+        position = 0
+        for a in args:
+            if isinstance(a, Tensor):
+                trace = a._trace
+                if trace:
+                    tangent = trace.get(level)
+                    if tangent is not None:
+                        tangents.append((position, tangent))
+            elif isinstance(a, SEQUENCES) and holds_tensor(a):
+                return perform_stacked(self, op, args, params)  # kenaz.convert's one rule
+            position += 1
+        out = perform_args(op, args, params)  # after the scan: a list must be stacked first
         if not tangents:
             return out
+        if op.multiple_results:
+            if not any(o.dtype.kind in "fc" for o in out):
+                return out
+            tangent = op_tangent(op, tangents, out, args, params)
+            if tangent is not None:
+                _set_records(op, out, level, tangent)
+            return out
+        if out.dtype.kind not in "fc":
+            return out  # integer and boolean outputs carry no tangent
         tangent = op_tangent(op, tangents, out, args, params)
-        if tangent is not None:
-            _set_records(op, out, self.level, tangent)
+        if tangent is not None:  # `set_record(out, level, tangent)`, inlined
+            if out._trace is None:
+                out._trace = {level: tangent}
+            else:
+                out._trace[level] = tangent
         return out
 
     def handle_joint(self, op: Op, args: tuple, params: dict, guard: Handler | None = None):
@@ -189,13 +214,20 @@ def jvp(
     (Tensor(42.), Tensor(13.))
     """
     p_flat, t_flat, p_tree = flatten_pair(primals, tangents, "jvp", allow_int)
+    out_flat, out_tree, tangents_out, aux = push_forward(f, p_flat, p_tree, t_flat, has_aux)
+    out = out_tree.unflatten(out_flat)
+    tangent_out = out_tree.unflatten(tangents_out)
+    return (out, tangent_out, aux) if has_aux else (out, tangent_out)
+
+
+def push_forward(f: Callable, p_flat: list, p_tree: Any, t_flat: list, has_aux: bool) -> tuple:
+    """:func:`jvp` on the checked leaves of the primals (of structure ``p_tree``) and of the
+    tangents: the output leaves, their structure, their tangents and ``aux``."""
     fwd = ForwardHandler()
     watched = [fwd.watch(p, t) if p.dtype.kind in "fc" else p for p, t in zip(p_flat, t_flat)]
     out_flat, out_tree, tangents, aux = run_watched(fwd, f, watched, p_tree, "jvp", has_aux)
     tangents_out = [zero_derivative(o) if t is None else t for o, t in zip(out_flat, tangents)]
-    out = tree.unflatten(out_tree, out_flat)
-    tangent_out = tree.unflatten(out_tree, distinct(tangents_out))
-    return (out, tangent_out, aux) if has_aux else (out, tangent_out)
+    return out_flat, out_tree, distinct(tangents_out), aux
 
 
 class LinearizeHandler(TapeHandler):
@@ -276,8 +308,7 @@ def linearize(
     """
     p_flat, p_tree = input_tensors(primals, allow_int, "linearize")
     lin = LinearizeHandler()
-    watched, in_nodes = lin.watch_inputs(p_flat)
-    out_flat, out_tree, out_nodes, _ = run_watched(lin, f, watched, p_tree, "linearize")
+    in_nodes, out_flat, out_tree, out_nodes, _ = lin.run(f, p_flat, p_tree, "linearize")
     entries = lin.entries
 
     def f_jvp(*tangents: Any) -> Any:

@@ -22,14 +22,14 @@ from typing import Any, ParamSpec
 import numpy as np
 
 from . import tree
-from .checks import check_inputs, derivative_leaf, float0_zeros, normalize_argnums
-from .forward import jvp
+from .checks import check_inputs, float0_zeros, input_tensors, normalize_argnums
+from .forward import jvp, push_forward
 from .ops import shape as shape_ops
 from .ops.indexing import getitem
-from .reverse import grad, vjp
+from .reverse import pull_back, record, value_and_grad_of
 from .tensor import Tensor
-from .transform import with_selected
-from .vectorize import vmap
+from .transform import gc_paused, select
+from .vectorize import vmap_call
 
 __all__ = ["jacfwd", "jacrev", "hessian", "hvp"]
 
@@ -38,6 +38,8 @@ def _basis(leaves: Sequence[Tensor]) -> list[Tensor]:
     """The standard basis of the space of ``leaves``: for each leaf, its block of the rows
     of an identity matrix, shaped ``(total_size,) + leaf.shape``."""
     total = sum(leaf.size for leaf in leaves)
+    if len(leaves) == 1:  # one leaf: the identity matrix itself
+        return [Tensor(np.eye(total, dtype=leaves[0].dtype).reshape((total,) + leaves[0].shape))]
     blocks, start = [], 0
     for leaf in leaves:
         block = np.zeros((total, leaf.size), dtype=leaf.dtype)
@@ -80,10 +82,10 @@ def _numbered_floats(leaves: Sequence[Any]) -> list[tuple[int, Any]]:
 
 def _nest(outer_tree: Any, inner_tree: Any, blocks: list[list[Tensor]], single_input: bool) -> Any:
     """Build the Jacobian pytree: ``outer_tree`` (outputs) of ``inner_tree`` (inputs)."""
-    inner = [tree.unflatten(inner_tree, row) for row in blocks]
+    inner = [inner_tree.unflatten(row) for row in blocks]
     if single_input:
         inner = [row[0] for row in inner]
-    return tree.unflatten(outer_tree, inner)
+    return outer_tree.unflatten(inner)
 
 
 def _check_complex(leaves: Sequence[Any], holomorphic: bool, where: str, what: str) -> None:
@@ -100,6 +102,27 @@ def _check_complex(leaves: Sequence[Any], holomorphic: bool, where: str, what: s
                 f"kenaz.{where}: the {what} are complex ({leaf.dtype}); pass holomorphic=True "
                 "for a holomorphic function, or use vjp/jvp directly for a non-holomorphic one"
             )
+
+
+def _none(leaf: Any) -> None:
+    return None
+
+
+class _Argnums:
+    """``argnums`` normalized for a call with ``n`` positional arguments: ``self(n)``,
+    checked once per ``n`` (:func:`kenaz.checks.normalize_argnums`)."""
+
+    __slots__ = ("argnums", "where", "known")
+
+    def __init__(self, argnums: int | Sequence[int], where: str) -> None:
+        self.argnums, self.where = argnums, where
+        self.known: dict[int, tuple[int, ...]] = {}
+
+    def __call__(self, n: int) -> tuple[int, ...]:
+        nums = self.known.get(n)
+        if nums is None:
+            nums = self.known[n] = normalize_argnums(self.argnums, n, self.where)
+        return nums
 
 
 P = ParamSpec("P")  # the user function's parameters, kept by the Jacobian functions
@@ -150,33 +173,32 @@ def jacrev(
             [0., 4.]])
     """
 
+    normalized = _Argnums(argnums, "jacrev")
+
     @functools.wraps(f)
     def jacobian(*args: Any, **kwargs: Any) -> Any:
-        nums = normalize_argnums(argnums, len(args), "jacrev")
-        check_inputs([(n, args[n]) for n in nums], allow_int, "jacrev")
-        selected = tuple(args[n] for n in nums)
-        if holomorphic:
+        nums = normalized(len(args))
+        function, selected = select(f, args, kwargs, nums)
+        if holomorphic:  # the integer inputs' error first, as for any other input
+            check_inputs([(n, args[n]) for n in nums], allow_int, "jacrev")
             _check_complex(tree.leaves(selected), True, "jacrev", "inputs")
-        result = vjp(
-            with_selected(f, args, kwargs, nums), *selected, has_aux=has_aux, allow_int=allow_int
-        )
-        out, pullback = result[0], result[1]
-        out_flat, out_tree = tree.flatten(out)
-        out_flat = [derivative_leaf(o, "jacrev") for o in out_flat]
-        float_outs = [o for o in out_flat if _is_float(o)]
-        _check_complex(float_outs, holomorphic, "jacrev", "outputs")
-        in_flat, in_tree = tree.flatten(selected)
-        in_flat = [derivative_leaf(x, "jacrev") for x in in_flat]
-        float_ins = [x for x in in_flat if _is_float(x)]
+        with gc_paused():  # one pause for the forward pass and the (consuming) backward one
+            rev = record(function, selected, has_aux, allow_int, "jacrev", nums, pause_gc=False)
+            out_flat, out_tree, aux = rev.outputs, rev.out_tree, rev.aux
+            float_outs = [o for o in out_flat if _is_float(o)]
+            _check_complex(float_outs, holomorphic, "jacrev", "outputs")
+            in_flat, in_tree = rev.inputs, rev.in_tree
+            float_ins = [x for x in in_flat if _is_float(x)]
 
-        def pull_back(cotangents: list[Tensor]) -> list[Tensor]:
-            """The float inputs' cotangents for the float outputs' ``cotangents``."""
-            filled = _fill(cotangents, out_flat, lambda o: float0_zeros(o.shape))
-            grads = tree.leaves(pullback(tree.unflatten(out_tree, filled)))
-            return [g for g, x in zip(grads, in_flat) if _is_float(x)]
+            def pull_back_rows(*cotangents: Tensor) -> tuple[Tensor, ...]:
+                """The float inputs' cotangents for the float outputs' ``cotangents`` (once)."""
+                grads = pull_back(rev, _fill(cotangents, out_flat, _none), reusable=False)
+                return tuple(g for g, x in zip(grads, in_flat) if _is_float(x))
 
-        # Row i of the Jacobian is the pullback of basis vector i: all rows at once.
-        rows = vmap(pull_back)(_basis(float_outs)) if float_outs and float_ins else []
+            # Row i of the Jacobian is the pullback of basis vector i: all rows at once.
+            rows: Any = []
+            if float_outs and float_ins:
+                rows = vmap_call(pull_back_rows, tuple(_basis(float_outs)), {})
         sizes = [o.size for o in float_outs]
         per_input = [_split_axis(g, 0, sizes) for g in rows]  # [float input][float output]
         blocks = [
@@ -190,7 +212,7 @@ def jacrev(
             for i, o in _numbered_floats(out_flat)
         ]
         jac = _nest(out_tree, in_tree, blocks, isinstance(argnums, (int, np.integer)))
-        return (jac, result[2]) if has_aux else jac
+        return (jac, aux) if has_aux else jac
 
     return jacobian
 
@@ -216,36 +238,35 @@ def jacfwd(
             [0.84147098, 0.        ]])
     """
 
+    normalized = _Argnums(argnums, "jacfwd")
+
     @functools.wraps(f)
     def jacobian(*args: Any, **kwargs: Any) -> Any:
-        nums = normalize_argnums(argnums, len(args), "jacfwd")
-        check_inputs([(n, args[n]) for n in nums], allow_int, "jacfwd")
-        in_flat, in_tree = tree.flatten(tuple(args[n] for n in nums))
-        in_flat = [derivative_leaf(x, "jacfwd") for x in in_flat]
+        nums = normalized(len(args))
+        f_of_selected, selected = select(f, args, kwargs, nums)
+        in_flat, in_tree = input_tensors(selected, allow_int, "jacfwd", nums)
         float_ins = [x for x in in_flat if _is_float(x)]
         _check_complex(float_ins, holomorphic, "jacfwd", "inputs")
-        primals = tree.unflatten(in_tree, in_flat)
-        f_of_selected = with_selected(f, args, kwargs, nums)
         outputs: dict[str, Any] = {}  # what the outputs are, noted while tracing
 
-        def push_forward(tangents: list[Tensor]) -> Any:
+        def columns_of(*tangents: Tensor) -> Any:
             """The float outputs' tangents for the float inputs' ``tangents`` (and the
             outputs that are Tensors, which vmap returns unbatched)."""
             filled = _fill(tangents, in_flat, lambda x: float0_zeros(x.shape))
-            result = jvp(
-                f_of_selected, primals, tree.unflatten(in_tree, filled), has_aux, allow_int
+            out_leaves, outputs["tree"], out_tangents, aux = push_forward(
+                f_of_selected, in_flat, in_tree, filled, has_aux
             )
-            out_leaves, outputs["tree"] = tree.flatten(result[0])
             outputs["leaves"] = out_leaves  # float0 leaves, from an inner jacobian, stay out
             tensors = [o for o in out_leaves if isinstance(o, Tensor)]
-            columns = [t for t, o in zip(tree.leaves(result[1]), out_leaves) if _is_float(o)]
-            return tensors, columns, result[2] if has_aux else None
+            columns = [t for t, o in zip(out_tangents, out_leaves) if _is_float(o)]
+            return tensors, columns, aux
 
         # Column j of the Jacobian is the push-forward of basis vector j: all columns at once.
         if float_ins:
-            tensors, columns, aux = vmap(push_forward, out_axes=(None, -1, None))(_basis(float_ins))
+            batch = tuple(_basis(float_ins))
+            tensors, columns, aux = vmap_call(columns_of, batch, {}, 0, (None, -1, None))
         else:  # nothing to push forward: the function once, for its outputs
-            tensors, columns, aux = push_forward([])
+            tensors, columns, aux = columns_of()
         found = iter(tensors)
         out_flat = [next(found) if isinstance(o, Tensor) else o for o in outputs["leaves"]]
         out_tree = outputs["tree"]
@@ -297,9 +318,11 @@ def hessian(
     inner = jacrev(f, argnums, has_aux, holomorphic, allow_int)
     outer = jacfwd(inner, argnums, has_aux, holomorphic, allow_int)
 
+    normalized = _Argnums(argnums, "hessian")
+
     @functools.wraps(f)
     def hessian_f(*args: Any, **kwargs: Any) -> Any:
-        nums = normalize_argnums(argnums, len(args), "hessian")
+        nums = normalized(len(args))
         check_inputs([(n, args[n]) for n in nums], allow_int, "hessian")  # named as hessian
         return outer(*args, **kwargs)
 
@@ -338,6 +361,9 @@ def hvp(f: Callable, primals: Sequence[Any], tangents: Sequence[Any]) -> Any:
             "kenaz.hvp: primals and tangents must be tuples (one entry per argument); "
             "write hvp(f, (x,), (v,))"
         )
-    gradient = grad(f, argnums=tuple(range(len(primals))))
+    value_and_gradient = value_and_grad_of(
+        f, tuple(range(len(primals))), False, False, False, "grad"
+    )
+    gradient = lambda *args: value_and_gradient(*args)[1]  # noqa: E731 - grad(f, argnums=...)
     _, product = jvp(gradient, tuple(primals), tuple(tangents))
     return product[0] if len(primals) == 1 else product

@@ -8,9 +8,9 @@ operator on a tracked Tensor rebinds the name instead (``x = x + v``), as in
 JAX and HIPS autograd.
 
 A tape may keep, for its backward pass, a Tensor that is later changed in
-place. The check costs nothing while nobody mutates: each tape registers
-itself here once (not per op), and every in-place change notes, on each live
-tape, how far that tape had got and which memory was written. Only a tape
+place. The check costs nothing while nobody mutates: each tape joins
+``kenaz.transform.live_tapes`` once (not per op), and every in-place change notes,
+on each live tape, how far that tape had got and which memory was written. Only a tape
 that saw such a note inspects, before its backward pass, what its entries keep: each
 op states which of its inputs (and its output) its derivative rules read
 (``Op.saves``), and the tape keeps those values with each entry. It raises if an
@@ -21,20 +21,20 @@ entry recorded before the change keeps memory the change wrote, naming the op
 from __future__ import annotations
 
 import bisect
-import weakref
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
 from .effects import Handler, Op, current_handlers, handlers_installed, perform_args
+from .rule_tables import kept_by
 from .tensor import Tensor
+from .transform import live_tapes
 
 __all__ = [
     "assign",
     "update_in_place",
     "note_mutation",
-    "watch_mutations",
     "check_saved",
     "is_tracked",
     "refuse_tracked",
@@ -43,29 +43,6 @@ __all__ = [
     "ReadsRecorder",
     "stated_saves",
 ]
-
-# The tapes (and linearizations) alive now, as weak references: registering one costs
-# a weak reference and an append (no callback); dead ones are dropped now and then.
-_watchers: list[weakref.ref] = []
-_prune_at = 64
-
-
-def watch_mutations(owner: Any) -> None:
-    """Note on ``owner.mutations`` every in-place change of a Tensor while ``owner`` lives.
-
-    ``owner`` has a ``node_count`` (its entries so far) and a class attribute
-    ``mutations = ()``; a note is ``(owner.node_count, region written)``.
-    """
-    _watchers.append(weakref.ref(owner))
-    if len(_watchers) > _prune_at:
-        _prune()
-
-
-def _prune() -> None:
-    global _prune_at
-    _watchers[:] = [ref for ref in _watchers if ref() is not None]
-    _prune_at = 2 * len(_watchers) + 64  # amortized: a prune per 64 registrations at least
-
 
 # Past this many notes on one tape, notes are merged per underlying buffer (conservative:
 # the whole buffer counts as written), so a long-lived pullback cannot grow without bound.
@@ -76,7 +53,7 @@ def note_mutation(region: Any) -> None:
     """Record that the memory of ``region`` (an ndarray) was just written."""
     if not isinstance(region, np.ndarray):
         return
-    for ref in _watchers:
+    for ref in tuple(live_tapes):  # a copy: a tape may die (and leave the set) meanwhile
         owner = ref()
         if owner is not None:
             notes = vars(owner).setdefault("mutations", [])
@@ -172,7 +149,7 @@ def assign(tensor: Tensor, index: Any, value: Any) -> None:
     except (TypeError, ValueError):
         _writable(tensor, "assign into")  # raises the clearer error, if that was the cause
         raise
-    if _watchers:  # some tape may be alive: say which memory changed
+    if live_tapes:  # some tape may be alive: say which memory changed
         note_mutation(_region(array, index))
 
 
@@ -302,7 +279,7 @@ def update_in_place(tensor: Tensor, op: Op, ufunc: Callable, other: Any) -> Tens
         if array.flags.writeable:
             raise
         return perform_args(op, (tensor, other), {})  # read-only memory: rebind the name
-    if _watchers:
+    if live_tapes:
         note_mutation(array)
     return tensor
 
@@ -371,12 +348,10 @@ def check_saved(entries: list, mutations: list, where: str = "backward pass") ->
 def stated_saves(op: Op, index: int, ans: Any, args: tuple) -> tuple:
     """The values argument ``index``'s rule of ``op`` reads, as the op states them
     (``Op.saves``), among its output ``ans`` and its arguments ``args``."""
-    kept = op.saves[index]
+    kept = kept_by(op.saves, index, ans, args)
     if kept is None:
         return ()
-    if type(kept) is int:
-        return (args[kept] if kept >= 0 else ans,)
-    return kept(ans, args)
+    return kept if op.saves[index] <= -2 else (kept,)
 
 
 def _first_node(entry: tuple) -> int:

@@ -16,7 +16,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import ParamSpec, TypeVar, overload
 
-from .call import Call, CallFunction, CallInfo, run_call
+from .call import Call, CallFunction, CallInfo, ClosureGuard, run_call
+from .effects import current_handlers
+from .forward import ForwardHandler, LinearizeHandler
 from .lifted import pull_back
 from .mutation import ReadsRecorder
 from .ops.axes import batch_size
@@ -37,9 +39,17 @@ class Checkpointed(CallFunction):
     """
 
     kind = "checkpoint"
+    keeps_discovery = True  # its output is the primal when nothing runs outside (_primal)
 
     def make_op(self, name: str) -> Call:
         return Call(name, run_call, reverse=_reverse, batch=_batch)
+
+    def lifts_closures(self) -> bool:
+        """No discovery run under forward mode alone: with no forward rule of its own, the
+        call's function runs under each ``jvp``/``linearize`` handler, which sees its ops."""
+        return not all(
+            isinstance(h, (ForwardHandler, LinearizeHandler)) for h in current_handlers()
+        )
 
 
 @overload
@@ -101,17 +111,42 @@ def _reverse(args: tuple, *, call: CallInfo) -> tuple:
 
     ``args`` are the arguments' leaves and then the tensors the function
     closes over (lifted, see :mod:`kenaz.call`): the pullback returns the
-    cotangents of all of them.
+    cotangents of all of them. When no transformation is running one level
+    out, the discovery run already computed the primal (see :func:`_primal`).
     """
-    reads = ReadsRecorder(args)  # the constants the recomputation will read too
-    with reads:
-        outs = tuple(call.run_primal(args))
+    outs, read = _primal(args, call)
 
     def pullback(g: tuple) -> list:
         return pull_back(call, args, g, range(len(args)))
 
-    pullback.keeps = tuple(reads.read)  # type: ignore[attr-defined]  # for kenaz.mutation
+    pullback.keeps = read  # type: ignore[attr-defined]  # for kenaz.mutation
     return outs, pullback
+
+
+def _primal(args: tuple, call: CallInfo) -> tuple[tuple, tuple]:
+    """The function's outputs on ``args`` one level out, and the constants it read (which
+    the recomputation will read too).
+
+    The discovery run that found the closed-over tensors (:mod:`kenaz.call`)
+    computed on plain values; when it ran on the very values of ``args`` and
+    no transformation is running one level out (only the rule's
+    :class:`~kenaz.call.ClosureGuard`, which the discovery run has satisfied
+    by lifting every tracked tensor), no handler would see the primal run
+    either: its output is the primal, and the function runs twice in all
+    (here, and in the backward pass), as in JAX and PyTorch.
+    """
+    found = call.discovered
+    if (
+        found is not None
+        and found.exact
+        and found.ran_on(args)
+        and all(type(h) is ClosureGuard for h in current_handlers())
+    ):
+        return tuple(call.outputs(found.output, "the function")), tuple(found.read)
+    reads = ReadsRecorder(args)
+    with reads:
+        outs = tuple(call.run_primal(args))
+    return outs, tuple(reads.read)
 
 
 def _batch(op: Call, values: list, axes: list, *, call: CallInfo) -> tuple:

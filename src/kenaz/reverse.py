@@ -30,7 +30,7 @@ from .checks import (
     normalize_argnums,
 )
 from .convert import leaf_tensor, perform_stacked
-from .effects import Handler, Op, handler, identity, perform_args, scope
+from .effects import Handler, Op, handler, identity, perform_args, run_in, scope
 from .mutation import check_saved
 from .tensor import Tensor, _make, holds_tensor, tracked_records
 from .transform import (
@@ -40,13 +40,14 @@ from .transform import (
     gc_paused,
     no_context,
     placed,
-    run_watched,
-    with_selected,
+    select,
     zero_derivative,
     zeros_like,
 )
 
-__all__ = ["vjp", "grad", "value_and_grad"]
+__all__ = ["vjp", "grad", "value_and_grad", "record", "pull_back"]
+
+SEQUENCES = (list, tuple)  # what may hold tensors as an op's argument (kenaz.convert)
 
 P = ParamSpec("P")  # the user function's parameters, kept by grad and value_and_grad
 Out = TypeVar("Out")
@@ -58,9 +59,16 @@ Pullback = Callable[[Any], tuple[Any, ...]]
 class ReverseHandler(TapeHandler):
     """Records a tape of the ops that depend on the watched inputs."""
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.tape: list[tuple[Any, list[tuple[int, Callable, Any]], Op]] = []
+    # self.tape (made by TapeHandler): (output node(s), [(input node, pullback, saved)], op)
+    tape: list[tuple[Any, list[tuple[int, Callable, Any]], Op]]
+    # Noted by `record`: the input and output leaves, structures and nodes (None: constant)
+    inputs: list[Any]
+    outputs: list[Any]
+    in_tree: Any
+    out_tree: Any
+    in_nodes: list[int | None]
+    out_nodes: list[int | None]
+    aux: Any  # f's auxiliary value (has_aux)
 
     def handle(self, op: Op, args: tuple, params: dict) -> Any:
         if op.reverse is not None:  # a joint rule: outputs and pullback together
@@ -79,7 +87,7 @@ class ReverseHandler(TapeHandler):
                     node = trace.get(level)
                     if node is not None:
                         tracked.append((position, node))
-            elif isinstance(a, (list, tuple)) and holds_tensor(a):
+            elif isinstance(a, SEQUENCES) and holds_tensor(a):  # a constant: no tuple built
                 return perform_stacked(self, op, args, params)  # kenaz.convert's one rule
             position += 1
         out = perform_args(op, args, params)  # after the scan: a list must be stacked first
@@ -102,13 +110,18 @@ class ReverseHandler(TapeHandler):
         for i, parent in tracked:  # a loop, not a comprehension: no frame of its own
             maker = makers[i]
             if maker is not None:
-                kept = saves[i]  # None, a position (-1: the output), or a function
+                # `kept_by(saves, i, out, args)`, inlined: codes, not types, are tested
+                # (kenaz.rule_tables), and an empty `**params` would build a dict per edge.
+                kept = saves[i]
                 if kept is not None:
-                    if type(kept) is int:
-                        kept = args[kept] if kept >= 0 else out
+                    if kept >= 0:
+                        kept = args[kept]
+                    elif kept == -1:
+                        kept = out
                     else:
-                        kept = kept(out, args)
-                edges.append((parent, maker(out, *args, **params), kept))
+                        kept = saves[kept](out, args)
+                pullback = maker(out, *args, **params) if params else maker(out, *args)
+                edges.append((parent, pullback, kept))
         if op.multiple_results:
             self.record(out, edges, op)
             return out
@@ -424,56 +437,77 @@ def vjp(
     >>> pullback(1.0)
     (Tensor(1.),)
     """
-    return _vjp(f, primals, has_aux, reusable=True, allow_int=allow_int)
+    return _vjp(f, primals, has_aux, allow_int)
 
 
-def _vjp(
+def record(
     f: Callable,
     primals: tuple[Any, ...],
     has_aux: bool,
-    reusable: bool,
     allow_int: bool,
     where: str = "vjp",
     positions: Sequence[int] | None = None,
-):
-    """``vjp``, its input errors naming ``where`` and the arguments by ``positions``; a
-    pullback that is not ``reusable`` frees the tape as it goes (for ``grad``, which calls
-    it once, inside its own pause of the garbage collector)."""
-    flat, in_tree = input_tensors(primals, allow_int, where, positions)
+    pause_gc: bool = True,
+) -> ReverseHandler:
+    """Run ``f(*primals)`` under a new reverse level, returned with its inputs and outputs
+    noted on it: the forward pass of ``vjp``, ``grad`` and ``jacrev``. Input errors name
+    ``where`` and the arguments by ``positions``; ``pause_gc``: pause the collector."""
+    inputs, in_tree = input_tensors(primals, allow_int, where, positions)
     rev = ReverseHandler()
-    watched, in_nodes = rev.watch_inputs(flat)
-    # grad (whose pullback is not reusable) pauses the garbage collector itself
-    out_flat, out_tree, out_nodes, aux = run_watched(
-        rev, f, watched, in_tree, "vjp", has_aux, pause_gc=reusable
+    rev.inputs, rev.in_tree = inputs, in_tree
+    rev.in_nodes, rev.outputs, rev.out_tree, rev.out_nodes, rev.aux = rev.run(
+        f, inputs, in_tree, "vjp", has_aux, pause_gc
     )
-    out = tree.unflatten(out_tree, out_flat)
-    called = False
+    return rev
+
+
+def _vjp(f: Callable, primals: tuple[Any, ...], has_aux: bool, allow_int: bool) -> Any:
+    """:func:`vjp`: its output, its reusable pullback (and ``aux``)."""
+    rev = record(f, primals, has_aux, allow_int)
+    out_flat, out_tree = rev.outputs, rev.out_tree
 
     def pullback(cotangent: Any) -> tuple[Any, ...]:
-        nonlocal called
-        if called and not reusable:
-            raise RuntimeError("kenaz: this pullback consumed its tape and cannot be called again")
-        called = True
         ct_flat, ct_tree = tree.flatten(cotangent)
         if ct_tree != out_tree:
             raise ValueError(
                 f"kenaz.vjp: the cotangent's structure {ct_tree} differs from the "
                 f"output's {out_tree}"
             )
-        seeds: dict[int, Tensor] = {}
-        for node, o, ct in zip(out_nodes, out_flat, ct_flat):
+        checked: list[Tensor | None] = []
+        for o, ct in zip(out_flat, ct_flat):
             if o.dtype.kind not in "fc":  # no derivative: only float0 (or allow_int) is taken
                 check_integer_cotangent(o, ct, allow_int, "vjp")
-                continue
-            ct = check_tangent(o, leaf_tensor(ct, "vjp"), "vjp", "cotangent", "an output")
-            if node is not None:
-                seeds[node] = ct if node not in seeds else seeds[node] + ct
-        with scope("vjp: backward"), gc_paused() if reusable else no_context:
-            grads = rev.backward(seeds, in_nodes, consume=not reusable)
-        grads = [zero_derivative(x) if g is None else g for g, x in zip(grads, flat)]
-        return tree.unflatten(in_tree, distinct(grads) if len(grads) > 1 else grads)
+                checked.append(None)
+            else:
+                checked.append(
+                    check_tangent(o, leaf_tensor(ct, "vjp"), "vjp", "cotangent", "an output")
+                )
+        return rev.in_tree.unflatten(pull_back(rev, checked, reusable=True))
 
-    return (out, pullback, aux) if has_aux else (out, pullback)
+    out = out_tree.unflatten(out_flat)
+    return (out, pullback, rev.aux) if has_aux else (out, pullback)
+
+
+def pull_back(rev: ReverseHandler, cotangents: Sequence[Any], reusable: bool) -> list[Any]:
+    """The backward pass of the level ``rev`` that :func:`record` ran, from the output
+    ``cotangents`` (tensors; None for none): the inputs' cotangents (distinct tensors,
+    zeros where nothing arrives).
+
+    A pass that is not ``reusable`` consumes the tape, and runs inside its caller's
+    pause of the garbage collector.
+    """
+    seeds: dict[int, Tensor] = {}
+    for node, ct in zip(rev.out_nodes, cotangents):
+        if node is not None and ct is not None:
+            seeds[node] = ct if node not in seeds else seeds[node] + ct
+    arguments = (seeds, rev.in_nodes, not reusable)
+    if reusable:
+        with gc_paused():
+            grads = run_in("vjp: backward", rev.backward, arguments)
+    else:  # inside the caller's pause
+        grads = run_in("vjp: backward", rev.backward, arguments)
+    grads = [zero_derivative(x) if g is None else g for g, x in zip(grads, rev.inputs)]
+    return distinct(grads) if len(grads) > 1 else grads
 
 
 # Types: with the default argnums=0 the gradient has the first argument's type (a
@@ -564,10 +598,11 @@ def value_and_grad(
     (Tensor(42.), Tensor(13.))
     """
 
-    return _value_and_grad(f, argnums, has_aux, allow_int, holomorphic, "value_and_grad")
+    vg = value_and_grad_of(f, argnums, has_aux, allow_int, holomorphic, "value_and_grad")
+    return functools.wraps(f)(vg)
 
 
-def _value_and_grad(
+def value_and_grad_of(
     f: Callable[P, Any],
     argnums: int | Sequence[int],
     has_aux: bool,
@@ -575,10 +610,12 @@ def _value_and_grad(
     holomorphic: bool,
     where: str,
 ) -> Callable[P, tuple[Any, Any]]:
-    """:func:`value_and_grad`, its errors naming ``where`` (``grad`` or ``value_and_grad``)."""
+    """:func:`value_and_grad`, its errors naming ``where`` (``grad`` or ``value_and_grad``),
+    without ``f``'s name and documentation (copying them costs a few microseconds: for a
+    caller that makes one per call, as ``hvp`` does)."""
     normalized: dict[int, tuple[int, ...]] = {}  # argnums for each number of arguments seen
+    single = isinstance(argnums, (int, np.integer))
 
-    @functools.wraps(f)
     def value_and_grad_f(*args: Any, **kwargs: Any):
         nums = normalized.get(len(args))
         if nums is None:
@@ -586,30 +623,23 @@ def _value_and_grad(
         if holomorphic:  # the integer inputs' error first, as for any other input
             check_inputs([(n, args[n]) for n in nums], allow_int, where)
             check_complex_inputs([(n, args[n]) for n in nums], where)
-
-        f_of_selected = with_selected(f, args, kwargs, nums)
-        if not has_aux:  # one call path below: always (output, aux)
-            f_of_selected = _with_no_aux(f_of_selected)
-
+        function, selected = select(f, args, kwargs, nums)
         with scope("grad"), gc_paused():
-            selected = tuple(args[n] for n in nums)
-            out, pullback, aux = _vjp(f_of_selected, selected, True, False, allow_int, where, nums)
+            rev = record(function, selected, has_aux, allow_int, where, nums, pause_gc=False)
+            out = rev.out_tree.unflatten(rev.outputs)
             if not isinstance(out, Tensor) or out.shape != () or out.dtype.kind not in "fc":
                 raise TypeError(grad_output_error(out, where))
             if (out.dtype.kind == "c") != holomorphic:
                 raise TypeError(grad_complex_error(out, holomorphic, where))
-            grads = pullback(_make(full_like(out, (), 1, out.dtype)))  # on out's backend
-            # Free the tape while the collector is still paused: its objects then
-            # leave no debt that would make the collector traverse them on resuming.
-            del pullback
-        gradient = grads[0] if isinstance(argnums, (int, np.integer)) else grads
-        return ((out, aux) if has_aux else out), gradient
+            one = _make(full_like(out, (), 1, out.dtype))  # on out's backend
+            grads = rev.in_tree.unflatten(pull_back(rev, [one], reusable=False))
+            # The tape consumed and freed inside the pause: its objects then leave no debt
+            # that would make the collector traverse them on resuming.
+            aux = rev.aux
+            del rev
+        return ((out, aux) if has_aux else out), (grads[0] if single else grads)
 
     return value_and_grad_f
-
-
-def _with_no_aux(f: Callable) -> Callable:
-    return lambda *args: (f(*args), None)
 
 
 @overload
@@ -658,7 +688,7 @@ def grad(
     >>> grad(grad(grad(grad(knp.sin))))(0.5) == knp.sin(0.5)
     Tensor(True)
     """
-    value_and_grad_f = _value_and_grad(f, argnums, has_aux, allow_int, holomorphic, "grad")
+    value_and_grad_f = value_and_grad_of(f, argnums, has_aux, allow_int, holomorphic, "grad")
 
     @functools.wraps(f)
     def grad_f(*args: Any, **kwargs: Any):

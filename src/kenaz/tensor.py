@@ -413,7 +413,7 @@ def _map_backend_dtypes() -> None:
 on_foreign_dtypes(_map_backend_dtypes)
 register_tensor_class(Tensor)
 _new = object.__new__
-tree.register_lone_leaf(Tensor)  # `tree.flatten` of a lone tensor skips optree
+tree.register_leaf_type(Tensor)  # `tree.flatten` of tensors skips optree
 
 
 def _make(value: Any) -> Tensor:

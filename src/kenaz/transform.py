@@ -8,16 +8,22 @@ from __future__ import annotations
 import contextlib
 import gc
 import threading
+import weakref
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from . import tree
 from .backend import full_like
 from .checks import derivative_leaf, float0_zeros, split_aux
-from .effects import Handler, fresh_level, handler, scope
-from .mutation import watch_mutations
+from .effects import Handler, fresh_level, handlers_installed, run_in
 from .ops.elementwise import alias, copy
 from .tensor import Tensor
+
+_new = object.__new__
+
+# The tape handlers alive, by weak references that leave the set when their handler dies
+# (no Python code runs either way): kenaz.mutation notes in-place changes on each.
+live_tapes: set[weakref.ref] = set()
 
 
 class TapeHandler(Handler):
@@ -36,19 +42,28 @@ class TapeHandler(Handler):
     def __init__(self) -> None:
         self.level = fresh_level()
         self.node_count = 0
-        watch_mutations(self)  # in-place changes of Tensors are noted on self.mutations
+        self.tape: list = []  # what the level records of each op, in execution order
+        live_tapes.add(weakref.ref(self, live_tapes.discard))  # see `live_tapes`
 
     def watch(self, x: Tensor) -> Tensor:
-        """Give ``x`` a fresh identity (an alias, performed outward) that this level tracks."""
-        watched = alias(x)
+        """Give ``x`` a fresh identity (:func:`fresh_identity`) that this level tracks."""
+        watched = fresh_identity(x)
         self.track(watched)
         return watched
 
-    def watch_inputs(self, leaves: list[Any]) -> tuple[list[Any], list[int | None]]:
-        """:meth:`watch` each float or complex input leaf (the others are held constant);
-        the leaves to give ``f``, and each one's node (None for a constant)."""
-        watched = [self.watch(x) if x.dtype.kind in "fc" else x for x in leaves]
-        return watched, [record_at(w, self.level) for w in watched]
+    def run(self, f: Callable, leaves: list, in_tree: Any, where: str, *options: bool) -> tuple:
+        """:meth:`watch` each float or complex input leaf (the others are held constant),
+        then :func:`run_watched` ``f`` on the leaves (``options``: its ``has_aux`` and
+        ``pause_gc``): each leaf's node (None for a constant), then what it returns."""
+        watched, nodes = [], []
+        for x in leaves:
+            node = None
+            if x.dtype.kind in "fc":
+                x = fresh_identity(x)
+                node = self.track(x)
+            watched.append(x)
+            nodes.append(node)
+        return (nodes, *run_watched(self, f, watched, in_tree, where, *options))
 
     def track(self, out: Tensor) -> int:
         """Give ``out`` a new node number at this level (no entry recorded) and return it."""
@@ -56,6 +71,17 @@ class TapeHandler(Handler):
         self.node_count = node + 1
         set_record(out, self.level, node)
         return node
+
+
+def fresh_identity(x: Tensor) -> Tensor:
+    """``x`` under a new identity, for a transformation to record its facts on: an alias
+    performed outward, or with no handler (nothing records it) the alias's result."""
+    if handlers_installed():
+        return alias(x)
+    fresh = _new(Tensor)  # `kenaz.tensor._make`, inlined, as in `effects.perform`
+    fresh._value = x._value
+    fresh._trace = None
+    return fresh
 
 
 def set_record(x: Tensor, level: int, record: Any) -> None:
@@ -104,21 +130,31 @@ def run_watched(
     record at ``h``'s level (None if untracked; the level is then forgotten on
     them: :func:`forget_level`) and ``aux`` (with ``has_aux``; else None).
     """
-    with scope(where), gc_paused() if pause_gc else no_context, handler(h):
-        result = f(*tree.unflatten(in_tree, watched))
+    args = in_tree.unflatten(watched)  # (the structure's own method: no pytree walk)
+    if pause_gc:
+        with gc_paused():
+            result = run_in(where, f, args, h)
+    else:  # (no `no_context`: its two calls are a tenth of a small function's entry)
+        result = run_in(where, f, args, h)
     aux = None
     if has_aux:
         result, aux = split_aux(result, where)
     out_flat, out_tree = tree.flatten(result)
-    out_flat = [derivative_leaf(o, where) for o in out_flat]
     level = h.level
-    records = [record_at(o, level) for o in out_flat]
+    records = []
+    for i, o in enumerate(out_flat):
+        if not isinstance(o, Tensor):
+            out_flat[i] = o = derivative_leaf(o, where)
+        records.append(record_at(o, level))
+    # The level is forgotten after all records were read: an output may stand twice.
     forget_level([o for o in out_flat if isinstance(o, Tensor)], level)
     return out_flat, out_tree, records, aux
 
 
 __all__ = [
     "TapeHandler",
+    "live_tapes",
+    "fresh_identity",
     "set_record",
     "record_at",
     "placed",
@@ -127,7 +163,7 @@ __all__ = [
     "run_watched",
     "distinct",
     "zeros_like",
-    "with_selected",
+    "select",
     "forget_level",
     "gc_paused",
 ]
@@ -198,8 +234,11 @@ class gc_paused:  # noqa: N801 - a context manager, named and used like a functi
                 gc.enable()
 
 
-def with_selected(f: Callable, args: tuple, kwargs: dict, nums: tuple[int, ...]) -> Callable:
-    """``f`` as a function of the arguments at positions ``nums`` only."""
+def select(f: Callable, args: tuple, kwargs: dict, nums: tuple[int, ...]) -> tuple[Callable, tuple]:
+    """``f`` as a function of the arguments at positions ``nums`` only (``f`` itself when
+    those are all the arguments, in order), and those arguments."""
+    if not kwargs and nums == tuple(range(len(args))):
+        return f, args
 
     def f_of_selected(*selected: Any) -> Any:
         full = list(args)
@@ -207,4 +246,4 @@ def with_selected(f: Callable, args: tuple, kwargs: dict, nums: tuple[int, ...])
             full[n] = value
         return f(*full, **kwargs)
 
-    return f_of_selected
+    return f_of_selected, tuple(args[n] for n in nums)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 import optree
 
 __all__ = ["flatten", "unflatten", "leaves", "map", "structure"]
@@ -16,24 +17,42 @@ __all__ = ["flatten", "unflatten", "leaves", "map", "structure"]
 NAMESPACE = "kenaz"
 
 
-_LEAF = optree.tree_structure(0, namespace=NAMESPACE)  # the structure of any single leaf
-_lone_leaf_type: type | None = None  # kenaz.tensor.Tensor, registered by that module
+# Types whose values are always leaves (exact types: a subclass, a namedtuple..., may be a
+# registered node): such a value, or a tuple of them (a transformation's arguments, a
+# function's outputs), is flattened without optree, whose walk costs a few microseconds
+# even for one leaf. kenaz.tensor and kenaz.vectorize add Tensor and its batched view.
+_LEAF_TYPES: set[type] = {np.ndarray, float, int, complex, bool, *np.sctypeDict.values()}
+_LEAF = {n: optree.tree_structure(0, none_is_leaf=n, namespace=NAMESPACE) for n in (False, True)}
+_TUPLES: dict[tuple[int, bool], optree.PyTreeSpec] = {}  # (n, none_is_leaf): n leaves' tuple
 
 
-def register_lone_leaf(cls: type) -> None:
-    """Let ``flatten`` return an instance of ``cls`` (Tensor) as one leaf without optree.
+def register_leaf_type(cls: type) -> None:
+    """Let ``flatten`` take instances of ``cls`` (Tensor) as leaves without asking optree.
 
     Tensor registers itself: this module sits below it and does not import it.
     """
-    global _lone_leaf_type
-    _lone_leaf_type = cls
+    _LEAF_TYPES.add(cls)
 
 
-def flatten(tree: Any) -> tuple[list[Any], optree.PyTreeSpec]:
-    """Leaves of ``tree`` in order, and its structure."""
-    if type(tree) is _lone_leaf_type:  # a lone tensor (an output, a cotangent): no optree
-        return [tree], _LEAF
-    return optree.tree_flatten(tree, namespace=NAMESPACE)
+def flatten(tree: Any, none_is_leaf: bool = False) -> tuple[list[Any], optree.PyTreeSpec]:
+    """Leaves of ``tree`` in order, and its structure (with ``none_is_leaf``, ``None`` is a
+    leaf, as ``vmap`` takes its axes and outputs; else an empty subtree)."""
+    kind = type(tree)
+    if kind in _LEAF_TYPES:  # a lone tensor (an output, a cotangent)
+        return [tree], _LEAF[none_is_leaf]
+    if kind is tuple:
+        for item in tree:  # (a loop, not `all(...)`: no generator to make)
+            if type(item) not in _LEAF_TYPES:
+                break
+        else:
+            spec = _TUPLES.get((len(tree), none_is_leaf))
+            if spec is None:
+                spec = optree.tree_structure(
+                    (0,) * len(tree), none_is_leaf=none_is_leaf, namespace=NAMESPACE
+                )
+                _TUPLES[len(tree), none_is_leaf] = spec
+            return list(tree), spec
+    return optree.tree_flatten(tree, none_is_leaf=none_is_leaf, namespace=NAMESPACE)
 
 
 def unflatten(treedef: optree.PyTreeSpec, leaves: Any) -> Any:

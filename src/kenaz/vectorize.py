@@ -27,6 +27,7 @@ from typing import Any, ParamSpec, TypeVar
 import numpy as np
 import optree
 
+from . import tree
 from .checks import (
     argument_name,
     axes_prefix,
@@ -37,15 +38,15 @@ from .checks import (
     per_example_shape_error,
 )
 from .convert import as_tensor, perform_stacked
-from .effects import Handler, Op, handler, perform_args, scope
+from .effects import Handler, Op, handler, perform_args, run_in
 from .errors import ShapeError
 from .ops import batching, indexing
 from .ops import shape as shape_ops
-from .ops.elementwise import alias
 from .tensor import Tensor, holds_tensor
+from .transform import fresh_identity
 from .tree import NAMESPACE
 
-__all__ = ["vmap", "BatchedTensor", "BatchHandler"]
+__all__ = ["vmap", "vmap_call", "BatchedTensor", "BatchHandler"]
 
 _new = object.__new__
 
@@ -95,6 +96,9 @@ class BatchedTensor(Tensor):
         )
 
 
+tree.register_leaf_type(BatchedTensor)  # a batched output, as any tensor, is a leaf
+
+
 class BatchHandler(Handler):
     """Runs each op on whole batches through the op's batching rule.
 
@@ -121,8 +125,8 @@ class BatchHandler(Handler):
 
     def views(self, values: Sequence[Any], axes: Sequence[int | None]) -> list[Any]:
         """Views of ``values`` batched along ``axes`` (``None``: not batched), each with a
-        fresh identity (an alias, performed outward)."""
-        return [v if a is None else self.view(alias(v), a) for v, a in zip(values, axes)]
+        fresh identity (:func:`kenaz.transform.fresh_identity`)."""
+        return [v if a is None else self.view(fresh_identity(v), a) for v, a in zip(values, axes)]
 
     def handle(self, op: Op, args: tuple, params: dict) -> Any:
         # One pass over the arguments: replace our views by their batches.
@@ -308,13 +312,20 @@ def vmap(
 
     @functools.wraps(f)
     def batched_f(*args: P.args, **kwargs: P.kwargs) -> Out:
-        inputs = _Inputs(args, kwargs, in_axes)
-        size = inputs.batch_size(axis_size)
-        if method == "loop":
-            return _run_per_example(f, inputs, size, out_axes)
-        return _run_vectorized(f, inputs, size, out_axes)
+        return vmap_call(f, args, kwargs, in_axes, out_axes, axis_size, method)
 
     return batched_f
+
+
+def vmap_call(f: Callable, args: tuple, kwargs: dict, in_axes: Any = 0, out_axes: Any = 0,
+              axis_size: int | None = None, method: str = "vectorize") -> Any:  # fmt: skip
+    """``vmap(f, in_axes, out_axes, axis_size, method)(*args, **kwargs)``, its arguments
+    already checked: for a transformation that batches a new function per call (jacrev)."""
+    inputs = _Inputs(args, kwargs, in_axes)
+    size = inputs.batch_size(axis_size)
+    if method == "loop":
+        return _run_per_example(f, inputs, size, out_axes)
+    return _run_vectorized(f, inputs, size, out_axes)
 
 
 class _Inputs:
@@ -347,7 +358,7 @@ class _Inputs:
         if isinstance(value, Tensor):  # the common case: a single leaf, no pytree to flatten
             leaves, treedef = [value], None
         else:
-            leaves, treedef = optree.tree_flatten(value, none_is_leaf=True, namespace=NAMESPACE)
+            leaves, treedef = tree.flatten(value, none_is_leaf=True)
         if entry is None or isinstance(entry, (int, np.integer)):
             axes = [entry] * len(leaves)
         else:
@@ -434,8 +445,8 @@ def _run_vectorized(f: Callable, inputs: _Inputs, size: int, out_axes: Any) -> A
     batcher = BatchHandler(size)
     args, kwargs = inputs.rebuild(batcher.views(inputs.leaves, inputs.axes))
     try:
-        with scope("vmap"), handler(batcher):
-            result = f(*args, **kwargs)
+        function = functools.partial(f, **kwargs) if kwargs else f
+        result = run_in("vmap", function, args, batcher)
         return _unbatch_outputs(result, batcher, out_axes)
     finally:
         batcher.alive = False
@@ -443,7 +454,7 @@ def _run_vectorized(f: Callable, inputs: _Inputs, size: int, out_axes: Any) -> A
 
 def _output_axes(result: Any, out_axes: Any) -> tuple[list, list, optree.PyTreeSpec]:
     """Flatten ``result`` (``None`` leaves included) with the out axis of each leaf."""
-    leaves, treedef = optree.tree_flatten(result, none_is_leaf=True, namespace=NAMESPACE)
+    leaves, treedef = tree.flatten(result, none_is_leaf=True)
     if out_axes is None or isinstance(out_axes, (int, np.integer)):
         return leaves, [out_axes] * len(leaves), treedef
     return leaves, axes_prefix(out_axes, result, "out_axes"), treedef

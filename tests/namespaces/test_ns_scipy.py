@@ -333,3 +333,32 @@ def test_multivariate_normal_allow_singular():
         return kst.multivariate_normal.logpdf(m + z @ f.T, m, f @ f.T, allow_singular=True)
 
     check("stats.multivariate_normal.logpdf", on_support, factor, rng.standard_normal((4, 2)), mean)
+
+
+def _scipy_namespaces():
+    import kenaz.scipy.signal as kss
+
+    found = [ksl, ks, kss] + [getattr(kst, name) for name in kst.__all__]
+    return {module.__name__: module for module in found}
+
+
+@pytest.mark.parametrize("namespace", sorted(_scipy_namespaces()))
+def test_each_public_function_is_finished_where_it_is_defined(namespace):
+    """No pass rewrites a name after its module defined it: the namespace's function is
+    the defining module's own object, and it accepts lists of tensors (the retry of
+    kenaz.convert.accepts_nested_lists) unless it is a primitive."""
+    import importlib
+    import inspect
+
+    module = _scipy_namespaces()[namespace]
+    for name in module.__all__:
+        f = getattr(module, name)
+        inner = getattr(f, "__wrapped__", f)  # a scipy.special ufunc's keywords wrapper
+        if isinstance(inner, kenaz.Op):
+            continue
+        assert getattr(f, "__kenaz_lists__", False) or getattr(inner, "__kenaz_lists__", False), (
+            f"{namespace}.{name}"
+        )
+        defined_in = importlib.import_module(inspect.unwrap(f).__module__)
+        if defined_in.__name__.startswith("kenaz.scipy"):
+            assert getattr(defined_in, name) is f, f"{namespace}.{name} was rewritten"

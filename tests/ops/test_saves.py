@@ -20,10 +20,12 @@ from kenaz.reverse import _transposed_jvp_makers
 from kenaz.rule_tables import _SavesAll
 
 from . import (
+    test_decompositions,
     test_elementwise,
     test_fft,
     test_indexing,
     test_linalg,
+    test_matrix_equations,
     test_reduction,
     test_shape,
     test_special,
@@ -34,8 +36,8 @@ from .cases import OpCase, as_params, cast_args
 _CASES = [
     case
     for family in (
-        test_elementwise, test_fft, test_indexing, test_linalg, test_reduction, test_shape,
-        test_special,
+        test_decompositions, test_elementwise, test_fft, test_indexing, test_linalg,
+        test_matrix_equations, test_reduction, test_shape, test_special,
     )
     for case in family.CASES
 ]
@@ -79,6 +81,14 @@ def _declared(op: Op) -> bool:
     return not isinstance(op.saves, _SavesAll)
 
 
+def _cotangent(out: Tensor, rng: np.random.Generator, several: bool) -> Tensor | None:
+    """A random cotangent for ``out`` (None, a symbolic zero, for an integer output among
+    several: lu's permutation)."""
+    if several and out.dtype.kind not in "fc":
+        return None
+    return Tensor(rng.uniform(-1.0, 1.0, out.shape).astype(out.dtype))
+
+
 def _check_saves(op: Op, args: tuple, params: dict) -> None:
     makers = op.vjp if op.vjp is not None else _transposed_jvp_makers(op)
     rng = np.random.default_rng(0)
@@ -86,12 +96,17 @@ def _check_saves(op: Op, args: tuple, params: dict) -> None:
         if not (isinstance(a, Tensor) and a.dtype.kind in "fc") or makers[i] is None:
             continue
         inputs = [_fresh(b) for b in args]
-        out = _fresh(op(*inputs, **params))
+        # One output, or for a decomposition (eigh, svd, qr, lu) a tuple of them.
+        out = op(*inputs, **params)
+        outs = tuple(_fresh(o) for o in (out if op.multiple_results else (out,)))
+        out = outs if op.multiple_results else outs[0]
         pullback = makers[i](out, *inputs, **params)
-        g = Tensor(rng.uniform(-1.0, 1.0, out.shape).astype(out.dtype))
+        cotangents = tuple(_cotangent(o, rng, op.multiple_results) for o in outs)
+        g = cotangents if op.multiple_results else cotangents[0]
         before = np.array(pullback(g)._value, copy=True)
         kept = stated_saves(op, i, out, tuple(inputs))
-        for value in (out, *inputs):
+        kept = [k for item in kept for k in (item if item is outs else (item,))]
+        for value in (*outs, *inputs):
             if not any(value is k for k in kept):
                 _scribble(value, rng)
         after = np.asarray(pullback(g)._value)
@@ -108,7 +123,7 @@ def test_each_rule_reads_only_what_its_op_states(case: OpCase) -> None:
     checked = [
         (op, args, params)
         for op, args, params in recorder.calls
-        if _declared(op) and op.differentiable and op.reverse is None and not op.multiple_results
+        if _declared(op) and op.differentiable and op.reverse is None
     ]
     for op, args, params in checked:
         _check_saves(op, tuple(_fresh(a) for a in args), params)

@@ -43,7 +43,7 @@ from ..ops import linalg as _linalg
 from ..ops import shape as _shape
 from .ir import Const, Var
 
-__all__ = ["result_types", "rule_of", "broadcast_shapes", "zero_strided"]
+__all__ = ["result_types", "rule_of", "rules_seen", "broadcast_shapes", "zero_strided"]
 
 Types = list[tuple[tuple[int, ...], np.dtype]]
 _ndarray = np.ndarray
@@ -52,8 +52,10 @@ _MEMO_LIMIT = 4096  # remembered dtypes (and shapes of shape ops): cleared when 
 
 # op -> its rule; filled lazily for elementwise ops (a user's op is classified at first sight).
 _dtypes: dict[Any, Any] = {}
+_elementwise_types: dict[tuple, Types] = {}  # (op, shape, dtype... [, params]) -> result types
 _shaped: dict[Any, Any] = {}
-_rule_of: dict[Op, Any] = {}
+# op -> its rule (or None), for every op seen: the tracer reads it at once (a call less per op).
+rules_seen: dict[Op, Any] = {}
 
 
 def result_types(op: Op, inputs: Sequence[Var | Const], params: dict[str, Any]) -> Types | None:
@@ -66,7 +68,7 @@ def result_types(op: Op, inputs: Sequence[Var | Const], params: dict[str, Any]) 
 def rule_of(op: Op) -> Callable[..., Types] | None:
     """The rule giving ``op``'s result types (``None``: ``op`` runs on real values)."""
     try:
-        return _rule_of[op]
+        return rules_seen[op]
     except KeyError:
         pass
     rule = _RULES.get(op)
@@ -76,9 +78,9 @@ def rule_of(op: Op) -> Callable[..., Types] | None:
             rule = _elementwise
         elif batch is _reduction_batch or batch is _index_reduction_batch:
             rule = _reduction
-    if len(_rule_of) >= _MEMO_LIMIT:  # ops made on the fly (a user's, in a loop)
-        _rule_of.clear()
-    _rule_of[op] = rule
+    if len(rules_seen) >= _MEMO_LIMIT:  # ops made on the fly (a user's, in a loop)
+        rules_seen.clear()
+    rules_seen[op] = rule
     return rule
 
 
@@ -167,44 +169,47 @@ def _atom_key(atom: Var | Const) -> Any:
 
 # -- elementwise ops --------------------------------------------------------------------------
 def _elementwise(op: Op, inputs: Sequence[Var | Const], params: dict[str, Any]) -> Types:
-    shape: tuple[int, ...] | None = None
-    differ = False
-    keys = []  # what the result's dtype may depend on, per operand
+    # The key: per operand its shape, then what the result's dtype may depend on. The
+    # result types are remembered per key (a program repeats a few of them), so a repeat
+    # costs one pass over the operands and one look-up: no broadcast, no dtype rule.
+    keys: list[Any] = [op]
     for a in inputs:
         if type(a) is Var:
-            s = a.shape
+            keys.append(a.shape)
             keys.append(a.dtype if a.weak is None else a.weak)
         else:
             value = a.value
             kind = type(value)
             if kind is float or kind is complex:
-                s = ()
+                keys.append(())
                 keys.append(kind)
             elif kind is int or kind is bool:
-                s = ()
+                keys.append(())
                 keys.append((kind, value))  # NEP 50 checks that a Python int fits the dtype
             elif kind is _ndarray or isinstance(value, _generic):
-                s = value.shape
+                keys.append(value.shape)
                 keys.append(value.dtype)
             else:
                 raise TypeError("not an array operand")  # a list, a backend array: run it
-        if s != shape:
-            if not shape:
-                shape = s
-            elif s:
-                differ = True
-    if differ:
-        shape = broadcast_shapes([_atom_shape(a) for a in inputs])
-    if 0 in shape:  # type: ignore[operator]
+    if params:
+        keys.append(_params_key(params))
+    key = tuple(keys)
+    found = _elementwise_types.get(key)
+    if found is not None:
+        return found
+    end = 1 + 2 * len(inputs)
+    shapes = keys[1:end:2]
+    shape = broadcast_shapes(shapes) if len(set(shapes)) > 1 else shapes[0]
+    if 0 in shape:
         raise ValueError("an empty result: run it (it costs nothing)")
-    key = (op, tuple(keys), _params_key(params)) if params else (op, tuple(keys))
-    dtypes = _dtypes.get(key)
+    # The dtypes depend on the operands' dtypes only (not their shapes): remembered apart,
+    # so new shapes of known dtypes need no run on stand-ins.
+    dtype_key = (op, *keys[2:end:2], *keys[end:])
+    dtypes = _dtypes.get(dtype_key)
     if dtypes is None:
         result = _run_quietly(op, [_small(a) for a in inputs], params)
-        dtypes = _remember(_dtypes, key, _dtypes_of(op, result))
-    if len(dtypes) == 1:
-        return [(shape, dtypes[0])]  # type: ignore[list-item]
-    return [(shape, dtype) for dtype in dtypes]  # type: ignore[misc]
+        dtypes = _remember(_dtypes, dtype_key, _dtypes_of(op, result))
+    return _remember(_elementwise_types, key, [(shape, dtype) for dtype in dtypes])
 
 
 def broadcast_shapes(shapes: Sequence[tuple[int, ...]]) -> tuple[int, ...]:

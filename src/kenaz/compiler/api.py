@@ -116,7 +116,7 @@ class Jitted(Generic[P, R]):
         key = (in_tree, _static_key(static), tuple([_leaf_key(x) for x in leaves]))
         entry = self._cache.get(key)
         if entry is None:
-            entry = self._trace(key, args, kwargs, static)
+            entry = self._trace(key, args, kwargs, static, (leaves, in_tree))
         else:
             next(self._hits)
             if not entry.checked:
@@ -174,13 +174,16 @@ class Jitted(Generic[P, R]):
         )
         return _Entry(program, self.optimize, self.fuse, entry.staged.neutral), None
 
-    def _trace(self, key: Any, args: tuple, kwargs: dict, static: dict | None) -> _Entry:
+    def _trace(
+        self, key: Any, args: tuple, kwargs: dict, static: dict | None, flat: tuple[list, Any]
+    ) -> _Entry:
+        """Trace a new signature (``flat``: its dynamic leaves and their structure)."""
         with self._lock:
             entry = self._cache.get(key)
             if entry is not None:  # another thread traced it meanwhile: a hit after all
                 next(self._hits)
                 return entry
-            program = trace(self.fun, args, kwargs, static, self.__name__)
+            program = trace(self.fun, args, kwargs, static, self.__name__, flat=flat)
             entry = _Entry(program, self.optimize, self.fuse, _on_other_backend(key))
             if not self.check_purity:
                 entry.checked, entry.program = True, None
@@ -207,7 +210,8 @@ class Jitted(Generic[P, R]):
             dynamic = dynamic_arguments(args, kwargs, static)
         leaves, in_tree = tree.flatten(dynamic)
         key = (in_tree, _static_key(static or None), tuple([_leaf_key(x) for x in leaves]))
-        return self._cache.get(key) or self._trace(key, args, kwargs, static or None)
+        found = self._cache.get(key)
+        return found or self._trace(key, args, kwargs, static or None, (leaves, in_tree))
 
     def cache_info(self) -> CacheInfo:
         """How many signatures were traced, how many calls reused one, how many are cached."""

@@ -19,62 +19,79 @@ from typing import Any
 
 from .program import Program, Var
 
-__all__ = ["interpret"]
+__all__ = ["interpret", "last_reads"]
+
+
+def last_reads(program: Program) -> dict[int, int]:
+    """The index of the equation reading each variable last (``len(equations)`` for the
+    outputs'): ``program.last_reads`` when :func:`~kenaz.compiler.passes.optimize` noted it."""
+    found = program.last_reads
+    if found is not None:
+        return found
+    last: dict[int, int] = {}
+    for index, eq in enumerate(program.equations):
+        for a in eq.inputs:
+            if type(a) is Var:
+                last[a.id] = index
+    end = len(program.equations)
+    for o in program.outputs:
+        if type(o) is Var:
+            last[o.id] = end
+    return last
 
 
 def interpret(program: Program, neutral: bool = False) -> Callable[..., tuple]:
     """A function of the input values (then the captured ones) running ``program``'s
     equations in order; it returns the tuple of the output values."""
-    equations = program.equations
-    last: dict[int, int] = {}
-    for index, eq in enumerate(equations):
-        for a in eq.inputs:
-            if type(a) is Var:
-                last[a.id] = index
-    for o in program.outputs:
-        if type(o) is Var:
-            last[o.id] = len(equations)
-    slots: dict[int, int] = {}
+    last = last_reads(program)
+    inputs = [*program.inputs, *[v for v, _ in program.captured]]
+    slots = {var.id: position for position, var in enumerate(inputs)}
+    pinned = count = len(inputs)  # slots below `pinned` hold the inputs: never reused
     constants: list[Any] = []
-    inputs = list(program.inputs) + [v for v, _ in program.captured]
-    for position, var in enumerate(inputs):
-        slots[var.id] = position
-    count = len(inputs)
     free: list[int] = []
     is_free: set[int] = set()  # `free` as a set: a list's `in` would make this quadratic
-
-    pinned = set(range(len(inputs)))
     steps = []
-    for index, eq in enumerate(equations):
+    for index, eq in enumerate(program.equations):
         reads = []
         for a in eq.inputs:
             if type(a) is Var:
-                reads.append(slots[a.id])
+                slot = slots[a.id]
+                reads.append(slot)
+                # Read here for the last time: the slot is free for the outputs on.
+                if last[a.id] == index and slot >= pinned and slot not in is_free:
+                    free.append(slot)
+                    is_free.add(slot)
             else:  # a constant: a slot of its own, filled in the template
                 constants.append((count, a.value))
                 reads.append(count)
                 count += 1
-        for a in eq.inputs:  # operands read here for the last time free their slots
-            if type(a) is Var and last[a.id] == index:
-                slot = slots[a.id]
-                if slot not in pinned and slot not in is_free:
-                    free.append(slot)
-                    is_free.add(slot)
-        writes = []
-        for var in eq.outputs:
-            if var.id not in last:
-                writes.append(-1)  # never read: a scratch slot
-                continue
-            if free:
-                slot = free.pop()
-                is_free.discard(slot)
-            else:
-                slot, count = count, count + 1
-            slots[var.id] = slot
-            writes.append(slot)
-        impl = eq.op.impl if neutral else eq.op.numpy_impl or eq.op.impl
-        steps.append((impl, tuple(reads), eq.params or None, writes[0] if not eq.multiple else None,
-                      tuple(writes) if eq.multiple else None))  # fmt: skip
+        write = -1  # never read: the scratch slot
+        writes = None
+        if eq.multiple:
+            writes = []
+            for var in eq.outputs:
+                slot = -1
+                if var.id in last:
+                    if free:
+                        slot = free.pop()
+                        is_free.discard(slot)
+                    else:
+                        slot, count = count, count + 1
+                    slots[var.id] = slot
+                writes.append(slot)
+            writes = tuple(writes)
+        else:
+            var = eq.outputs[0]
+            if var.id in last:
+                if free:
+                    write = free.pop()
+                    is_free.discard(write)
+                else:
+                    write, count = count, count + 1
+                slots[var.id] = write
+        op = eq.op
+        impl = op.impl if neutral else op.numpy_impl or op.impl
+        steps.append((impl, tuple(reads), eq.params or None, write, writes))
     size = count + 1  # the last slot is the scratch slot (-1)
     outputs = [
         (True, slots[o.id]) if type(o) is Var else (False, getattr(o, "value", o))

@@ -126,6 +126,10 @@ class Program:
         non-tensor leaf kept as it is.
     in_tree, out_tree
         The structures of the traced arguments and of the result.
+    last_reads : dict or None
+        Set by :func:`kenaz.compiler.passes.optimize`: the index of the equation
+        reading each variable last (``len(equations)`` for an output's), which
+        the interpreter allocates its slots by. ``None``: not computed.
 
     ``str(program)`` prints one equation per line, and :meth:`graph` draws it.
     """
@@ -147,6 +151,7 @@ class Program:
         self.outputs = outputs
         self.in_tree = in_tree
         self.out_tree = out_tree
+        self.last_reads: dict[int, int] | None = None
 
     def with_equations(
         self, equations: list[Equation], outputs: list[Any] | None = None

@@ -10,7 +10,7 @@ constant of the program.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ..ops.elementwise import alias, stop_gradient
@@ -29,13 +29,24 @@ IDENTITY_OPS = frozenset({alias, stop_gradient})
 
 
 def optimize(program: Program) -> Program:
-    """``program`` with every pass applied (the program itself is not changed)."""
-    equations = inline_calls(program.equations)
+    """``program`` with every pass applied (the program itself is not changed).
+
+    Two walks over the equations: forward, the calls inlined, identities dropped and
+    common subexpressions merged (:func:`common_subexpressions` on
+    :func:`iterate_primitives`); backward, dead code dropped (:func:`dead_code`), which
+    also notes where each variable is read for the last time (``last_reads`` of the
+    result, what the interpreter and the code generator allocate slots by).
+    """
     substitutions: dict[int, Var | Const] = {}
-    equations = common_subexpressions(equations, substitutions, identities=True)
+    equations = common_subexpressions(
+        iterate_primitives(program.equations), substitutions, identities=True
+    )
     outputs = [_substitute(o, substitutions) for o in program.outputs]
-    equations = dead_code(equations, outputs)
-    return program.with_equations(equations, outputs)
+    last_reads: dict[int, int] = {}
+    equations = dead_code(equations, outputs, last_reads)
+    optimized = program.with_equations(equations, outputs)
+    optimized.last_reads = last_reads
+    return optimized
 
 
 def inline_calls(equations: Sequence[Equation]) -> list[Equation]:
@@ -73,17 +84,20 @@ def forward_identities(
     return kept
 
 
+_NUMBERS = frozenset({int, float, bool, complex, str, type(None)})  # constants keyed by value
+
+
 def _atom_key(atom: Var | Const) -> Any:
     if type(atom) is Var:
         return atom.id
     value = atom.value
-    if type(value) in (int, float, bool, complex, str, type(None)):
+    if type(value) in _NUMBERS:
         return ("c", type(value), value)
     return ("o", id(value))
 
 
 def common_subexpressions(
-    equations: Sequence[Equation],
+    equations: Iterable[Equation],
     substitutions: dict[int, Var | Const],
     identities: bool = False,
 ) -> list[Equation]:
@@ -93,23 +107,41 @@ def common_subexpressions(
     """
     seen: dict[Any, Equation] = {}
     kept = []
+    numbers = _NUMBERS
     for eq in equations:
-        eq = _rewrite(eq, substitutions)
-        if identities and eq.op in IDENTITY_OPS and not eq.params and len(eq.inputs) == 1:
-            substitutions[eq.outputs[0].id] = eq.inputs[0]
+        # The operands, substituted, and their key (`_atom_key`, inlined: this runs per
+        # equation, and most programs substitute little).
+        inputs = eq.inputs
+        keys = []
+        changed = False
+        for a in inputs:
+            if type(a) is Var:
+                vid = a.id
+                if vid in substitutions:
+                    a = substitutions[vid]
+                    changed = True
+                    keys.append(_atom_key(a))
+                else:
+                    keys.append(vid)
+            else:
+                value = a.value
+                keys.append(
+                    ("c", type(value), value) if type(value) in numbers else ("o", id(value))
+                )
+        if changed:
+            inputs = [_substitute(a, substitutions) for a in inputs]
+            eq = Equation(eq.op, inputs, eq.params, eq.outputs, eq.multiple)
+        op = eq.op
+        if identities and op in IDENTITY_OPS and not eq.params and len(inputs) == 1:
+            substitutions[eq.outputs[0].id] = inputs[0]
             continue
         params = eq.params
         try:
-            key = (
-                eq.op,
-                tuple([_atom_key(a) for a in eq.inputs]),
-                tuple(sorted(params.items())) if params else (),
-            )
-            hash(key)
+            key = (op, tuple(keys), tuple(sorted(params.items())) if params else ())
+            first = seen.get(key)
         except TypeError:  # unhashable params (an array): never merged
             kept.append(eq)
             continue
-        first = seen.get(key)
         if first is None:
             seen[key] = eq
             kept.append(eq)
@@ -119,19 +151,39 @@ def common_subexpressions(
     return kept
 
 
-def dead_code(equations: Sequence[Equation], outputs: Sequence[Any]) -> list[Equation]:
-    """Only the equations that some output depends on (ops are pure)."""
+def dead_code(
+    equations: Sequence[Equation],
+    outputs: Sequence[Any],
+    last_reads: dict[int, int] | None = None,
+) -> list[Equation]:
+    """Only the equations that some output depends on (ops are pure).
+
+    ``last_reads``, if given, is filled with the index (in the result) of the last
+    equation reading each variable; ``len(result)`` for the outputs'.
+    """
     live = {o.id for o in outputs if type(o) is Var}
     kept = []
+    seen: dict[int, int] = {}  # variable -> how many kept equations follow its last read
     for eq in reversed(equations):
         for v in eq.outputs:
             if v.id in live:
                 break
         else:
             continue  # no output is used
+        after = len(kept)
         kept.append(eq)
         for a in eq.inputs:
-            if type(a) is Var:
+            if type(a) is Var and a.id not in seen:  # (backward: its last read)
+                seen[a.id] = after
                 live.add(a.id)
     kept.reverse()
+    if last_reads is not None:
+        end = len(kept)
+        for o in outputs:
+            if type(o) is Var:
+                last_reads[o.id] = end
+        last = end - 1
+        for vid, after in seen.items():
+            if vid not in last_reads:
+                last_reads[vid] = last - after
     return kept

@@ -51,7 +51,7 @@ from ..ops.elementwise import alias
 from ..tensor import Tensor, _make, holds_tensor
 from ..transform import gc_paused
 from ..vectorize import BatchedTensor
-from .abstract import rule_of
+from .abstract import rule_of, rules_seen
 from .ir import Const, Equation, Program, Var, iterate_primitives
 
 __all__ = [
@@ -297,6 +297,17 @@ class TracingHandler(Handler):
 
     # -- recording -------------------------------------------------------------------------
     def handle(self, op: Op, args: tuple, params: dict) -> Any:
+        if op is alias and len(args) == 1 and not params:
+            # An alias of a tracer (a transformation giving its input a fresh identity) is
+            # a fresh tracer of the same variable: the identity is the Python object's, and
+            # the program has no equation to drop later (optimize would forward it).
+            x = args[0]
+            if type(x) is Tracer and x._tracing is self:
+                t = _new(Tracer)
+                t._var = x._var
+                t._tracing = self
+                t._trace = None
+                return t
         inputs: list[Var | Const] = []
         traced = False
         for a in args:
@@ -304,6 +315,8 @@ class TracingHandler(Handler):
             if kind is Tracer and a._tracing is self:
                 inputs.append(a._var)
                 traced = True
+            elif kind in _NUMBERS:  # `x * 2.0`: the common constant, told first
+                inputs.append(Const(a))
             elif isinstance(a, Tensor):
                 if _must_capture(a):
                     inputs.append(self.capture(a)._var)
@@ -311,7 +324,7 @@ class TracingHandler(Handler):
                 else:  # a plain constant
                     inputs.append(Const(a._value))
             else:
-                if kind not in _NUMBERS and isinstance(a, (list, tuple)) and holds_tensor(a):
+                if isinstance(a, (list, tuple)) and holds_tensor(a):
                     raise TypeError(
                         f"kenaz.{op.name}: got a {type(a).__name__} of Tensors where an array "
                         "was expected; while tracing pass a single Tensor (kenaz.numpy.stack "
@@ -320,37 +333,45 @@ class TracingHandler(Handler):
                 inputs.append(Const(a))
         if not traced:  # constant folding: nothing here depends on the inputs
             return perform_args(op, args, params)
-        for key, value in params.items():
-            if isinstance(value, Tensor):
-                raise TypeError(
-                    f"kenaz.{op.name}: parameter {key!r} is a Tensor; while tracing, parameters "
-                    "must be static Python values"
-                )
+        if params:
+            for key, value in params.items():
+                if isinstance(value, Tensor):
+                    raise TypeError(
+                        f"kenaz.{op.name}: parameter {key!r} is a Tensor; while tracing, "
+                        "parameters must be static Python values"
+                    )
         types = None
         if self.abstract:
-            rule = rule_of(op)
+            rule = rules_seen.get(op, _MISSING)
+            if rule is _MISSING:
+                rule = rule_of(op)
             if rule is not None:
                 try:
                     types = rule(op, inputs, params)
                 except Exception:  # noqa: BLE001 - no rule fits: the real run below says why
                     types = None
+        multiple = op.multiple_results
         if types is None:  # run on the real values
             values = [self.value(a) if type(a) is Var else a.value for a in inputs]
             try:
                 result = op.impl(*values, **params)
             except ValueError as error:
                 raise explain_backend_error(op.name, tuple(values), error) from None
-            outputs = [self._known(r) for r in (result if op.multiple_results else (result,))]
+            outputs = [self._known(r) for r in (result if multiple else (result,))]
+        elif len(types) == 1:  # one result, the common case: no loop
+            shape, dtype = types[0]
+            outputs = [Var(self._count, shape, dtype)]
+            self._count += 1
         else:
             count = self._count
             outputs = [Var(count + k, shape, dtype) for k, (shape, dtype) in enumerate(types)]
             self._count = count + len(outputs)
-        eq = Equation(op, inputs, params, outputs, op.multiple_results)
+        eq = Equation(op, inputs, params, outputs, multiple)
         self.equations.append(eq)
         producers = self._producers
         for var in outputs:
             producers[var.id] = eq
-        if op.multiple_results:
+        if multiple:
             return tuple([self.tracer(v) for v in outputs])
         t = _new(Tracer)
         t._var = outputs[0]
@@ -417,22 +438,58 @@ class TracingHandler(Handler):
     # -- errors ------------------------------------------------------------------------------
     def value_error(self, tracer: Tracer, frame: Any) -> Exception:
         """The error for asking ``tracer`` for a concrete value (``frame`` asked)."""
-        what = f"a traced tensor ({tracer._var.type_name})"
         if not self.alive:
             return EscapedTracerError(
-                f"kenaz.jit: {what} of {self.name!r} was used after its trace finished, e.g. "
-                "because it was stored in a global variable or a closure; return it from the "
-                "function instead"
+                f"kenaz.jit: a traced tensor ({tracer._var.type_name}) of {self.name!r} was "
+                "used after its trace finished, e.g. because it was stored in a global "
+                "variable or a closure; return it from the function instead"
             )
-        asked_by = _asked_by(frame)
-        where = _user_frame(frame)
-        return ConcretizationError(
-            f"kenaz.jit: {self.name!r} asked for the concrete value of {what} through "
-            f"{asked_by}{where}. While a function is traced its inputs stand for every value "
-            "of their shape and dtype, so Python cannot branch on them or read them. Fixes: "
-            "make that argument static (kenaz.jit(f, static_argnums=...) or static_argnames), "
-            "express the choice with kenaz.numpy.where, or do not jit this function."
-        )
+        # Where it was asked, found now (the frames move on); the text, when it is read.
+        return TracedValueError(self.name, tracer._var, *_asked_by(frame))
+
+
+class TracedValueError(ConcretizationError):
+    """A traced tensor was asked for its value: :class:`~kenaz.errors.ConcretizationError`
+    whose message is written when first read. Some callers catch it at once (a value only
+    if there is one: ``kenaz.backend.value_of``, once per ``grad`` under ``jit``), and
+    naming the tensor's type costs more than the rest of the check."""
+
+    def __init__(self, name: str, var: Var, asked_by: str, where: str) -> None:
+        super().__init__()
+        self._parts: tuple | None = (name, var, asked_by, where)
+
+    @property  # type: ignore[override]
+    def args(self) -> tuple:
+        if self._parts is not None:
+            name, var, asked_by, where = self._parts
+            self._parts = None
+            _set_args(self, (
+                f"kenaz.jit: {name!r} asked for the concrete value of a traced tensor "
+                f"({var.type_name}) through {asked_by}{where}. While a function is traced its "
+                "inputs stand for every value of their shape and dtype, so Python cannot branch "
+                "on them or read them. Fixes: make that argument static (kenaz.jit(f, "
+                "static_argnums=...) or static_argnames), express the choice with "
+                "kenaz.numpy.where, or do not jit this function.",
+            ))  # fmt: skip
+        return _get_args(self)
+
+    @args.setter
+    def args(self, value: tuple) -> None:
+        self._parts = None
+        _set_args(self, value)
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({str(self)!r})"
+
+    def __reduce__(self) -> tuple:  # pickles (to another process) as its message
+        return (ConcretizationError, self.args)
+
+
+_get_args = BaseException.args.__get__  # type: ignore[attr-defined]
+_set_args = BaseException.args.__set__  # type: ignore[attr-defined]
 
 
 def _runs_a_function(op: Op) -> bool:
@@ -455,29 +512,57 @@ def _must_capture(x: Tensor) -> bool:
     return type(x) is not Tensor or bool(x._trace)
 
 
-def _asked_by(frame: Any) -> str:
-    """How the value was asked for: the innermost kenaz frame that names it (``__bool__``...)."""
-    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE_DIR):
-        found = _ASKED_BY.get(frame.f_code.co_name)
-        if found is not None:
-            return found
+def _asked_by(frame: Any) -> tuple[str, str]:
+    """How the value was asked for (the innermost kenaz frame that names it: ``__bool__``...)
+    and where (:func:`_user_frame`), in one walk up from ``frame``."""
+    asked_by = None
+    in_kenaz = True  # still in the kenaz frames the asker is among
+    while frame is not None:
+        code = frame.f_code
+        kind = _file_kinds.get(code.co_filename)
+        if kind is None:
+            kind = _file_kind(code.co_filename)
+        if in_kenaz:
+            if kind == _KENAZ:
+                asked_by = asked_by or _ASKED_BY.get(code.co_name)
+            else:
+                in_kenaz = False
+        if kind == _USER:
+            where = f" at {code.co_filename}:{frame.f_lineno} (in {code.co_name})"
+            return asked_by or "reading its value", where
         frame = frame.f_back
-    return "reading its value"
+    return asked_by or "reading its value", ""
 
 
-_internal_files: dict[str, bool] = {}  # file name -> in kenaz or NumPy (the check asks often)
+# File name -> where it is: kenaz, NumPy or the user's. Both errors above are built where
+# they are raised and some are caught at once (``kenaz.backend.value_of`` asks a tracer for
+# its value once per ``grad`` under ``jit``), so each file's path is resolved once.
+_USER, _NUMPY, _KENAZ = 0, 1, 2
+_file_kinds: dict[str, int] = {}
+
+
+def _file_kind(filename: str) -> int:
+    path = os.path.abspath(filename)
+    kind = (
+        _KENAZ
+        if path.startswith(_PACKAGE_DIR)
+        else _NUMPY
+        if path.startswith(_NUMPY_DIR)
+        else _USER
+    )
+    _file_kinds[filename] = kind
+    return kind
 
 
 def _user_frame(frame: Any) -> str:
     """`` at file.py:12 in loss``: the innermost frame outside kenaz and NumPy."""
     while frame is not None:
-        filename = frame.f_code.co_filename
-        internal = _internal_files.get(filename)
-        if internal is None:
-            internal = os.path.abspath(filename).startswith((_PACKAGE_DIR, _NUMPY_DIR))
-            _internal_files[filename] = internal
-        if not internal:
-            return f" at {filename}:{frame.f_lineno} (in {frame.f_code.co_name})"
+        code = frame.f_code
+        kind = _file_kinds.get(code.co_filename)
+        if kind is None:
+            kind = _file_kind(code.co_filename)
+        if kind == _USER:
+            return f" at {code.co_filename}:{frame.f_lineno} (in {code.co_name})"
         frame = frame.f_back
     return ""
 
@@ -490,6 +575,7 @@ def trace(
     static: dict[Any, Any] | None = None,
     name: str = "",
     tracing: TracingHandler | None = None,
+    flat: tuple[list, Any] | None = None,
 ) -> Program:
     """Trace ``f(*args, **kwargs)`` into a :class:`Program`.
 
@@ -499,14 +585,15 @@ def trace(
     The trace runs with no other handler installed, so the program is the
     function alone, whatever transformation it is called under. ``tracing``
     is a fresh handler to record with (jit's purity check passes one that
-    notes where constants come from).
+    notes where constants come from). ``flat``: the leaves and structure of the
+    dynamic arguments, if the caller has flattened them already (``jit`` has).
     """
     static = static or {}
     if tracing is None:
         tracing = TracingHandler(name or getattr(f, "__name__", type(f).__name__))
-    leaves, in_tree = tree.flatten(
-        dynamic_arguments(args, kwargs, static) if static else (args, kwargs)
-    )
+    if flat is None:
+        flat = tree.flatten(dynamic_arguments(args, kwargs, static) if static else (args, kwargs))
+    leaves, in_tree = flat
     traced_leaves = [tracing.input(x) if is_traceable(x) else x for x in leaves]
     traced_args, traced_kwargs = tree.unflatten(in_tree, traced_leaves)
     call_args = list(traced_args)

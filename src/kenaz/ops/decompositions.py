@@ -297,6 +297,8 @@ solve_op = Op(
     ],
     vjp=[_solve_vjp_a, _solve_vjp_b],
     batch=matrix_batch,
+    # a's rules read a and the solution, b's only a (of b itself: its shape).
+    saves=[(0, -1), (0,)],
 )
 
 
@@ -352,6 +354,7 @@ cholesky_op = Op(
     jvp=[_cholesky_jvp],
     vjp=[_cholesky_vjp],
     batch=matrix_batch,
+    saves=[(-1,)],  # the factor only
 )
 
 
@@ -406,6 +409,7 @@ eigh_op = Op(
     jvp=[_eigh_jvp],
     vjp=[_eigh_vjp],
     batch=matrix_batch,
+    saves=[(-1,)],  # the eigenvalues and eigenvectors, not the matrix
     multiple_results=True,
 )
 
@@ -437,6 +441,8 @@ eigvalsh_op = Op(
     jvp=[_eigvalsh_jvp],
     vjp=[_eigvalsh_vjp],
     batch=matrix_batch,
+    # The jvp rule decomposes the matrix again (the pullback, eigenvectors of its own).
+    saves=[(0,)],
 )
 
 
@@ -484,6 +490,7 @@ svd_op = Op(
     _svd_impl,
     jvp=[_svd_jvp],  # reverse mode transposes it: unused outputs' terms are never pulled back
     batch=matrix_batch,
+    saves=[(-1,)],  # the factors; of the matrix, its shape
     multiple_results=True,
 )
 
@@ -513,6 +520,8 @@ svdvals_op = Op(
     jvp=[_svdvals_jvp],
     vjp=[_svdvals_vjp],
     batch=matrix_batch,
+    # The jvp rule decomposes the matrix again (the pullback, factors of its own).
+    saves=[(0,)],
 )
 
 
@@ -543,6 +552,7 @@ qr_op = Op(
     _qr_impl,
     jvp=[_qr_jvp],
     batch=matrix_batch,
+    saves=[(-1,)],  # the factors only
     multiple_results=True,
 )
 
@@ -584,6 +594,7 @@ slogdet_op = Op(
     jvp=[_slogdet_jvp],
     vjp=[_slogdet_vjp],
     batch=matrix_batch,
+    saves=[(0, -1)],  # the matrix (its inverse) and the sign
     multiple_results=True,
 )
 
@@ -613,6 +624,7 @@ pinv_op = Op(
     _pinv_impl,
     jvp=[_pinv_jvp],
     batch=matrix_batch,
+    saves=[(0, -1)],
 )
 
 
@@ -647,6 +659,7 @@ sqrtm_op = Op(
     _sqrtm_impl,
     jvp=[_sqrtm_jvp],
     batch=matrix_batch,
+    saves=[(-1,)],  # the root only
 )
 
 
@@ -688,6 +701,7 @@ eig_op = Op(
     _eig_impl,
     jvp=[_eig_jvp],
     batch=matrix_batch,
+    saves=[(-1,)],  # the eigenvalues and eigenvectors, not the matrix
     multiple_results=True,
 )
 
@@ -709,4 +723,5 @@ eigvals_op = Op(
     _eigvals_impl,
     jvp=[_eigvals_jvp],
     batch=matrix_batch,
+    saves=[(0,)],  # the jvp rule decomposes the matrix again
 )

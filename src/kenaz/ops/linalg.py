@@ -246,8 +246,9 @@ _einsum = Op(
     _einsum_impl,
     vjp=each_argument(_einsum_vjp),
     batch=_einsum_batch,
-    # Each operand's rule reads the others (multilinear); stated as all operands.
-    saves=each_argument(lambda index: (slice(0, None),)),
+    # Each operand's rule reads the other operands (multilinear), and of its own only the
+    # shape and dtype, which no in-place change alters.
+    saves=each_argument(lambda index: (slice(0, index), slice(index + 1, None))),
 )
 linear_in_each(_einsum)  # multilinear: an operand's jvp is einsum with the tangent there
 

@@ -12,21 +12,43 @@ needs reshape's own vjp), and declares the linearity, as JAX's ``deflinear`` and
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..effects import Op, each_argument
+from ..effects import Op, each_argument, perform_args
 
 __all__ = ["linear", "linear_in_each"]
 
 
-def _on_tangent(op: Op, index: int, t: Any, ans: Any, *args: Any, **params: Any) -> Any:
-    """The jvp rule of argument ``index`` of an op linear in it: the op, ``t`` in its place."""
-    if len(args) == 1:  # unary (the commonest): no list to build
-        return op(t, **params)
+def _on_tangent(op: Op, index: int) -> Callable[..., Any]:
+    """The jvp rule of argument ``index`` of an op linear in it: the op, ``t`` in its place.
+
+    Written out for the first two positions (every op but a variadic one): a rule runs
+    for every op under ``jvp``, and the general form (a list of the arguments, a
+    ``partial``'s merged arguments) cost W5's Hessian-vector products 1 % of their
+    instructions over the hand-written rules it replaced.
+    """
+    if index == 0:
+
+        def rule(t: Any, ans: Any, x: Any, *rest: Any, **params: Any) -> Any:
+            return perform_args(op, (t, *rest) if rest else (t,), params)
+
+    elif index == 1:
+
+        def rule(t: Any, ans: Any, x: Any, y: Any, *rest: Any, **params: Any) -> Any:
+            return perform_args(op, (x, t, *rest), params)
+
+    else:
+        rule = functools.partial(_in_place_of, op, index)
+    return rule
+
+
+def _in_place_of(op: Op, index: int, t: Any, ans: Any, *args: Any, **params: Any) -> Any:
+    """The op on its arguments with ``t`` in place of argument ``index``: the general
+    form of :func:`_on_tangent`'s rules (a variadic op's)."""
     replaced = list(args)
     replaced[index] = t
-    return op(*replaced, **params)
+    return perform_args(op, tuple(replaced), params)
 
 
 def linear(op: Op, arguments: Sequence[int] = (0,)) -> Op:
@@ -46,12 +68,12 @@ def linear(op: Op, arguments: Sequence[int] = (0,)) -> Op:
     for i, rule in enumerate(op.jvp or ()):
         rules[i] = rule
     for i in arguments:
-        rules[i] = functools.partial(_on_tangent, op, i)
+        rules[i] = _on_tangent(op, i)
     op.jvp = tuple(rules)
     return op
 
 
 def linear_in_each(op: Op) -> Op:
     """Declare the variadic ``op`` linear in each argument (``einsum``). Returns ``op``."""
-    op.jvp = each_argument(functools.partial(_on_tangent, op))
+    op.jvp = each_argument(functools.partial(_in_place_of, op))
     return op

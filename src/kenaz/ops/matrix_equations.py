@@ -93,6 +93,7 @@ lu_op = Op(
     _lu_impl,
     jvp=[_lu_jvp],  # reverse mode transposes it
     batch=matrix_batch,
+    saves=[(-1,)],  # the factors; of the matrix, its shape
     multiple_results=True,
 )
 
@@ -145,6 +146,8 @@ sylvester_op = Op(
     ],
     vjp=[_sylvester_vjp_a, _sylvester_vjp_b, _sylvester_vjp_q],
     batch=matrix_batch,
+    # a's and b's rules read a, b and the solution; q's only a and b.
+    saves=[(0, 1, -1), (0, 1, -1), (0, 1)],
 )
 
 
@@ -210,4 +213,5 @@ matrix_function_op = Op(
     jvp=[_matrix_function_jvp],
     vjp=[_matrix_function_vjp],
     batch=matrix_batch,
+    saves=[(0,)],  # the matrix (of the output, its dtype)
 )

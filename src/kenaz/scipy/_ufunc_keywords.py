@@ -18,10 +18,11 @@ from typing import Any
 
 import numpy as np
 
-from ..convert import as_tensor
+from ..convert import accepts_nested_lists, as_tensor
 from ..effects import Op
 from ..mutation import write_out
 from ..ops import elementwise as ew
+from ..ops.special import scipy_special
 from ..tensor import Tensor
 
 
@@ -100,10 +101,19 @@ def with_ufunc_keywords(function: Callable[..., Tensor], name: str, nin: int) ->
     return ufunc
 
 
-def wrap_ufuncs(namespace: dict[str, Any], reference: Any) -> None:
-    """Give every public function of ``namespace`` that is a ufunc in ``reference`` (SciPy's
-    module) the ufunc keywords."""
-    for name in list(namespace.get("__all__", [])):
-        theirs = getattr(reference, name, None)
-        if isinstance(theirs, np.ufunc) and callable(namespace.get(name)):
-            namespace[name] = with_ufunc_keywords(namespace[name], name, theirs.nin)
+def special_function(function: Callable[..., Any], name: str | None = None) -> Callable:
+    """``function`` made public in ``kenaz.scipy.special`` as ``name`` (default: its own).
+
+    A composite (not an :class:`~kenaz.effects.Op`) accepts lists holding tensors
+    (``kenaz.convert.accepts_nested_lists``); where SciPy's ``name`` is a ufunc, the
+    result takes NumPy's ufunc keywords (:func:`with_ufunc_keywords`). Used where each
+    name is defined (``@special_function`` or ``name = special_function(op, "name")``),
+    so that no later pass rewrites a name.
+    """
+    name = name or function.__name__
+    if not isinstance(function, Op):
+        function = accepts_nested_lists(function, "kenaz.scipy.special")
+    theirs = getattr(scipy_special(), name, None)
+    if isinstance(theirs, np.ufunc):
+        return with_ufunc_keywords(function, name, theirs.nin)
+    return function

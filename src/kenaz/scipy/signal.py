@@ -15,6 +15,7 @@ import numpy as _np
 
 from .. import numpy as _knp
 from ..convert import as_tensor
+from ..numpy._namespace import composite_of as _composite_of
 from ..ops import elementwise as _ew
 from ..ops import reduction as _reduction
 from ..ops import shape as _shape
@@ -22,6 +23,10 @@ from ..ops.indexing import getitem as _getitem
 from ..tensor import Tensor
 
 __all__ = ["convolve", "correlate", "convolve2d", "correlate2d"]
+
+# Marks each public function where it is defined: it accepts lists holding tensors as
+# array-likes (kenaz.convert.accepts_nested_lists).
+_composite = _composite_of("kenaz.scipy.signal")
 
 _MODES = ("full", "same", "valid")
 
@@ -91,6 +96,7 @@ def _method(method: str, name: str) -> None:
         raise ValueError(f"kenaz.scipy.signal.{name}: unknown method {method!r}")
 
 
+@_composite
 def convolve(in1: Any, in2: Any, mode: str = "full", method: str = "auto") -> Tensor:
     """N-dimensional convolution of ``in1`` and ``in2`` (SciPy's ``signal.convolve``).
 
@@ -117,6 +123,7 @@ def _reverse_conjugate(v: Tensor) -> Tensor:
     return _shape.flip(v, tuple(range(v.ndim))) if v.ndim else v
 
 
+@_composite
 def correlate(in1: Any, in2: Any, mode: str = "full", method: str = "auto") -> Tensor:
     """N-dimensional cross-correlation (SciPy's ``signal.correlate``):
     ``z[k] = sum_l in1[l] conj(in2[l - k + N - 1])`` in ``"full"`` mode."""
@@ -138,6 +145,7 @@ def _boundary(boundary: str, name: str) -> None:
         )
 
 
+@_composite
 def convolve2d(
     in1: Any, in2: Any, mode: str = "full", boundary: str = "fill", fillvalue: Any = 0
 ) -> Tensor:
@@ -152,6 +160,7 @@ def convolve2d(
     return _crop(_full_convolution(a, v, fillvalue), a.shape, v.shape, mode)
 
 
+@_composite
 def correlate2d(
     in1: Any, in2: Any, mode: str = "full", boundary: str = "fill", fillvalue: Any = 0
 ) -> Tensor:
@@ -171,8 +180,3 @@ def correlate2d(
 
 
 _ = _knp  # kenaz.numpy is imported first so that Tensor's methods are bound
-
-from ..convert import accept_nested_lists_in as _accept_nested_lists_in  # noqa: E402
-
-# Every public function accepts lists holding tensors as array-likes (kenaz.convert).
-_accept_nested_lists_in(globals())

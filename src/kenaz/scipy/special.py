@@ -15,8 +15,9 @@ from .. import numpy as _knp
 from ..effects import Op as _Op
 from ..ops import batching as _batching
 from ..ops import elementwise as _ew
-from ..ops.special import scipy_special as _scipy_special_module
+from ..ops import special as _ops
 from ..tensor import Tensor
+from ._ufunc_keywords import special_function as _public
 
 __all__ = [
     "logsumexp", "softmax", "log_softmax", "expit", "logit", "log_expit", "erf", "erfc",
@@ -26,46 +27,42 @@ __all__ = [
     "ive", "j0", "j1", "jv", "jn", "y0", "y1", "yv", "yn", "stdtr", "sinc", "gammasgn",
 ]  # fmt: skip
 
-from ..ops.elementwise import erf  # noqa: E402
-from ..ops.elementwise import logistic as expit  # noqa: E402
-from ..ops.special import (  # noqa: E402,F401
-    betainc,
-    digamma,
-    erfc,
-    erfcinv,
-    erfinv,
-    gamma,
-    gammainc,
-    gammaincc,
-    gammaln,
-    i0,
-    i0e,
-    i1,
-    i1e,
-    iv,
-    ive,
-    j0,
-    j1,
-    jv,
-    log_ndtr,
-    ndtri,
-    rgamma,
-    stdtr,
-    xlog1py,
-    xlogy,
-    y0,
-    y1,
-    yv,
-)
-from ..ops.special import (
-    polygamma as _polygamma,
-)
-
-psi = digamma
-loggamma = gammaln
-jn = jv
-yn = yv
-sinc = _knp.sinc
+# The primitives, each public under SciPy's name (and aliases) with the ufunc keywords
+# where SciPy's function is a ufunc: one name, written once, where it is defined.
+erf = _public(_ew.erf, "erf")
+expit = _public(_ew.logistic, "expit")
+betainc = _public(_ops.betainc, "betainc")
+digamma = _public(_ops.digamma, "digamma")
+erfc = _public(_ops.erfc, "erfc")
+erfcinv = _public(_ops.erfcinv, "erfcinv")
+erfinv = _public(_ops.erfinv, "erfinv")
+gamma = _public(_ops.gamma, "gamma")
+gammainc = _public(_ops.gammainc, "gammainc")
+gammaincc = _public(_ops.gammaincc, "gammaincc")
+gammaln = _public(_ops.gammaln, "gammaln")
+i0 = _public(_ops.i0, "i0")
+i0e = _public(_ops.i0e, "i0e")
+i1 = _public(_ops.i1, "i1")
+i1e = _public(_ops.i1e, "i1e")
+iv = _public(_ops.iv, "iv")
+ive = _public(_ops.ive, "ive")
+j0 = _public(_ops.j0, "j0")
+j1 = _public(_ops.j1, "j1")
+jv = _public(_ops.jv, "jv")
+log_ndtr = _public(_ops.log_ndtr, "log_ndtr")
+ndtri = _public(_ops.ndtri, "ndtri")
+rgamma = _public(_ops.rgamma, "rgamma")
+stdtr = _public(_ops.stdtr, "stdtr")
+xlog1py = _public(_ops.xlog1py, "xlog1py")
+xlogy = _public(_ops.xlogy, "xlogy")
+y0 = _public(_ops.y0, "y0")
+y1 = _public(_ops.y1, "y1")
+yv = _public(_ops.yv, "yv")
+psi = _public(_ops.digamma, "psi")
+loggamma = _public(_ops.gammaln, "loggamma")
+jn = _public(_ops.jv, "jn")
+yn = _public(_ops.yv, "yn")
+sinc = _public(_knp.sinc, "sinc")  # NumPy's, which SciPy re-exports
 
 
 def _float(x: Any) -> Tensor:
@@ -73,6 +70,7 @@ def _float(x: Any) -> Tensor:
     return x if x.dtype.kind in "fc" else _ew.astype(x, _np.float64)
 
 
+@_public
 def logsumexp(
     a: Any, axis: Any = None, b: Any = None, keepdims: bool = False, return_sign: bool = False
 ) -> Any:
@@ -106,50 +104,59 @@ def logsumexp(
     return (out, sign) if return_sign else out
 
 
+@_public
 def softmax(x: Any, axis: Any = None) -> Tensor:
     """``exp(x) / sum(exp(x), axis)``, computed stably."""
     x = _float(x)
     return _ew.exp(x - logsumexp(x, axis=axis, keepdims=True))
 
 
+@_public
 def log_softmax(x: Any, axis: Any = None) -> Tensor:
     """``x - logsumexp(x, axis)``."""
     x = _float(x)
     return x - logsumexp(x, axis=axis, keepdims=True)
 
 
+@_public
 def logit(p: Any) -> Tensor:
     """``log(p / (1 - p))``, the inverse of :func:`expit`."""
     p = _float(p)
     return _ew.log(p) - _ew.log1p(-p)
 
 
+@_public
 def log_expit(x: Any) -> Tensor:
     """``log(expit(x))`` without underflow: ``-logaddexp(0, -x)``."""
     return -_knp.logaddexp(0.0, -_float(x))
 
 
+@_public
 def ndtr(x: Any) -> Tensor:
     """The standard normal distribution function."""
     return 0.5 * erfc(-_float(x) / _np.sqrt(2.0))
 
 
+@_public
 def betaln(a: Any, b: Any) -> Tensor:
     """``log(abs(beta(a, b)))``."""
     a, b = _float(a), _float(b)
     return gammaln(a) + gammaln(b) - gammaln(a + b)
 
 
+@_public
 def beta(a: Any, b: Any) -> Tensor:
     """The beta function ``Gamma(a) Gamma(b) / Gamma(a + b)``, for ``a, b > 0``."""
     return _ew.exp(betaln(a, b))
 
 
+@_public
 def polygamma(n: Any, x: Any) -> Tensor:
     """The ``n``-th derivative of ``digamma`` at ``x`` (differentiable in ``x``)."""
-    return _polygamma(n, x)
+    return _ops.polygamma(n, x)
 
 
+@_public
 def multigammaln(a: Any, d: int) -> Tensor:
     """Log of the multivariate gamma function of dimension ``d``."""
     a = _float(a)
@@ -159,18 +166,21 @@ def multigammaln(a: Any, d: int) -> Tensor:
     return total
 
 
+@_public
 def entr(x: Any) -> Tensor:
     """``-x log x`` (0 at 0)."""
     x = _float(x)
     return -xlogy(x, x)
 
 
+@_public
 def rel_entr(x: Any, y: Any) -> Tensor:
     """``x log(x / y)`` (0 at ``x == 0``)."""
     x, y = _float(x), _float(y)
     return xlogy(x, x) - xlogy(x, y)
 
 
+@_public
 def kl_div(x: Any, y: Any) -> Tensor:
     """``x log(x / y) - x + y``."""
     x, y = _float(x), _float(y)
@@ -186,17 +196,7 @@ def _gammasgn_impl(x: Any) -> Any:
 _gammasgn = _Op("gammasgn", _gammasgn_impl, batch=_batching.elementwise, differentiable=False)
 
 
+@_public
 def gammasgn(x: Any) -> Tensor:
     """The sign of the gamma function (piecewise constant: zero derivative, as in JAX)."""
     return _gammasgn(_float(x))
-
-
-from ..convert import accept_nested_lists_in as _accept_nested_lists_in  # noqa: E402
-
-# Every public function accepts lists holding tensors as array-likes (kenaz.convert).
-_accept_nested_lists_in(globals())
-
-from ._ufunc_keywords import wrap_ufuncs as _wrap_ufuncs  # noqa: E402
-
-# Functions that are ufuncs in SciPy take NumPy's ufunc keywords (out=, where=, dtype=, ...).
-_wrap_ufuncs(globals(), _scipy_special_module())

@@ -66,8 +66,3 @@ __all__ = [
     "solve_continuous_lyapunov", "solve_discrete_lyapunov", "solve_sylvester",
     "solve_triangular", "solveh_banded", "sqrtm", "svd", "svdvals", "tanhm", "tanm", "toeplitz",
 ]  # fmt: skip
-
-from ...convert import accept_nested_lists_in as _accept_nested_lists_in  # noqa: E402
-
-# Every public function accepts lists holding tensors as array-likes (kenaz.convert).
-_accept_nested_lists_in(globals())

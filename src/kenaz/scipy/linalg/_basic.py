@@ -13,12 +13,17 @@ import numpy as np
 
 from ...convert import read_value
 from ...numpy import linalg as la
+from ...numpy._namespace import composite_of as _composite_of
 from ...ops import decompositions as dec
 from ...ops import elementwise as ew
 from ...ops import reduction, shape
 from ...ops.indexing import getitem
 from ...tensor import Tensor
 from ._common import checked, from_triangle, square, vector_solve
+
+# Marks each public function where it is defined: it accepts lists holding tensors as
+# array-likes (kenaz.convert.accepts_nested_lists).
+_composite = _composite_of("kenaz.scipy.linalg")
 
 # SciPy's names for the structure of `a` in solve(assume_a=...), and what each reads.
 _ASSUME_A = {
@@ -57,6 +62,7 @@ def _cholesky_solve(lower_factor: Tensor, b: Tensor) -> Tensor:
     return dec.solve(dec.conj_transpose(lower_factor), y, "upper")
 
 
+@_composite
 def solve(
     a: Any,
     b: Any,
@@ -94,6 +100,7 @@ def solve(
     return vector_solve(lambda m, v: dec.solve(m, v, triangle), a, b)
 
 
+@_composite
 def solve_triangular(
     a: Any,
     b: Any,
@@ -138,6 +145,7 @@ def _from_band(ab: Tensor, upper_diagonals: int, lower_diagonals: int) -> Tensor
     return ew.where(inside, gathered, 0)
 
 
+@_composite
 def solve_banded(
     l_and_u: tuple[int, int],
     ab: Any,
@@ -167,6 +175,7 @@ def solve_banded(
     return vector_solve(lambda m, v: dec.solve(m, v), a, b)
 
 
+@_composite
 def solveh_banded(
     ab: Any,
     b: Any,
@@ -200,6 +209,7 @@ def _from_band_lower(ab: Tensor, bands: int) -> Tensor:
     return ew.where(inside, gathered, 0)
 
 
+@_composite
 def inv(
     a: Any,
     overwrite_a: bool = False,
@@ -214,11 +224,13 @@ def inv(
     return solve(a, eye, lower=lower, check_finite=False, assume_a=assume_a)
 
 
+@_composite
 def det(a: Any, overwrite_a: bool = False, check_finite: bool = True) -> Tensor:
     """Determinant of a square matrix (or a stack of them)."""
     return la.det(square(checked(a, check_finite, "det"), "det"))
 
 
+@_composite
 def lstsq(
     a: Any,
     b: Any,
@@ -244,6 +256,7 @@ def lstsq(
     return x, residues, rank, s
 
 
+@_composite
 def pinv(
     a: Any,
     *,
@@ -272,6 +285,7 @@ def pinv(
     return inverse, reduction.sum(ew.greater(s, cutoff), axis=-1)
 
 
+@_composite
 def norm(
     a: Any, ord: Any = None, axis: Any = None, keepdims: bool = False, check_finite: bool = True
 ) -> Tensor:

@@ -17,6 +17,7 @@ import numpy as np
 
 from ...convert import read_value
 from ...numpy import linalg as la
+from ...numpy._namespace import composite_of as _composite_of
 from ...ops import decompositions as dec
 from ...ops import elementwise as ew
 from ...ops import shape
@@ -26,6 +27,10 @@ from ...ops.matrix_equations import lu_op
 from ...tensor import Tensor
 from ._basic import solve_triangular
 from ._common import checked, from_triangle, square
+
+# Marks each public function where it is defined: it accepts lists holding tensors as
+# array-likes (kenaz.convert.accepts_nested_lists).
+_composite = _composite_of("kenaz.scipy.linalg")
 
 
 def _values_only(name: str, why: str, *tensors: Tensor) -> list[np.ndarray]:
@@ -41,6 +46,7 @@ def _values_only(name: str, why: str, *tensors: Tensor) -> list[np.ndarray]:
 
 
 # -- Cholesky ------------------------------------------------------------------------------
+@_composite
 def cholesky(
     a: Any, lower: bool = False, overwrite_a: bool = False, check_finite: bool = True
 ) -> Tensor:
@@ -54,6 +60,7 @@ def cholesky(
     return factor if lower else dec.conj_transpose(factor)
 
 
+@_composite
 def cho_factor(
     a: Any, lower: bool = False, overwrite_a: bool = False, check_finite: bool = True
 ) -> tuple[Tensor, bool]:
@@ -62,6 +69,7 @@ def cho_factor(
     return cholesky(a, lower=lower, check_finite=check_finite), lower
 
 
+@_composite
 def cho_solve(
     c_and_lower: tuple[Any, bool], b: Any, overwrite_b: bool = False, check_finite: bool = True
 ) -> Tensor:
@@ -82,6 +90,7 @@ def _permutation_matrix(perm: Tensor, dtype: Any) -> Tensor:
     return ew.astype(ew.equal(shape.expand_dims(perm, -1), np.arange(m)), dtype)
 
 
+@_composite
 def lu(
     a: Any,
     permute_l: bool = False,
@@ -130,6 +139,7 @@ def _order(pivots: np.ndarray, m: int) -> np.ndarray:
     return order
 
 
+@_composite
 def lu_factor(
     a: Any, overwrite_a: bool = False, check_finite: bool = True
 ) -> tuple[Tensor, np.ndarray]:
@@ -152,6 +162,7 @@ def lu_factor(
     return strictly_lower + upper, pivots
 
 
+@_composite
 def lu_solve(
     lu_and_piv: tuple[Any, Any],
     b: Any,
@@ -207,6 +218,7 @@ def _subset(
     return getitem(w, (Ellipsis, keep)), None if v is None else getitem(v, (Ellipsis, keep))
 
 
+@_composite
 def eigh(
     a: Any,
     b: Any = None,
@@ -266,6 +278,7 @@ def eigh(
     return _subset(w, v, subset_by_index, subset_by_value)
 
 
+@_composite
 def eigvalsh(
     a: Any,
     b: Any = None,
@@ -284,6 +297,7 @@ def eigvalsh(
                 subset_by_index=subset_by_index, subset_by_value=subset_by_value)  # fmt: skip
 
 
+@_composite
 def eigh_tridiagonal(
     d: Any,
     e: Any,
@@ -316,6 +330,7 @@ def eigh_tridiagonal(
 
 
 # -- QR, SVD, polar ----------------------------------------------------------------------------
+@_composite
 def qr(
     a: Any,
     overwrite_a: bool = False,
@@ -364,6 +379,7 @@ def _as_tensors(parts: Any) -> Any:
     return Tensor(parts) if isinstance(parts, np.ndarray) and parts.dtype.kind in "fc" else parts
 
 
+@_composite
 def svd(
     a: Any,
     full_matrices: bool = True,
@@ -378,11 +394,13 @@ def svd(
     return tuple(result) if compute_uv else result
 
 
+@_composite
 def svdvals(a: Any, overwrite_a: bool = False, check_finite: bool = True) -> Tensor:
     """Singular values, descending."""
     return la.svdvals(checked(a, check_finite, "svdvals"))
 
 
+@_composite
 def polar(a: Any, side: str = "right") -> tuple[Tensor, Tensor]:
     """Polar decomposition ``a = u @ p`` (``side="right"``) or ``a = p @ u`` (``"left"``),
     ``u`` with orthonormal columns and ``p`` Hermitian positive semidefinite; from the SVD.
@@ -405,6 +423,7 @@ def polar(a: Any, side: str = "right") -> tuple[Tensor, Tensor]:
 
 
 # -- Schur and Hessenberg forms: values only ---------------------------------------------------
+@_composite
 def schur(
     a: Any,
     output: str = "real",
@@ -422,6 +441,7 @@ def schur(
     return _as_tensors(tuple(scipy.linalg.schur(value, output=output, sort=sort)))
 
 
+@_composite
 def rsf2csf(T: Any, Z: Any, check_finite: bool = True) -> tuple[Tensor, Tensor]:  # noqa: N803
     """The complex Schur form from the real one (SciPy's values; not differentiable)."""
     import scipy.linalg
@@ -431,6 +451,7 @@ def rsf2csf(T: Any, Z: Any, check_finite: bool = True) -> tuple[Tensor, Tensor]:
     return _as_tensors(tuple(scipy.linalg.rsf2csf(t, z)))
 
 
+@_composite
 def hessenberg(
     a: Any, calc_q: bool = False, overwrite_a: bool = False, check_finite: bool = True
 ) -> Any:

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from ...convert import read_value
+from ...numpy._namespace import composite_of as _composite_of
 from ...ops import decompositions as dec
 from ...ops import elementwise as ew
 from ...ops import shape
@@ -21,6 +22,10 @@ from ...ops.linalg import matmul
 from ...ops.matrix_equations import matrix_function_op, sylvester
 from ...tensor import Tensor
 from ._common import as_inexact, checked, square
+
+# Marks each public function where it is defined: it accepts lists holding tensors as
+# array-likes (kenaz.convert.accepts_nested_lists).
+_composite = _composite_of("kenaz.scipy.linalg")
 
 # Padé coefficients of degree 13 and the largest 1-norm it handles (Higham 2005).
 _PADE13 = (
@@ -31,6 +36,7 @@ _PADE13 = (
 _THETA13 = 5.371920351148152
 
 
+@_composite
 def expm(A: Any) -> Tensor:  # noqa: N803  (SciPy's name)
     """Matrix exponential by scaling and squaring with a degree-13 Padé approximant.
 
@@ -72,6 +78,7 @@ def _upper_block(a: Tensor, e: Tensor) -> Tensor:
     return shape.concatenate([top, shape.concatenate([zeros, a], axis=-1)], axis=-2)
 
 
+@_composite
 def expm_frechet(
     A: Any,  # noqa: N803  (SciPy's names)
     E: Any,  # noqa: N803
@@ -106,6 +113,7 @@ def _relative_error(residual: Tensor, a: Tensor, ord: Any) -> float:
     return float(np.linalg.norm(read_value(residual), ord) / np.linalg.norm(a_value, ord))
 
 
+@_composite
 def logm(A: Any, disp: bool = True) -> Any:  # noqa: N803
     """Principal matrix logarithm (SciPy's values; complex when ``A`` has negative real
     eigenvalues). ``disp=False`` returns ``(logm, errest)`` as SciPy did.
@@ -120,6 +128,7 @@ def logm(A: Any, disp: bool = True) -> Any:  # noqa: N803
     return result, _relative_error(expm(result) - a, a, 1)
 
 
+@_composite
 def sqrtm(A: Any, disp: bool = True, blocksize: int = 64) -> Any:  # noqa: N803
     """Principal matrix square root (SciPy's values; derivative from the Sylvester equation
     ``X dX + dX X = dA``, defined when no two eigenvalues of ``X`` sum to zero).
@@ -134,6 +143,7 @@ def sqrtm(A: Any, disp: bool = True, blocksize: int = 64) -> Any:  # noqa: N803
     return root, _relative_error(matmul(root, root) - a, a, "fro")
 
 
+@_composite
 def funm(A: Any, func: Any, disp: bool = True) -> Any:  # noqa: N803
     """The matrix function ``f(A)`` of the scalar function ``func``, applied to the
     eigenvalues: ``V diag(func(w)) V^-1``.
@@ -169,6 +179,7 @@ def _real_if_real(result: Tensor, a: Tensor) -> Tensor:
     return ew.real(result) if a.dtype.kind != "c" else result
 
 
+@_composite
 def cosm(A: Any) -> Tensor:  # noqa: N803
     """Matrix cosine, ``(expm(iA) + expm(-iA)) / 2``."""
     a = as_inexact(A)
@@ -176,6 +187,7 @@ def cosm(A: Any) -> Tensor:  # noqa: N803
     return _real_if_real((expm(i_a) + expm(-i_a)) * 0.5, a)
 
 
+@_composite
 def sinm(A: Any) -> Tensor:  # noqa: N803
     """Matrix sine, ``(expm(iA) - expm(-iA)) / 2i``."""
     a = as_inexact(A)
@@ -183,29 +195,34 @@ def sinm(A: Any) -> Tensor:  # noqa: N803
     return _real_if_real((expm(i_a) - expm(-i_a)) * -0.5j, a)
 
 
+@_composite
 def tanm(A: Any) -> Tensor:  # noqa: N803
     """Matrix tangent, ``cosm(A)^-1 sinm(A)``."""
     return dec.solve(cosm(A), sinm(A))
 
 
+@_composite
 def coshm(A: Any) -> Tensor:  # noqa: N803
     """Matrix hyperbolic cosine, ``(expm(A) + expm(-A)) / 2``."""
     a = as_inexact(A)
     return (expm(a) + expm(-a)) * 0.5
 
 
+@_composite
 def sinhm(A: Any) -> Tensor:  # noqa: N803
     """Matrix hyperbolic sine, ``(expm(A) - expm(-A)) / 2``."""
     a = as_inexact(A)
     return (expm(a) - expm(-a)) * 0.5
 
 
+@_composite
 def tanhm(A: Any) -> Tensor:  # noqa: N803
     """Matrix hyperbolic tangent, ``coshm(A)^-1 sinhm(A)``."""
     return dec.solve(coshm(A), sinhm(A))
 
 
 # -- matrix equations ------------------------------------------------------------------------------
+@_composite
 def solve_sylvester(a: Any, b: Any, q: Any) -> Tensor:
     """Solve the Sylvester equation ``a @ x + x @ b = q`` (Bartels-Stewart, SciPy's).
 
@@ -231,12 +248,14 @@ def solve_sylvester(a: Any, b: Any, q: Any) -> Tensor:
     return sylvester(*(x if x.dtype == dtype else ew.astype(x, dtype) for x in (a, b, q)))
 
 
+@_composite
 def solve_continuous_lyapunov(a: Any, q: Any) -> Tensor:
     """Solve the continuous Lyapunov equation ``a @ x + x @ a^H = q``."""
     a = as_inexact(a)
     return solve_sylvester(a, dec.conj_transpose(a), q)
 
 
+@_composite
 def solve_discrete_lyapunov(a: Any, q: Any, method: str | None = None) -> Tensor:
     """Solve the discrete Lyapunov equation ``a @ x @ a^H - x + q = 0``.
 

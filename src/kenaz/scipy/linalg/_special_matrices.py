@@ -8,16 +8,22 @@ from typing import Any
 
 import numpy as np
 
+from ...numpy._namespace import composite_of as _composite_of
 from ...ops import elementwise as ew
 from ...ops import shape
 from ...ops.indexing import getitem
 from ...tensor import Tensor
+
+# Marks each public function where it is defined: it accepts lists holding tensors as
+# array-likes (kenaz.convert.accepts_nested_lists).
+_composite = _composite_of("kenaz.scipy.linalg")
 
 
 def _tensor(x: Any) -> Tensor:
     return x if isinstance(x, Tensor) else Tensor(x)
 
 
+@_composite
 def block_diag(*arrs: Any) -> Tensor:
     """The block diagonal matrix of ``arrs`` (each at most 2-d; a 1-d one is a row).
 
@@ -49,6 +55,7 @@ def block_diag(*arrs: Any) -> Tensor:
     return shape.concatenate(rows, axis=0)
 
 
+@_composite
 def toeplitz(c: Any, r: Any = None) -> Tensor:
     """The Toeplitz matrix with first column ``c`` and first row ``r`` (``r[0]`` ignored);
     ``r`` defaults to ``conj(c)``. Leading axes are batches (SciPy 1.17)."""
@@ -67,6 +74,7 @@ def toeplitz(c: Any, r: Any = None) -> Tensor:
     return getitem(values, (Ellipsis, index))
 
 
+@_composite
 def hankel(c: Any, r: Any = None) -> Tensor:
     """The Hankel matrix with first column ``c`` and last row ``r`` (``r[0]`` ignored);
     ``r`` defaults to zeros."""
@@ -81,6 +89,7 @@ def hankel(c: Any, r: Any = None) -> Tensor:
     return getitem(values, (Ellipsis, index))
 
 
+@_composite
 def circulant(c: Any) -> Tensor:
     """The circulant matrix with first column ``c``: ``a[i, j] = c[(i - j) % n]``."""
     c = _tensor(c)
@@ -89,6 +98,7 @@ def circulant(c: Any) -> Tensor:
     return getitem(c, (Ellipsis, index))
 
 
+@_composite
 def hilbert(n: int) -> Tensor:
     """The Hilbert matrix ``1 / (i + j + 1)`` of order ``n`` (a constant)."""
     i = np.arange(n)

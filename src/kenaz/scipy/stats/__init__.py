@@ -10,9 +10,3 @@ Distribution functions (``cdf``) are differentiable in ``x`` (and in
 from . import beta, chi2, dirichlet, gamma, multivariate_normal, norm, poisson, t
 
 __all__ = ["beta", "chi2", "dirichlet", "gamma", "multivariate_normal", "norm", "poisson", "t"]
-
-from ...convert import accept_nested_lists_in as _accept_nested_lists_in  # noqa: E402
-
-# Every public function accepts lists holding tensors as array-likes (kenaz.convert).
-for _module in (beta, chi2, dirichlet, gamma, multivariate_normal, norm, poisson, t):
-    _accept_nested_lists_in(vars(_module))

@@ -6,10 +6,17 @@ from typing import Any
 
 import numpy as np
 
+from ...numpy._namespace import composite_of as _composite_of
 from ...ops import elementwise as ew
 from ...tensor import Tensor
 
+# The distributions import these helpers under their public names, so that each module
+# shows them too: marked here, where they are defined, as the distributions' functions
+# are (they accept lists holding tensors: kenaz.convert.accepts_nested_lists).
+_composite = _composite_of("kenaz.scipy.stats")
 
+
+@_composite
 def as_float(x: Any, like: Tensor | None = None) -> Tensor:
     """``x`` as a float (or complex) tensor; integers become float64.
 
@@ -22,6 +29,7 @@ def as_float(x: Any, like: Tensor | None = None) -> Tensor:
     return x if x.dtype.kind in "fc" else ew.astype(x, np.float64)
 
 
+@_composite
 def standardize(x: Any, loc: Any, scale: Any) -> tuple[Tensor, Tensor]:
     """``(x - loc) / scale`` and ``scale`` as tensors."""
     x = as_float(x)
@@ -29,11 +37,13 @@ def standardize(x: Any, loc: Any, scale: Any) -> tuple[Tensor, Tensor]:
     return (x - as_float(loc, like=x)) / scale, scale
 
 
+@_composite
 def scaled(value: Any, factor: float) -> Any:
     """``value * factor``, keeping Python numbers weak (lists become arrays)."""
     return value * factor if isinstance(value, (int, float, Tensor)) else np.asarray(value) * factor
 
 
+@_composite
 def outside(condition: Any, value: Tensor, fill: float) -> Tensor:
     """``value`` where ``condition`` is False, ``fill`` where it is True."""
     return ew.where(condition, fill, value)

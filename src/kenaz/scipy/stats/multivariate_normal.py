@@ -8,6 +8,7 @@ from typing import Any
 import numpy as _np
 
 from ...convert import read_value as _read_value
+from ...numpy._namespace import composite_of as _composite_of
 from ...ops import decompositions as dec
 from ...ops import elementwise as ew
 from ...ops import reduction, shape
@@ -16,11 +17,16 @@ from ...tensor import Tensor
 from ..linalg._common import from_triangle as _from_triangle
 from ._common import as_float
 
+# Marks each public function where it is defined: it accepts lists holding tensors as
+# array-likes (kenaz.convert.accepts_nested_lists).
+_composite = _composite_of("kenaz.scipy.stats.multivariate_normal")
+
 _LOG_2PI = math.log(2 * math.pi)
 
 __all__ = ["logpdf", "pdf", "entropy"]
 
 
+@_composite
 def logpdf(x: Any, mean: Any = None, cov: Any = 1, allow_singular: bool = False) -> Tensor:
     """Log of the density, through the Cholesky factor of ``cov``.
 
@@ -48,11 +54,13 @@ def logpdf(x: Any, mean: Any = None, cov: Any = 1, allow_singular: bool = False)
     return -0.5 * (dimension * _LOG_2PI + log_det + mahalanobis)
 
 
+@_composite
 def pdf(x: Any, mean: Any = None, cov: Any = 1, allow_singular: bool = False) -> Tensor:
     """The density."""
     return ew.exp(logpdf(x, mean, cov, allow_singular))
 
 
+@_composite
 def entropy(mean: Any = None, cov: Any = 1) -> Tensor:
     """Differential entropy."""
     cov = as_float(cov)

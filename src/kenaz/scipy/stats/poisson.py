@@ -6,14 +6,20 @@ from typing import Any
 
 import numpy as np
 
+from ...numpy._namespace import composite_of as _composite_of
 from ...ops import elementwise as ew
 from ...ops import special
 from ...tensor import Tensor
 from ._common import as_float
 
+# Marks each public function where it is defined: it accepts lists holding tensors as
+# array-likes (kenaz.convert.accepts_nested_lists).
+_composite = _composite_of("kenaz.scipy.stats.poisson")
+
 __all__ = ["logpmf", "pmf", "cdf", "logcdf"]
 
 
+@_composite
 def logpmf(k: Any, mu: Any, loc: Any = 0) -> Tensor:
     """Log of the probability mass ``P(X = k)`` (``-inf`` off the non-negative integers)."""
     mu = as_float(mu)
@@ -24,11 +30,13 @@ def logpmf(k: Any, mu: Any, loc: Any = 0) -> Tensor:
     return ew.where(valid, value, -np.inf)
 
 
+@_composite
 def pmf(k: Any, mu: Any, loc: Any = 0) -> Tensor:
     """The probability mass ``P(X = k)``."""
     return ew.exp(logpmf(k, mu, loc))
 
 
+@_composite
 def cdf(k: Any, mu: Any, loc: Any = 0) -> Tensor:
     """``P(X <= k)``, as the regularized upper incomplete gamma ``Q(floor(k) + 1, mu)``."""
     mu = as_float(mu)
@@ -37,6 +45,7 @@ def cdf(k: Any, mu: Any, loc: Any = 0) -> Tensor:
     return ew.where(ew.less(k, 0), 0.0, value)
 
 
+@_composite
 def logcdf(k: Any, mu: Any, loc: Any = 0) -> Tensor:
     """Log of the distribution function."""
     return ew.log(cdf(k, mu, loc))
