@@ -299,19 +299,6 @@ def perform_args(op: Op, args: tuple, params: Mapping[str, Any]) -> Any:
     return out
 
 
-def handle_innermost(stack: Stack, op: Op, args: tuple) -> Any:
-    """Give ``op`` (no call, no parameters) to the innermost handler of the non-empty
-    ``stack``: ``perform_args``' first branch, for the eager fast paths that read the stack
-    themselves (:mod:`kenaz.operators`: one frame, as ``perform_args`` is, so the cost
-    under a handler is unchanged)."""
-    outside, innermost = stack
-    token = _handlers.set(outside)
-    try:
-        return innermost.handle(op, args, {})
-    finally:
-        _handlers.reset(token)
-
-
 def _with_variadic_arguments(function: Callable[..., Any], name: str) -> Callable[..., Any]:
     """``function(op, args, params)`` as ``function(op, *args, **params)``: the same code.
 
