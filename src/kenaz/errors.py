@@ -6,6 +6,7 @@ code can catch them all at once; the subclasses say what went wrong.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -30,6 +31,50 @@ class ConcretizationError(KenazError, TypeError):
     single value for ``bool``, ``float``, ``int``, ``.numpy()`` or an ``if``
     to use. The message names the fix, ``vmap(f, method="loop")``.
     """
+
+    _write: Callable[[], str] | None = None
+
+    @classmethod
+    def written_when_read(cls, write: Callable[[], str]) -> ConcretizationError:
+        """This error with its message ``write()``, written when first read.
+
+        Some callers catch the error at once (``kenaz.backend.value_of`` asks a traced
+        tensor for a value only if it has one, once per ``grad`` under ``jit``), and
+        writing the message (naming the tensor's type) costs more than the check.
+        """
+        error = cls()
+        error._write = write
+        return error
+
+    @property  # type: ignore[override]
+    def args(self) -> tuple:
+        write = self._write
+        if write is not None:
+            self._write = None
+            _set_args(self, (write(),))
+        return _get_args(self)
+
+    @args.setter
+    def args(self, value: tuple) -> None:
+        self._write = None
+        _set_args(self, value)
+
+    # BaseException's own methods read the stored arguments: write them first.
+    def __str__(self) -> str:
+        self.args  # noqa: B018 - writes a deferred message
+        return super().__str__()
+
+    def __repr__(self) -> str:
+        self.args  # noqa: B018
+        return super().__repr__()
+
+    def __reduce__(self) -> Any:
+        self.args  # noqa: B018
+        return super().__reduce__()
+
+
+_get_args = BaseException.args.__get__  # type: ignore[attr-defined]
+_set_args = BaseException.args.__set__  # type: ignore[attr-defined]
 
 
 class TrackedConversionError(ConcretizationError):

@@ -445,51 +445,19 @@ class TracingHandler(Handler):
                 "variable or a closure; return it from the function instead"
             )
         # Where it was asked, found now (the frames move on); the text, when it is read.
-        return TracedValueError(self.name, tracer._var, *_asked_by(frame))
+        parts = (self.name, tracer._var, *_asked_by(frame))
+        return ConcretizationError.written_when_read(lambda: _traced_value_message(*parts))
 
 
-class TracedValueError(ConcretizationError):
-    """A traced tensor was asked for its value: :class:`~kenaz.errors.ConcretizationError`
-    whose message is written when first read. Some callers catch it at once (a value only
-    if there is one: ``kenaz.backend.value_of``, once per ``grad`` under ``jit``), and
-    naming the tensor's type costs more than the rest of the check."""
-
-    def __init__(self, name: str, var: Var, asked_by: str, where: str) -> None:
-        super().__init__()
-        self._parts: tuple | None = (name, var, asked_by, where)
-
-    @property  # type: ignore[override]
-    def args(self) -> tuple:
-        if self._parts is not None:
-            name, var, asked_by, where = self._parts
-            self._parts = None
-            _set_args(self, (
-                f"kenaz.jit: {name!r} asked for the concrete value of a traced tensor "
-                f"({var.type_name}) through {asked_by}{where}. While a function is traced its "
-                "inputs stand for every value of their shape and dtype, so Python cannot branch "
-                "on them or read them. Fixes: make that argument static (kenaz.jit(f, "
-                "static_argnums=...) or static_argnames), express the choice with "
-                "kenaz.numpy.where, or do not jit this function.",
-            ))  # fmt: skip
-        return _get_args(self)
-
-    @args.setter
-    def args(self, value: tuple) -> None:
-        self._parts = None
-        _set_args(self, value)
-
-    def __str__(self) -> str:
-        return str(self.args[0])
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({str(self)!r})"
-
-    def __reduce__(self) -> tuple:  # pickles (to another process) as its message
-        return (ConcretizationError, self.args)
-
-
-_get_args = BaseException.args.__get__  # type: ignore[attr-defined]
-_set_args = BaseException.args.__set__  # type: ignore[attr-defined]
+def _traced_value_message(name: str, var: Var, asked_by: str, where: str) -> str:
+    return (
+        f"kenaz.jit: {name!r} asked for the concrete value of a traced tensor "
+        f"({var.type_name}) through {asked_by}{where}. While a function is traced its "
+        "inputs stand for every value of their shape and dtype, so Python cannot branch "
+        "on them or read them. Fixes: make that argument static (kenaz.jit(f, "
+        "static_argnums=...) or static_argnames), express the choice with "
+        "kenaz.numpy.where, or do not jit this function."
+    )
 
 
 def _runs_a_function(op: Op) -> bool:
