@@ -292,14 +292,14 @@ class CallFunction:
     def _check_ready(self) -> None:
         """Raise if a rule is missing (called when a transformation meets the function)."""
 
-    def lifts_closures(self) -> bool:
-        """Whether a handler now installed may need the closed-over tensors lifted.
+    def transparent_here(self) -> bool:
+        """Whether every handler now installed would run the function under itself.
 
-        True unless a subclass knows that every installed handler runs its
-        function under itself (then each sees the function's ops, closed-over
-        tensors included, and the discovery run is skipped).
+        False unless a subclass knows it (then the call is no op at all: the
+        function just runs, each handler sees its ops, closed-over tensors
+        included, and no discovery run is needed).
         """
-        return True
+        return False
 
     def discover(self, call: CallInfo, leaves: list[Any]) -> Discovery:
         """Run the function once to find the tracked tensors it closes over (its output is
@@ -311,10 +311,11 @@ class CallFunction:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         args = self._positional(args, kwargs)
         stack = installed_stack()
-        if not stack or _sees_through_calls(stack):
-            # No transformation, or an enclosing call's discovery run, which sees every op
+        if not stack or _sees_through_calls(stack) or self.transparent_here():
+            # No transformation, an enclosing call's discovery run, which sees every op
             # the function performs (a call of it would only run the function twice more,
-            # to discover and then on plain values): just run the function.
+            # to discover and then on plain values), or only handlers that would run the
+            # function under themselves: just run the function.
             return self.fun(*args)
         self._check_ready()
         for i in self.nondiff_argnums:
@@ -327,12 +328,12 @@ class CallFunction:
         diff = tuple(a for i, a in enumerate(args) if i not in nondiff)
         leaves, in_tree = tree.flatten(diff)
         call = CallInfo(self, nondiff, in_tree, len(args), len(leaves))
-        if self.lifts_closures():
-            # Closure conversion: the tracked tensors the function reads become op inputs.
-            found = self.discover(call, leaves)
-            call.captured = found.captured
-            if self.keeps_discovery:
-                call.discovered = found
+        # Closure conversion: the tracked tensors the function reads become op inputs.
+        found = self.discover(call, leaves)
+        call.captured = found.captured
+        if self.keeps_discovery:
+            call.discovered = found
+        del found  # the output it may hold is call.discovered's, only while the op runs
         try:
             out_leaves = perform_args(self.op, (*leaves, *call.captured), {"call": call})
         finally:

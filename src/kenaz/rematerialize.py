@@ -34,7 +34,10 @@ from .ops.axes import batch_size
 from .ops.elementwise import alias
 from .reverse import ReverseHandler
 from .tensor import Tensor
-from .vectorize import batched_function
+from .vectorize import BatchHandler, batched_function
+
+# The handlers under which a checkpoint is no op (no reverse mode to save memory for).
+_SEES_THROUGH = (ForwardHandler, LinearizeHandler, BatchHandler)
 
 P = ParamSpec("P")  # the function's parameters: checkpoint keeps its signature
 R = TypeVar("R")
@@ -56,12 +59,11 @@ class Checkpointed(CallFunction):
     def make_op(self, name: str) -> Call:
         return Call(name, run_call, reverse=_reverse, batch=_batch)
 
-    def lifts_closures(self) -> bool:
-        """No discovery run under forward mode alone: with no forward rule of its own, the
-        call's function runs under each ``jvp``/``linearize`` handler, which sees its ops."""
-        return not all(
-            isinstance(h, (ForwardHandler, LinearizeHandler)) for h in current_handlers()
-        )
+    def transparent_here(self) -> bool:
+        """With no ``grad``/``vjp`` running, a checkpoint saves nothing: under ``jvp``,
+        ``linearize`` and ``vmap`` alone the function just runs (what each would do with
+        the call: run it, or batch it whole), with no discovery run."""
+        return all(type(h) in _SEES_THROUGH for h in current_handlers())
 
     def discover(self, call: CallInfo, leaves: list[Any]) -> Discovery:
         """Under a ``grad``/``vjp`` (the innermost handler) that tracks an argument, the
@@ -70,7 +72,7 @@ class Checkpointed(CallFunction):
         them (:class:`ForwardPass`). Elsewhere, a run on plain values (CallFunction's)."""
         stack = installed_stack()
         innermost = stack[1]
-        if not isinstance(innermost, ReverseHandler):
+        if type(innermost) is not ReverseHandler:
             return super().discover(call, leaves)
         level = innermost.level
         if not any(isinstance(x, Tensor) and x._trace and level in x._trace for x in leaves):
