@@ -400,14 +400,21 @@ class ClosureFinder(Handler):
     def __init__(self, arguments: Sequence[Any]) -> None:
         # The levels of the transformations running now: a record of a finished one
         # (an aux output, a tensor kept from an earlier grad) makes no tensor tracked.
-        self.running = {h.level for h in current_handlers() if hasattr(h, "level")}
+        handlers = current_handlers()
+        self.running = {h.level for h in handlers if hasattr(h, "level")}
+        # An enclosing call's substitutions, innermost first: an op of the function passes
+        # them on its way out, so a tensor one replaces is read as its replacement there.
+        self.substitutions = [h.replacements for h in reversed(handlers) if type(h) is Substitute]
         self.made_inside = {id(a) for a in arguments}
         self._alive: list[Any] = list(arguments)
         self.captured: list[Tensor] = []
         self.read: list[Tensor] = []
 
     def is_tracked(self, x: Tensor) -> bool:
-        """Tracked by a running transformation: a record of one, or a view or tracer."""
+        """Tracked by a running transformation: a record of one, or a view or tracer; or
+        replaced by such a tensor on the way out (an enclosing call's lifted leaf)."""
+        for replacements in self.substitutions:
+            x = replacements.get(id(x), x)
         if type(x) is not Tensor:
             return True
         trace = x._trace
