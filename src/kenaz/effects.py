@@ -450,6 +450,23 @@ class no_handlers:  # noqa: N801 - a context manager, named and used like a func
         _handlers.reset(self._token)
 
 
+class outside_innermost:  # noqa: N801 - a context manager, named and used like a function
+    """Run the block with the handlers outside the innermost one: what that handler's own
+    ``handle`` runs under, for code that does its work before the op reaches it (a
+    checkpoint's forward pass, run one level out of the ``grad`` it is in, before its op
+    is performed: :mod:`kenaz.rematerialize`). The stack comes back on exit.
+    """
+
+    __slots__ = ("_token",)
+
+    def __enter__(self) -> None:
+        stack = _handlers.get()
+        self._token = _handlers.set(stack[0] if stack else ())
+
+    def __exit__(self, *exc_info: Any) -> None:
+        _handlers.reset(self._token)
+
+
 #: ``handlers_installed()`` is true when at least one handler is installed: the
 #: test for "is a transformation running?" on paths that run for every op, at the
 #: cost of one context-variable read (it returns the stack itself, which is empty
