@@ -89,17 +89,23 @@ _RUNS = {
     "eager": (lambda f, x: f(x), 1, "the function"),
     "grad": (lambda f, x: grad(_sum_of(f))(x), 2, "forward, recompute"),
     "vjp without pullback": (lambda f, x: kenaz.vjp(f, x), 1, "forward"),
-    "jvp": (lambda f, x: jvp(f, (x,), (x,)), 1, "under the jvp: it has no forward rule"),
+    "jvp": (lambda f, x: jvp(f, (x,), (x,)), 1, "under the jvp, as if not there"),
     "linearize": (lambda f, x: kenaz.linearize(f, x)[1](x), 1, "under linearize"),
-    "vmap": (
-        lambda f, x: kenaz.vmap(f)(knp.stack([x, x])),
-        2,
-        "one example to find closed-over views, then the batch",
-    ),
+    "vmap": (lambda f, x: kenaz.vmap(f)(knp.stack([x, x])), 1, "batched, as if not there"),
     "grad of grad": (
         lambda f, x: grad(lambda y: knp.sum(grad(_sum_of(f))(y)))(x),
-        3,
-        "discovery, forward recorded by the outer grad, recompute",
+        2,
+        "forward (recorded by the outer grad), recompute",
+    ),
+    "jvp of grad": (
+        lambda f, x: jvp(grad(_sum_of(f)), (x,), (x,)),
+        2,
+        "forward (seen by the jvp), recompute",
+    ),
+    "vmap of grad": (
+        lambda f, x: kenaz.vmap(grad(_sum_of(f)))(knp.stack([x, x])),
+        2,
+        "the batched forward, the batched recompute",
     ),
     "grad of vmap": (
         lambda f, x: grad(lambda y: knp.sum(kenaz.vmap(f)(knp.stack([y, y]))))(x),
@@ -133,6 +139,13 @@ def test_fewer_runs_give_the_same_derivatives():
     np.testing.assert_allclose(
         jvp(f, (x,), (x,))[1].numpy(), jvp(plain, (x,), (x,))[1].numpy(), rtol=1e-13
     )
+    np.testing.assert_allclose(
+        kenaz.vmap(f)(knp.stack([x, -x])).numpy(), kenaz.vmap(plain)(knp.stack([x, -x])).numpy()
+    )
+    for outer in (lambda g: jvp(g, (x,), (x,))[1], lambda g: kenaz.vmap(g)(knp.stack([x, -x]))):
+        np.testing.assert_allclose(
+            outer(grad(_sum_of(f))).numpy(), outer(grad(_sum_of(plain))).numpy(), rtol=1e-13
+        )
     inner = checkpoint(lambda y: knp.sum(f(y) * 2.0))
     np.testing.assert_allclose(
         grad(inner)(x).numpy(), grad(lambda y: knp.sum(plain(y) * 2.0))(x).numpy(), rtol=1e-13
@@ -243,3 +256,23 @@ def test_jacobians_of_checkpointed_functions():
     np.testing.assert_allclose(kenaz.jacfwd(grad(checkpoint(f)))(x).numpy(), expected, atol=1e-12)
     _, f_jvp = kenaz.linearize(checkpoint(f), x)
     assert float(f_jvp(knp.ones(3))) == pytest.approx(float(jvp(f, (x,), (knp.ones(3),))[1]))
+
+
+def test_an_argument_also_read_through_a_closure():
+    # x is passed (as y) and read through the closure: each use has a derivative of its
+    # own, also when the forward pass runs one level out of the grad (nested, batched).
+    def loss(x):
+        return knp.sum(checkpoint(lambda y: knp.sin(y) * x)(x))
+
+    plain = lambda x: knp.sum(knp.sin(x) * x)  # noqa: E731
+    x = knp.array([0.3, 0.6])
+    xs = knp.stack([x, 2.0 * x])
+    for transform in (
+        grad,
+        lambda f: grad(lambda y: knp.sum(grad(f)(y))),
+        lambda f: lambda y: jvp(grad(f), (y,), (knp.ones(2),))[1],
+    ):
+        np.testing.assert_allclose(transform(loss)(x).numpy(), transform(plain)(x).numpy())
+    np.testing.assert_allclose(
+        kenaz.vmap(grad(loss))(xs).numpy(), kenaz.vmap(grad(plain))(xs).numpy()
+    )

@@ -194,3 +194,25 @@ def test_a_closed_over_tensor_is_differentiated(container, route, transform):
     got, expected = TRANSFORMS[transform](loss)
     tolerance = 1e-4 if "odeint" in container or transform == "grad of grad" else 1e-6
     np.testing.assert_allclose(got, expected, rtol=tolerance, atol=tolerance)
+
+
+# -- a container inside a container ------------------------------------------------------
+# The inner call's discovery runs while the outer one's recomputation (or rule) puts lifted
+# leaves in place of the closed-over tensors: it must see a tensor it reads as the leaf
+# that replaces it on the way out, or its rule reads a constant (custom_vjp inside
+# checkpoint lost k's derivative through the inner function before).
+NESTABLE = ("custom_vjp", "custom_jvp", "checkpoint")
+
+
+@pytest.mark.parametrize("outer", NESTABLE)
+@pytest.mark.parametrize("inner", NESTABLE)
+@pytest.mark.parametrize("transform", ["grad", "jvp", "grad of grad"])
+def test_a_closed_over_tensor_through_nested_containers(outer, inner, transform):
+    def loss(k):
+        fn = functools.partial(rhs, k=k)
+        y = knp.array(Y0)
+        return knp.sum(CONTAINERS[outer](lambda y: CONTAINERS[inner](fn, y) * k, y))
+
+    got, expected = TRANSFORMS[transform](loss)
+    tolerance = 1e-4 if transform == "grad of grad" else 1e-6
+    np.testing.assert_allclose(got, expected, rtol=tolerance, atol=tolerance)

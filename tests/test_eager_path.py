@@ -180,3 +180,42 @@ def test_operators_on_numpy_scalar_values_give_what_perform_gives(operation, op)
             ):
                 continue  # NumPy refuses to order complex numbers
             _same(operation(number, total), _via_perform(op, (number, total)))
+
+
+# Indices by the path `x[index]` takes: basic ones (ints, slices, None, ..., tuples of them)
+# the shortcut, the others (NumPy integers, bools, lists, arrays, Tensors) the general one.
+INDICES = [
+    3, -1, slice(2, 10), slice(None, None, -2), None, Ellipsis, (1, slice(None)),
+    (Ellipsis, None), (), np.int64(2), [0, 2], np.array([True, False, True, True]),
+    (slice(None), np.array([1, 0])),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("index", INDICES, ids=repr)
+def test_indexing_gives_what_getitem_gives(index):
+    from kenaz.ops.indexing import getitem
+
+    value = np.arange(16.0).reshape(4, 4)
+    x = Tensor(value)
+    reference = getitem(x, index)  # the function, with its own tests of x
+    _same(x[index], reference)
+    _same(x[Tensor(np.array([2, 0]))], getitem(x, Tensor(np.array([2, 0]))))
+    _same(Tensor(np.float64(2.0))[()], getitem(Tensor(np.float64(2.0)), ()))
+
+
+def test_basic_indexing_is_a_view_and_errors_stay_numpy_s():
+    value = np.arange(16.0)
+    x = Tensor(value)
+    window = x[2:10]
+    assert np.shares_memory(window.numpy(), value)  # a view, as NumPy's x[2:10]
+    window[0] = -1.0  # and writing into it writes into x, as in NumPy
+    assert value[2] == -1.0 and x.numpy()[2] == -1.0
+    assert type(x[3]._value) is np.float64  # a 0-d Tensor holding NumPy's scalar
+    with pytest.raises(IndexError, match="out of bounds"):
+        x[16]
+    with pytest.raises(TypeError, match="bool is not a valid index"):
+        x[True]
+    escaped = []
+    kenaz.vmap(lambda row: escaped.append(row) or row)(np.ones((2, 3)))
+    with pytest.raises(Exception, match="vmap"):
+        escaped[0][1]

@@ -2,7 +2,9 @@
 
 Each op is its own row group: the same call through kenaz (on Tensors) and
 through NumPy (on arrays), on 16-element vectors and 4x4 matrices, so the
-time is the per-call overhead. The peers' eager ops are shown for context;
+time is the per-call overhead. The floor row is the least any pure-Python wrapper pays:
+NumPy's call, one Python frame and a Tensor, nothing tested. The peers' eager ops are
+shown for context;
 autograd's operators and indexing on plain arrays are NumPy's own (only its
 wrapped functions, ``sin`` and ``sum``, add anything outside ``grad``).
 """
@@ -72,6 +74,7 @@ def build(op: SmallOp, peers: Peers, size: str) -> Case:
         [
             Contender("numpy", bound_call(op, np, operands)),
             _kenaz(op, operands),
+            _floor(op, operands) if size == "full" else unavailable(FLOOR, "full runs only"),
             _torch(op, peers, operands),
             _jax(op, peers, operands),
             _autograd(op, peers, operands),
@@ -87,6 +90,73 @@ def _kenaz(op: SmallOp, operands: dict[str, np.ndarray]) -> Contender:
 
     tensors = {name: knp.asarray(value) for name, value in operands.items()}
     return Contender("kenaz", bound_call(op, knp, tensors), lambda t: [t.numpy()])
+
+
+# -- the floor: what any Python wrapper of NumPy pays ------------------------------------
+# The same NumPy call, wrapped by one Python frame that makes a Tensor of its result and
+# tests nothing (no handler, no operand type): the least a kenaz op can cost in pure Python.
+# The operators are a class's own dunders (Python calls them as it calls Tensor's), the
+# functions plain functions (kenaz's are Op objects, whose call costs more than a function's).
+FLOOR = "floor (frame + Tensor)"
+
+
+def _floor(op: SmallOp, operands: dict[str, np.ndarray]) -> Contender:
+    from kenaz import Tensor
+
+    new = object.__new__
+
+    class Unchecked:
+        """Operands whose operators and indexing wrap NumPy's result in a Tensor, unchecked."""
+
+        __slots__ = ("_value",)
+
+        def __init__(self, value: np.ndarray) -> None:
+            self._value = value
+
+        def __add__(self, other: Unchecked) -> Tensor:
+            out = new(Tensor)
+            out._value = self._value + other._value
+            out._trace = None
+            return out
+
+        def __mul__(self, other: Unchecked) -> Tensor:
+            out = new(Tensor)
+            out._value = self._value * other._value
+            out._trace = None
+            return out
+
+        def __matmul__(self, other: Unchecked) -> Tensor:
+            out = new(Tensor)
+            out._value = self._value @ other._value
+            out._trace = None
+            return out
+
+        def __getitem__(self, index: Any) -> Tensor:
+            out = new(Tensor)
+            out._value = self._value[index]
+            out._trace = None
+            return out
+
+    class Functions:
+        """``sin`` and ``sum`` of :class:`Unchecked` operands, as plain functions."""
+
+        def __getattr__(self, name: str) -> Callable[[Unchecked], Tensor]:
+            numpy_function = getattr(np, name)
+
+            def unchecked(x: Unchecked) -> Tensor:
+                out = new(Tensor)
+                out._value = numpy_function(x._value)
+                out._trace = None
+                return out
+
+            return unchecked
+
+    unchecked = {name: Unchecked(value) for name, value in operands.items()}
+    return Contender(FLOOR, bound_call(op, Functions(), unchecked), _values)
+
+
+def _values(result: Any) -> list[np.ndarray]:
+    return [result.numpy()]
 
 
 def _torch(op: SmallOp, peers: Peers, operands: dict[str, np.ndarray]) -> Contender:

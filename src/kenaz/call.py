@@ -292,22 +292,30 @@ class CallFunction:
     def _check_ready(self) -> None:
         """Raise if a rule is missing (called when a transformation meets the function)."""
 
-    def lifts_closures(self) -> bool:
-        """Whether a handler now installed may need the closed-over tensors lifted.
+    def transparent_here(self) -> bool:
+        """Whether every handler now installed would run the function under itself.
 
-        True unless a subclass knows that every installed handler runs its
-        function under itself (then each sees the function's ops, closed-over
-        tensors included, and the discovery run is skipped).
+        False unless a subclass knows it (then the call is no op at all: the
+        function just runs, each handler sees its ops, closed-over tensors
+        included, and no discovery run is needed).
         """
-        return True
+        return False
+
+    def discover(self, call: CallInfo, leaves: list[Any]) -> Discovery:
+        """Run the function once to find the tracked tensors it closes over (its output is
+        kept only if :attr:`keeps_discovery`)."""
+        return discover(
+            lambda fresh: self.fun(*call.arguments(fresh)), leaves, self.keeps_discovery
+        )
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         args = self._positional(args, kwargs)
         stack = installed_stack()
-        if not stack or type(stack[1]) is ClosureFinder:
-            # No transformation, or an enclosing call's discovery run, which sees every op
+        if not stack or _sees_through_calls(stack) or self.transparent_here():
+            # No transformation, an enclosing call's discovery run, which sees every op
             # the function performs (a call of it would only run the function twice more,
-            # to discover and then on plain values): just run the function.
+            # to discover and then on plain values), or only handlers that would run the
+            # function under themselves: just run the function.
             return self.fun(*args)
         self._check_ready()
         for i in self.nondiff_argnums:
@@ -320,14 +328,12 @@ class CallFunction:
         diff = tuple(a for i, a in enumerate(args) if i not in nondiff)
         leaves, in_tree = tree.flatten(diff)
         call = CallInfo(self, nondiff, in_tree, len(args), len(leaves))
-        if self.lifts_closures():
-            # Closure conversion: the tracked tensors the function reads become op inputs.
-            found = discover(
-                lambda fresh: self.fun(*call.arguments(fresh)), leaves, self.keeps_discovery
-            )
-            call.captured = found.captured
-            if self.keeps_discovery:
-                call.discovered = found
+        # Closure conversion: the tracked tensors the function reads become op inputs.
+        found = self.discover(call, leaves)
+        call.captured = found.captured
+        if self.keeps_discovery:
+            call.discovered = found
+        del found  # the output it may hold is call.discovered's, only while the op runs
         try:
             out_leaves = perform_args(self.op, (*leaves, *call.captured), {"call": call})
         finally:
@@ -337,6 +343,16 @@ class CallFunction:
     def __get__(self, instance: Any, owner: Any = None) -> Any:
         # Used as a method: bind like a function would.
         return self if instance is None else functools.partial(self, instance)
+
+
+def _sees_through_calls(stack: tuple) -> bool:
+    """Whether the innermost handler of ``stack`` is a discovery run (:class:`ClosureFinder`,
+    or one with ``sees_through_calls`` and no handler outside it), so that a call performed
+    now would end up running its function on plain values, out of the run's sight."""
+    outside, innermost = stack
+    return type(innermost) is ClosureFinder or (
+        not outside and getattr(innermost, "sees_through_calls", False)
+    )
 
 
 # -- closure conversion by running -------------------------------------------------------
@@ -384,14 +400,21 @@ class ClosureFinder(Handler):
     def __init__(self, arguments: Sequence[Any]) -> None:
         # The levels of the transformations running now: a record of a finished one
         # (an aux output, a tensor kept from an earlier grad) makes no tensor tracked.
-        self.running = {h.level for h in current_handlers() if hasattr(h, "level")}
+        handlers = current_handlers()
+        self.running = {h.level for h in handlers if hasattr(h, "level")}
+        # An enclosing call's substitutions, innermost first: an op of the function passes
+        # them on its way out, so a tensor one replaces is read as its replacement there.
+        self.substitutions = [h.replacements for h in reversed(handlers) if type(h) is Substitute]
         self.made_inside = {id(a) for a in arguments}
         self._alive: list[Any] = list(arguments)
         self.captured: list[Tensor] = []
         self.read: list[Tensor] = []
 
     def is_tracked(self, x: Tensor) -> bool:
-        """Tracked by a running transformation: a record of one, or a view or tracer."""
+        """Tracked by a running transformation: a record of one, or a view or tracer; or
+        replaced by such a tensor on the way out (an enclosing call's lifted leaf)."""
+        for replacements in self.substitutions:
+            x = replacements.get(id(x), x)
         if type(x) is not Tensor:
             return True
         trace = x._trace
@@ -426,29 +449,33 @@ class Discovery:
     captured : list of Tensor
         The tracked tensors it read without being given them, in order of use.
     read : list of Tensor
-        The untracked tensors it read without being given them (constants).
-    inputs : list
+        The other tensors it read without being given them (constants).
+    inputs : sequence
         The leaves it ran on (before they were given fresh identities).
     output : any
-        What the function returned, computed on plain values (None unless
-        asked for).
-    exact : bool
-        Whether it ran on the very values of its inputs: no leaf and no
-        closed-over tensor is a ``vmap`` view or a ``jit`` tracer, whose
-        stand-ins are an example or a tracing value. Only then is ``output``
-        what the function gives on those inputs with no handler installed.
+        What the function returned (None unless asked for).
+    on_stack : tuple or None
+        The handler stack ``output`` was computed on: ``()`` for a run on plain
+        values that were the very values of its inputs (no leaf and no
+        closed-over tensor a ``vmap`` view or a ``jit`` tracer, whose stand-ins
+        are an example or a tracing value); None when ``output`` is no primal.
     """
 
-    __slots__ = ("captured", "read", "inputs", "output", "exact")
+    __slots__ = ("captured", "read", "inputs", "output", "on_stack")
 
-    def __init__(self, finder: ClosureFinder, inputs: Sequence[Any], output: Any) -> None:
-        self.captured = finder.captured
-        self.read = finder.read
+    def __init__(
+        self,
+        captured: list[Tensor],
+        read: list[Tensor],
+        inputs: Sequence[Any],
+        output: Any,
+        on_stack: tuple | None,
+    ) -> None:
+        self.captured = captured
+        self.read = read
         self.inputs = inputs
         self.output = output
-        self.exact = all(
-            type(x) is Tensor or not isinstance(x, Tensor) for x in (*inputs, *finder.captured)
-        )
+        self.on_stack = on_stack
 
     def ran_on(self, args: Sequence[Any]) -> bool:
         """Whether ``args`` are, one by one, the inputs it ran on and then the captured tensors."""
@@ -471,7 +498,16 @@ def discover(
     finder = ClosureFinder(fresh)
     with finder:
         output = run(fresh)
-    return Discovery(finder, leaves, output if keep_output else None)
+    exact = all(
+        type(x) is Tensor or not isinstance(x, Tensor) for x in (*leaves, *finder.captured)
+    )
+    return Discovery(
+        finder.captured,
+        finder.read,
+        leaves,
+        output if keep_output else None,
+        () if keep_output and exact else None,
+    )
 
 
 def find_closed_over(run: Callable[[list[Any]], Any], leaves: Sequence[Any]) -> list[Tensor]:

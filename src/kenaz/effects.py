@@ -52,6 +52,11 @@ _handlers: ContextVar[Stack] = ContextVar("kenaz_handlers", default=())
 installed_stack = _handlers.get
 """The handler stack now (``()`` when none is installed), read in one call: for the eager
 fast paths that test for handlers themselves (:mod:`kenaz.operators`)."""
+set_stack = _handlers.set
+"""Set the handler stack (returns a token for :data:`reset_stack`): for the fast paths that
+hand an op to the innermost handler themselves, as ``perform_args`` does, without its frame."""
+reset_stack = _handlers.reset
+"""Restore the handler stack that :data:`set_stack` replaced."""
 
 _levels = itertools.count(1)
 _new_object = object.__new__
@@ -294,19 +299,6 @@ def perform_args(op: Op, args: tuple, params: Mapping[str, Any]) -> Any:
     return out
 
 
-def handle_innermost(stack: Stack, op: Op, args: tuple) -> Any:
-    """Give ``op`` (no call, no parameters) to the innermost handler of the non-empty
-    ``stack``: ``perform_args``' first branch, for the eager fast paths that read the stack
-    themselves (:mod:`kenaz.operators`: one frame, as ``perform_args`` is, so the cost
-    under a handler is unchanged)."""
-    outside, innermost = stack
-    token = _handlers.set(outside)
-    try:
-        return innermost.handle(op, args, {})
-    finally:
-        _handlers.reset(token)
-
-
 def _with_variadic_arguments(function: Callable[..., Any], name: str) -> Callable[..., Any]:
     """``function(op, args, params)`` as ``function(op, *args, **params)``: the same code.
 
@@ -453,6 +445,23 @@ class no_handlers:  # noqa: N801 - a context manager, named and used like a func
 
     def __enter__(self) -> None:
         self._token = _handlers.set(())
+
+    def __exit__(self, *exc_info: Any) -> None:
+        _handlers.reset(self._token)
+
+
+class outside_innermost:  # noqa: N801 - a context manager, named and used like a function
+    """Run the block with the handlers outside the innermost one: what that handler's own
+    ``handle`` runs under, for code that does its work before the op reaches it (a
+    checkpoint's forward pass, run one level out of the ``grad`` it is in, before its op
+    is performed: :mod:`kenaz.rematerialize`). The stack comes back on exit.
+    """
+
+    __slots__ = ("_token",)
+
+    def __enter__(self) -> None:
+        stack = _handlers.get()
+        self._token = _handlers.set(stack[0] if stack else ())
 
     def __exit__(self, *exc_info: Any) -> None:
         _handlers.reset(self._token)

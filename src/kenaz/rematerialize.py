@@ -7,22 +7,37 @@ under a fresh reverse handler and pulls the cotangent back through that.
 Everything else (``jvp``, ``vmap``, ``debug``) sees through it.
 
 Tensors the function closes over (weights of a layer, say) are found by
-running it and lifted into inputs of the call (:func:`kenaz.call.find_closed_over`), so they
-are differentiated like arguments.
+running it and lifted into inputs of the call (:mod:`kenaz.call`), so they
+are differentiated like arguments. Under a ``grad`` that run is the forward
+pass itself (:class:`ForwardPass`): the function runs twice in all, forward
+and recompute, as in JAX and PyTorch.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import ParamSpec, TypeVar, overload
+from typing import Any, ParamSpec, TypeVar, overload
 
-from .call import Call, CallFunction, CallInfo, ClosureGuard, run_call
-from .effects import current_handlers
+from .call import Call, CallFunction, CallInfo, ClosureGuard, Discovery, run_call
+from .effects import (
+    Handler,
+    Op,
+    current_handlers,
+    installed_stack,
+    outside_innermost,
+    perform_args,
+)
 from .forward import ForwardHandler, LinearizeHandler
 from .lifted import pull_back
 from .mutation import ReadsRecorder
 from .ops.axes import batch_size
-from .vectorize import batched_function
+from .ops.elementwise import alias
+from .reverse import ReverseHandler
+from .tensor import Tensor
+from .vectorize import BatchHandler, batched_function
+
+# The handlers under which a checkpoint is no op (no reverse mode to save memory for).
+_SEES_THROUGH = (ForwardHandler, LinearizeHandler, BatchHandler)
 
 P = ParamSpec("P")  # the function's parameters: checkpoint keeps its signature
 R = TypeVar("R")
@@ -44,12 +59,36 @@ class Checkpointed(CallFunction):
     def make_op(self, name: str) -> Call:
         return Call(name, run_call, reverse=_reverse, batch=_batch)
 
-    def lifts_closures(self) -> bool:
-        """No discovery run under forward mode alone: with no forward rule of its own, the
-        call's function runs under each ``jvp``/``linearize`` handler, which sees its ops."""
-        return not all(
-            isinstance(h, (ForwardHandler, LinearizeHandler)) for h in current_handlers()
-        )
+    def transparent_here(self) -> bool:
+        """With no ``grad``/``vjp`` running, a checkpoint saves nothing: under ``jvp``,
+        ``linearize`` and ``vmap`` alone the function just runs (what each would do with
+        the call: run it, or batch it whole), with no discovery run."""
+        return all(type(h) in _SEES_THROUGH for h in current_handlers())
+
+    def discover(self, call: CallInfo, leaves: list[Any]) -> Discovery:
+        """Under a ``grad``/``vjp`` (the innermost handler) that tracks an argument, the
+        discovery run is the forward pass: run one level out, as the reverse rule would run
+        it, noting the tensors of that ``grad`` the function reads without being given
+        them (:class:`ForwardPass`). Elsewhere, a run on plain values (CallFunction's)."""
+        stack = installed_stack()
+        innermost = stack[1]
+        if type(innermost) is not ReverseHandler:
+            return super().discover(call, leaves)
+        level = innermost.level
+        if not any(isinstance(x, Tensor) and x._trace and level in x._trace for x in leaves):
+            return super().discover(call, leaves)  # the grad passes the op on: no rule runs
+        with outside_innermost():
+            # Fresh identities one level out (the outer transformations record each as the
+            # tensor it stands for), so that reading an argument through a closure as well
+            # is told from reading it as the argument: each use has a derivative of its own.
+            fresh = [
+                alias(x) if isinstance(x, Tensor) and x._trace and level in x._trace else x
+                for x in leaves
+            ]
+            forward = ForwardPass(innermost, fresh)
+            with forward:
+                output = self.fun(*call.arguments(fresh))
+            return Discovery(forward.captured, forward.read, leaves, output, stack[0])
 
 
 @overload
@@ -127,26 +166,68 @@ def _primal(args: tuple, call: CallInfo) -> tuple[tuple, tuple]:
     """The function's outputs on ``args`` one level out, and the constants it read (which
     the recomputation will read too).
 
-    The discovery run that found the closed-over tensors (:mod:`kenaz.call`)
-    computed on plain values; when it ran on the very values of ``args`` and
-    no transformation is running one level out (only the rule's
-    :class:`~kenaz.call.ClosureGuard`, which the discovery run has satisfied
-    by lifting every tracked tensor), no handler would see the primal run
-    either: its output is the primal, and the function runs twice in all
-    (here, and in the backward pass), as in JAX and PyTorch.
+    The discovery run that found the closed-over tensors computed the primal
+    already when it ran on ``args`` on the stack this rule runs on (besides the
+    rule's :class:`~kenaz.call.ClosureGuard`, which the discovery run satisfied
+    by lifting every tensor of this level it read): one level out, as the
+    :class:`ForwardPass`, or on plain values with no transformation outside.
+    Its output is then the primal, and the function runs twice in all (the
+    forward pass, and the recomputation), as in JAX and PyTorch.
     """
     found = call.discovered
-    if (
-        found is not None
-        and found.exact
-        and found.ran_on(args)
-        and all(type(h) is ClosureGuard for h in current_handlers())
-    ):
-        return tuple(call.outputs(found.output, "the function")), tuple(found.read)
+    if found is not None and found.on_stack is not None and found.ran_on(args):
+        outside, innermost = installed_stack()
+        if type(innermost) is ClosureGuard and (
+            outside is found.on_stack or not (outside or found.on_stack)
+        ):
+            return tuple(call.outputs(found.output, "the function")), tuple(found.read)
     reads = ReadsRecorder(args)
     with reads:
         outs = tuple(call.run_primal(args))
     return outs, tuple(reads.read)
+
+
+class ForwardPass(Handler):
+    """Passes every op one level out of a ``grad``'s handler (what its reverse rule would
+    run on), noting the tensors the run reads that it was not given and did not make:
+    ``captured``, those the ``grad`` tracks (closed over: lifted into inputs of the
+    call), and ``read``, the others (constants the recomputation reads too).
+
+    It stands in for the ``grad`` while it runs: ``level`` and ``differentiates`` are
+    the grad's, so conversions and in-place writes of the grad's tensors are refused as
+    they are while it runs, and a call's discovery run inside lifts them. With no
+    handler outside it, a call inside runs its function here (``sees_through_calls``):
+    passed on, it would run on plain values out of sight.
+    """
+
+    sees_through_calls = True
+
+    def __init__(self, grad: ReverseHandler, given: list[Any]) -> None:
+        self.level = grad.level
+        self.differentiates = grad.differentiates
+        self.known = {id(a) for a in given}
+        self._alive: list[Any] = list(given)  # so that no identity is reused meanwhile
+        self.captured: list[Tensor] = []
+        self.read: list[Tensor] = []
+
+    def handle(self, op: Op, args: tuple, params: dict) -> Any:
+        self._note(args)
+        out = perform_args(op, args, params)
+        for o in out if isinstance(out, tuple) else (out,):
+            self.known.add(id(o))
+            self._alive.append(o)
+        return out
+
+    def _note(self, values: Any) -> None:
+        for a in values:
+            if isinstance(a, Tensor):
+                if id(a) not in self.known:
+                    self.known.add(id(a))
+                    trace = a._trace
+                    tracked = trace is not None and self.level in trace
+                    (self.captured if tracked else self.read).append(a)
+            elif type(a) is list or type(a) is tuple:
+                self._note(a)
 
 
 def _batch(op: Call, values: list, axes: list, *, call: CallInfo) -> tuple:

@@ -76,9 +76,9 @@ def bind(knp: ModuleType) -> None:
         for module, primitives in _OPERATOR_PRIMITIVES.items():
             for name in primitives:
                 names[name] = getattr(module, name)
-    # `x[index]` is `getitem(x, index)` itself: no wrapper frame (a third of a basic
-    # index's time).
-    _tensor.Tensor.__getitem__ = _indexing.getitem  # type: ignore[method-assign]
+    # `x[index]` is `getitem(x, index)` for a Tensor `x`, with no wrapper frame (a third of
+    # a basic index's time).
+    _tensor.Tensor.__getitem__ = _indexing.tensor_getitem  # type: ignore[method-assign]
     # The operators perform their primitive with perform's eager path inlined (see
     # `kenaz.operators.binary_operator`).
     for name, reflected_name, op in _BINARY_OPERATORS:
