@@ -168,6 +168,7 @@ def test_a_traced_values_error_writes_its_message_when_read() -> None:
     assert str(error) == error.args[0] and "float64" not in str(error)  # bool[]: the comparison
     again = pickle.loads(pickle.dumps(error))
     assert isinstance(again, kenaz.errors.ConcretizationError) and str(again) == str(error)
+    assert type(error).__name__ == "ConcretizationError"  # as messages naming it read
 
 
 def test_generated_source_reuses_names_and_buffers() -> None:

@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import functools
 import math
-import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -46,13 +45,14 @@ import numpy as np
 from .. import tree
 from ..backend import is_backend_array, numpy_dtype
 from ..effects import Handler, Op, handler, no_handlers, perform_args
-from ..errors import ConcretizationError, EscapedTracerError, explain_backend_error
+from ..errors import EscapedTracerError, explain_backend_error
 from ..ops.elementwise import alias
 from ..tensor import Tensor, _make, holds_tensor
 from ..transform import gc_paused
 from ..vectorize import BatchedTensor
 from .abstract import rule_of, rules_seen
 from .ir import Const, Equation, Program, Var, iterate_primitives
+from .traced_errors import traced_value_error
 
 __all__ = [
     "Var",
@@ -69,9 +69,6 @@ __all__ = [
 _new = object.__new__
 _MISSING = object()
 _NUMBERS = frozenset({bool, int, float, complex})
-# The kenaz package (this module sits in kenaz/compiler/): frames in it are not the user's.
-_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-_NUMPY_DIR = os.path.dirname(os.path.abspath(np.__file__))
 
 
 # -- tracers ---------------------------------------------------------------------------------
@@ -115,19 +112,9 @@ class Tracer(Tensor):
         return f"Tracer({self._var}:{self._var.type_name}, {state} in {self._tracing.name!r})"
 
 
-# What each way of asking for a value is called in the error.
-_ASKED_BY = {
-    "__bool__": "bool() (an `if`, `while`, `and`, `or` or `not` on it)",
-    "__float__": "float()",
-    "__int__": "int()",
-    "__complex__": "complex()",
-    "__index__": "its use as an int (an index, a shape, a range)",
-    "numpy": ".numpy()",
-    "__array__": "numpy.asarray() (a NumPy function called on it)",
-    "item": ".item()",
-    "tolist": ".tolist()",
-    "_plain_argument": "its use as a shape or a fill value",
-}
+# A tracer is a leaf: the transformations' flattening (their arguments and outputs are
+# tracers while a function is traced) and the trace's own take it without optree.
+tree.register_leaf_type(Tracer)
 
 
 def example_value(x: Tensor) -> Any:
@@ -215,7 +202,9 @@ class TracingHandler(Handler):
     def input(self, value: Any) -> Any:
         """A tracer for an input leaf (a Tensor, an array or a Python number)."""
         weak = None
-        if isinstance(value, Tensor):
+        if type(value) is Tensor:  # the common case: its value is at hand
+            value = value._value
+        elif isinstance(value, Tensor):
             if _lazy(value):
                 var = self._standing_for(value)
                 self.inputs.append(var)
@@ -445,19 +434,7 @@ class TracingHandler(Handler):
                 "variable or a closure; return it from the function instead"
             )
         # Where it was asked, found now (the frames move on); the text, when it is read.
-        parts = (self.name, tracer._var, *_asked_by(frame))
-        return ConcretizationError.written_when_read(lambda: _traced_value_message(*parts))
-
-
-def _traced_value_message(name: str, var: Var, asked_by: str, where: str) -> str:
-    return (
-        f"kenaz.jit: {name!r} asked for the concrete value of a traced tensor "
-        f"({var.type_name}) through {asked_by}{where}. While a function is traced its "
-        "inputs stand for every value of their shape and dtype, so Python cannot branch "
-        "on them or read them. Fixes: make that argument static (kenaz.jit(f, "
-        "static_argnums=...) or static_argnames), express the choice with "
-        "kenaz.numpy.where, or do not jit this function."
-    )
+        return traced_value_error(self.name, tracer._var, frame)
 
 
 def _runs_a_function(op: Op) -> bool:
@@ -478,61 +455,6 @@ def _must_capture(x: Tensor) -> bool:
     """A closed-over tensor stays a variable when some transformation may track it, or when
     it has no single value (a vmap view, another trace's tracer)."""
     return type(x) is not Tensor or bool(x._trace)
-
-
-def _asked_by(frame: Any) -> tuple[str, str]:
-    """How the value was asked for (the innermost kenaz frame that names it: ``__bool__``...)
-    and where (:func:`_user_frame`), in one walk up from ``frame``."""
-    asked_by = None
-    in_kenaz = True  # still in the kenaz frames the asker is among
-    while frame is not None:
-        code = frame.f_code
-        kind = _file_kinds.get(code.co_filename)
-        if kind is None:
-            kind = _file_kind(code.co_filename)
-        if in_kenaz:
-            if kind == _KENAZ:
-                asked_by = asked_by or _ASKED_BY.get(code.co_name)
-            else:
-                in_kenaz = False
-        if kind == _USER:
-            where = f" at {code.co_filename}:{frame.f_lineno} (in {code.co_name})"
-            return asked_by or "reading its value", where
-        frame = frame.f_back
-    return asked_by or "reading its value", ""
-
-
-# File name -> where it is: kenaz, NumPy or the user's. Both errors above are built where
-# they are raised and some are caught at once (``kenaz.backend.value_of`` asks a tracer for
-# its value once per ``grad`` under ``jit``), so each file's path is resolved once.
-_USER, _NUMPY, _KENAZ = 0, 1, 2
-_file_kinds: dict[str, int] = {}
-
-
-def _file_kind(filename: str) -> int:
-    path = os.path.abspath(filename)
-    kind = (
-        _KENAZ
-        if path.startswith(_PACKAGE_DIR)
-        else _NUMPY
-        if path.startswith(_NUMPY_DIR)
-        else _USER
-    )
-    _file_kinds[filename] = kind
-    return kind
-
-
-def _user_frame(frame: Any) -> str:
-    """`` at file.py:12 in loss``: the innermost frame outside kenaz and NumPy."""
-    while frame is not None:
-        code = frame.f_code
-        kind = _file_kinds.get(code.co_filename)
-        if kind is None:
-            kind = _file_kind(code.co_filename)
-        if kind == _USER:
-            return f" at {code.co_filename}:{frame.f_lineno} (in {code.co_name})"
-        frame = frame.f_back
-    return ""
 
 
 # -- tracing -------------------------------------------------------------------------------
@@ -564,17 +486,26 @@ def trace(
     leaves, in_tree = flat
     traced_leaves = [tracing.input(x) if is_traceable(x) else x for x in leaves]
     traced_args, traced_kwargs = tree.unflatten(in_tree, traced_leaves)
-    call_args = list(traced_args)
-    for i in sorted(k for k in static if isinstance(k, int)):
-        call_args.insert(i, static[i])
-    call_kwargs = {**traced_kwargs, **{k: v for k, v in static.items() if isinstance(k, str)}}
+    call_args, call_kwargs = traced_args, traced_kwargs
+    if static:
+        call_args = list(traced_args)
+        for i in sorted(k for k in static if isinstance(k, int)):
+            call_args.insert(i, static[i])
+        call_kwargs = {**traced_kwargs, **{k: v for k, v in static.items() if isinstance(k, str)}}
     try:
         # The tracing handler alone: the program is the function's, whatever runs around it.
         # (A trace allocates many small objects and frees none: see gc_paused.)
         with no_handlers(), handler(tracing), gc_paused():
             result = f(*call_args, **call_kwargs)
             out_leaves, out_tree = tree.flatten(result)
-            outputs = [tracing._atom(o) if isinstance(o, Tensor) else o for o in out_leaves]
+            outputs = [
+                o._var
+                if type(o) is Tracer and o._tracing is tracing
+                else tracing._atom(o)
+                if isinstance(o, Tensor)
+                else o
+                for o in out_leaves
+            ]
     finally:
         tracing.alive = False
     return Program(

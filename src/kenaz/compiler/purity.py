@@ -21,7 +21,8 @@ from .. import tree
 from ..backend import is_backend_array, namespace
 from ..effects import Op
 from ..tensor import Tensor
-from .program import Const, Equation, Program, Tracer, TracingHandler, Var, _user_frame
+from .program import Const, Equation, Program, Tracer, TracingHandler, Var
+from .traced_errors import user_frame
 
 __all__ = ["CheckingTracer", "first_difference"]
 
@@ -74,7 +75,7 @@ class CheckingTracer(TracingHandler):
         if len(equations) > count:
             eq = equations[-1]
             if any(type(a) is Const for a in eq.inputs) or eq.body is not None:
-                self.where[id(eq)] = _user_frame(sys._getframe(1))
+                self.where[id(eq)] = user_frame(sys._getframe(1))
         return result
 
 
