@@ -16,7 +16,7 @@ arithmetic refuses (NumPy has no loop for it) and ``Tensor`` will not wrap.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -36,6 +36,7 @@ __all__ = [
     "derivative_leaf",
     "check_integer_cotangent",
     "normalize_argnums",
+    "select",
     "split_aux",
     "leaf_dtype",
     "check_inputs",
@@ -146,6 +147,21 @@ def normalize_argnums(argnums: int | Sequence[int], nargs: int, where: str) -> t
             f"kenaz.{where}: argnums={argnums!r} names the same argument twice; name each once"
         )
     return normalized
+
+
+def select(f: Callable, args: tuple, kwargs: dict, nums: tuple[int, ...]) -> tuple[Callable, tuple]:
+    """``f`` as a function of the arguments at positions ``nums`` only (``f`` itself when
+    those are all the arguments, in order), and those arguments."""
+    if not kwargs and nums == tuple(range(len(args))):
+        return f, args
+
+    def f_of_selected(*selected: Any) -> Any:
+        full = list(args)
+        for n, value in zip(nums, selected):
+            full[n] = value
+        return f(*full, **kwargs)
+
+    return f_of_selected, tuple(args[n] for n in nums)
 
 
 def leaf_dtype(leaf: Any) -> np.dtype:

@@ -22,13 +22,13 @@ from typing import Any, ParamSpec
 import numpy as np
 
 from . import tree
-from .checks import check_inputs, float0_zeros, input_tensors, normalize_argnums
+from .checks import check_inputs, float0_zeros, input_tensors, normalize_argnums, select
 from .forward import jvp, push_forward
 from .ops import shape as shape_ops
 from .ops.indexing import getitem
 from .reverse import pull_back, record, value_and_grad_of
 from .tensor import Tensor
-from .transform import gc_paused, select
+from .transform import gc_paused
 from .vectorize import vmap_call
 
 __all__ = ["jacfwd", "jacrev", "hessian", "hvp"]

@@ -28,6 +28,7 @@ from .checks import (
     grad_output_error,
     input_tensors,
     normalize_argnums,
+    select,
 )
 from .convert import leaf_tensor, perform_stacked
 from .effects import Handler, Op, handler, identity, perform_args, run_in, scope
@@ -40,7 +41,6 @@ from .transform import (
     gc_paused,
     no_context,
     placed,
-    select,
     zero_derivative,
     zeros_like,
 )
@@ -437,32 +437,6 @@ def vjp(
     >>> pullback(1.0)
     (Tensor(1.),)
     """
-    return _vjp(f, primals, has_aux, allow_int)
-
-
-def record(
-    f: Callable,
-    primals: tuple[Any, ...],
-    has_aux: bool,
-    allow_int: bool,
-    where: str = "vjp",
-    positions: Sequence[int] | None = None,
-    pause_gc: bool = True,
-) -> ReverseHandler:
-    """Run ``f(*primals)`` under a new reverse level, returned with its inputs and outputs
-    noted on it: the forward pass of ``vjp``, ``grad`` and ``jacrev``. Input errors name
-    ``where`` and the arguments by ``positions``; ``pause_gc``: pause the collector."""
-    inputs, in_tree = input_tensors(primals, allow_int, where, positions)
-    rev = ReverseHandler()
-    rev.inputs, rev.in_tree = inputs, in_tree
-    rev.in_nodes, rev.outputs, rev.out_tree, rev.out_nodes, rev.aux = rev.run(
-        f, inputs, in_tree, "vjp", has_aux, pause_gc
-    )
-    return rev
-
-
-def _vjp(f: Callable, primals: tuple[Any, ...], has_aux: bool, allow_int: bool) -> Any:
-    """:func:`vjp`: its output, its reusable pullback (and ``aux``)."""
     rev = record(f, primals, has_aux, allow_int)
     out_flat, out_tree = rev.outputs, rev.out_tree
 
@@ -488,14 +462,31 @@ def _vjp(f: Callable, primals: tuple[Any, ...], has_aux: bool, allow_int: bool) 
     return (out, pullback, rev.aux) if has_aux else (out, pullback)
 
 
+def record(
+    f: Callable,
+    primals: tuple[Any, ...],
+    has_aux: bool,
+    allow_int: bool,
+    where: str = "vjp",
+    positions: Sequence[int] | None = None,
+    pause_gc: bool = True,
+) -> ReverseHandler:
+    """Run ``f(*primals)`` under a new reverse level, returned with its inputs and outputs
+    noted on it: the forward pass of ``vjp``, ``grad`` and ``jacrev``. Input errors name
+    ``where`` and the arguments by ``positions``; ``pause_gc``: pause the collector."""
+    inputs, in_tree = input_tensors(primals, allow_int, where, positions)
+    rev = ReverseHandler()
+    rev.inputs, rev.in_tree = inputs, in_tree
+    rev.in_nodes, rev.outputs, rev.out_tree, rev.out_nodes, rev.aux = rev.run(
+        f, inputs, in_tree, "vjp", has_aux, pause_gc
+    )
+    return rev
+
+
 def pull_back(rev: ReverseHandler, cotangents: Sequence[Any], reusable: bool) -> list[Any]:
     """The backward pass of the level ``rev`` that :func:`record` ran, from the output
-    ``cotangents`` (tensors; None for none): the inputs' cotangents (distinct tensors,
-    zeros where nothing arrives).
-
-    A pass that is not ``reusable`` consumes the tape, and runs inside its caller's
-    pause of the garbage collector.
-    """
+    ``cotangents`` (None for none): the inputs' cotangents (distinct; zeros where nothing
+    arrives). Not ``reusable``: consumes the tape, inside its caller's pause of the collector."""
     seeds: dict[int, Tensor] = {}
     for node, ct in zip(rev.out_nodes, cotangents):
         if node is not None and ct is not None:

@@ -163,7 +163,6 @@ __all__ = [
     "run_watched",
     "distinct",
     "zeros_like",
-    "select",
     "forget_level",
     "gc_paused",
 ]
@@ -232,18 +231,3 @@ class gc_paused:  # noqa: N801 - a context manager, named and used like a functi
             _gc_pauses -= 1
             if _gc_pauses == 0 and _gc_was_enabled:
                 gc.enable()
-
-
-def select(f: Callable, args: tuple, kwargs: dict, nums: tuple[int, ...]) -> tuple[Callable, tuple]:
-    """``f`` as a function of the arguments at positions ``nums`` only (``f`` itself when
-    those are all the arguments, in order), and those arguments."""
-    if not kwargs and nums == tuple(range(len(args))):
-        return f, args
-
-    def f_of_selected(*selected: Any) -> Any:
-        full = list(args)
-        for n, value in zip(nums, selected):
-            full[n] = value
-        return f(*full, **kwargs)
-
-    return f_of_selected, tuple(args[n] for n in nums)
