@@ -73,7 +73,11 @@ class BatchedTensor(Tensor):
         if example_shape is None:  # computed on first use: many views are never asked
             batched_shape = self._batched.shape
             axis = self._batch_axis
-            example_shape = self._example_shape = batched_shape[:axis] + batched_shape[axis + 1 :]
+            if axis == 0:  # the commonest: one slice, not two and a concatenation
+                example_shape = self._example_shape = batched_shape[1:]
+            else:
+                example_shape = batched_shape[:axis] + batched_shape[axis + 1 :]
+                self._example_shape = example_shape
         return example_shape
 
     @property
