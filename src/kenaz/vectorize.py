@@ -73,11 +73,7 @@ class BatchedTensor(Tensor):
         if example_shape is None:  # computed on first use: many views are never asked
             batched_shape = self._batched.shape
             axis = self._batch_axis
-            if axis == 0:  # the commonest: one slice, not two and a concatenation
-                example_shape = self._example_shape = batched_shape[1:]
-            else:
-                example_shape = batched_shape[:axis] + batched_shape[axis + 1 :]
-                self._example_shape = example_shape
+            example_shape = self._example_shape = batched_shape[:axis] + batched_shape[axis + 1 :]
         return example_shape
 
     @property
