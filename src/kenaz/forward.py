@@ -72,10 +72,9 @@ def _has_float_output(op: Op, out: Any) -> bool:
 
 def _set_records(op: Op, out: Any, level: int, records: Any) -> None:
     """Store the tangent(s) or node(s) of ``out`` at ``level`` (tuples: one per output)."""
-    # `type(...) is`, not isinstance: an isinstance that fails on a Tensor reads its
-    # `__class__` property (tensor.py), a Python call per op.
+    # `type(...) is`: an isinstance failing on a Tensor calls its `__class__` property
     if type(out) is tuple:
-        for o, r in zip(out, records):
+        for o, r in zip(out, records or ()):
             if r is not None and o.dtype.kind in "fc":
                 set_record(o, level, r)
     else:
@@ -120,12 +119,9 @@ class ForwardHandler(Handler):
         out = perform_args(op, args, params)  # after the scan: a list must be stacked first
         if not tangents:
             return out
-        if op.multiple_results:
-            if not any(o.dtype.kind in "fc" for o in out):
-                return out
-            tangent = op_tangent(op, tangents, out, args, params)
-            if tangent is not None:
-                _set_records(op, out, level, tangent)
+        if op.multiple_results:  # a tuple of tangents, one per float output
+            if _has_float_output(op, out):
+                _set_records(op, out, level, op_tangent(op, tangents, out, args, params))
             return out
         if out.dtype.kind not in "fc":
             return out  # integer and boolean outputs carry no tangent

@@ -110,16 +110,11 @@ class ReverseHandler(TapeHandler):
         for i, parent in tracked:  # a loop, not a comprehension: no frame of its own
             maker = makers[i]
             if maker is not None:
-                # `kept_by(saves, i, out, args)`, inlined: codes, not types, are tested
-                # (kenaz.rule_tables), and an empty `**params` would build a dict per edge.
-                kept = saves[i]
+                kept = saves[i]  # `rule_tables.kept_by(saves, i, out, args)`, inlined: a code
                 if kept is not None:
-                    if kept >= 0:
-                        kept = args[kept]
-                    elif kept == -1:
-                        kept = out
-                    else:
-                        kept = saves[kept](out, args)
+                    kept = (
+                        args[kept] if kept >= 0 else out if kept == -1 else saves[kept](out, args)
+                    )  # and below, no `**params` when empty: it would build a dict per edge
                 pullback = maker(out, *args, **params) if params else maker(out, *args)
                 edges.append((parent, pullback, kept))
         if op.multiple_results:

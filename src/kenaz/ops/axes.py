@@ -26,6 +26,8 @@ def normalize_axes(axis: int | Sequence[int] | None, ndim: int, op: str) -> tupl
     """``axis`` as a sorted tuple of non-negative ints, with NumPy's error for a bad axis."""
     if axis is None:
         return tuple(range(ndim))
+    if type(axis) is int and -ndim <= axis < ndim:  # one axis, the commonest: nothing to check
+        return (axis % ndim,)
     axes = (axis,) if isinstance(axis, (int, np.integer)) else axis
     axes = tuple(axes) if isinstance(axes, (tuple, list, range, np.ndarray)) else None
     if axes is None or not all(

@@ -535,7 +535,8 @@ linear(divide, (0,))
 
 def _pow_d_base(x, y):
     # y * x**(y-1), with y == 0 giving 0 rather than 0 * inf = nan at x == 0 (JAX's choice).
-    if isinstance(y, (int, float)):
+    # (A Tensor first: an isinstance that fails on one reads its `__class__` property.)
+    if not isinstance(y, Tensor) and isinstance(y, (int, float)):
         if y == 2:  # the square, the commonest power: 2 x is one op, not two
             return 2 * x
         return y * power(x, y - 1) if y != 0 else 0.0 * x
@@ -550,8 +551,6 @@ def _pow_d_exponent(ans, x):
     # log(x) * x**y, taken as 0 where x == 0 (the limit from the right for y > 0).
     if not isinstance(x, Tensor):  # a Python base: keep the output's precision
         x = Tensor(x, dtype=ans.dtype)
-    if isinstance(x, (int, float)):  # a Python base keeps the exponent's dtype (NEP 50)
-        return (math.log(x) if x > 0 else 0.0 if x == 0 else math.nan) * ans
     safe_x = where(equal(x, 0), 1.0, x)
     return where(equal(x, 0), 0.0, log(safe_x) * ans)
 

@@ -61,35 +61,40 @@ def split_index(index: Any) -> tuple[tuple[Any, ...], list[Any]]:
     spec: list[Any] = []
     arrays: list[Any] = []
     for item in index:
-        if item is None or item is Ellipsis or isinstance(item, slice):
-            spec.append(item)
-        elif isinstance(item, (bool, np.bool_)):
-            raise TypeError("kenaz indexing: a Python bool is not a valid index; use a mask array")
-        elif isinstance(item, (int, np.integer)):
-            spec.append(int(item))
-        else:
-            if not isinstance(item, Tensor):
-                item = np.asarray(item)
-                if item.dtype == object or item.dtype.kind not in "biu":
-                    if item.size == 0:
-                        item = item.astype(np.intp)
-                    else:
-                        raise IndexError(
-                            f"kenaz indexing: index arrays must be integer or boolean, "
-                            f"got dtype {item.dtype}"
-                        )
-            if item.dtype == np.bool_:
-                for part in np.nonzero(np.asarray(item)):
-                    spec.append(ARRAY)
-                    arrays.append(part)
+        # A Tensor is an index array: tested first, because an isinstance that fails on a
+        # Tensor reads its `__class__` property (a Python call).
+        if not isinstance(item, Tensor):
+            if item is None or item is Ellipsis or isinstance(item, slice):
+                spec.append(item)
                 continue
-            if item.dtype.kind not in "iu":
-                raise IndexError(
-                    "kenaz indexing: index arrays must be integer or boolean, "
-                    f"got dtype {item.dtype}"
+            if isinstance(item, (bool, np.bool_)):
+                raise TypeError(
+                    "kenaz indexing: a Python bool is not a valid index; use a mask array"
                 )
-            spec.append(ARRAY)
-            arrays.append(item)
+            if isinstance(item, (int, np.integer)):
+                spec.append(int(item))
+                continue
+            item = np.asarray(item)
+            if item.dtype == object or item.dtype.kind not in "biu":
+                if item.size == 0:
+                    item = item.astype(np.intp)
+                else:
+                    raise IndexError(
+                        f"kenaz indexing: index arrays must be integer or boolean, "
+                        f"got dtype {item.dtype}"
+                    )
+        # an index array (a Tensor, or what NumPy made of the item)
+        if item.dtype == np.bool_:
+            for part in np.nonzero(np.asarray(item)):
+                spec.append(ARRAY)
+                arrays.append(part)
+            continue
+        if item.dtype.kind not in "iu":
+            raise IndexError(
+                f"kenaz indexing: index arrays must be integer or boolean, got dtype {item.dtype}"
+            )
+        spec.append(ARRAY)
+        arrays.append(item)
     return tuple(spec), arrays
 
 

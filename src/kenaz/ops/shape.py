@@ -228,7 +228,10 @@ def transpose(a, axes: Sequence[int] | None = None) -> Tensor:
     if axes is None:
         axes = tuple(range(ndim))[::-1]
     else:
-        axes = tuple(int(a) % ndim if -ndim <= a < ndim else a for a in axes)
+        given, axes = axes, []
+        for a in given:  # a loop: a generator's frame cost more than the rest of transpose
+            axes.append(int(a) % ndim if -ndim <= a < ndim else a)
+        axes = tuple(axes)
         if sorted(axes) != list(range(ndim)):
             raise ValueError(
                 f"kenaz.transpose: axes {axes} are not a permutation of the {ndim} axes "
@@ -266,10 +269,12 @@ def swapaxes(a, axis1: int, axis2: int) -> Tensor:
     if not isinstance(x, Tensor):
         x = array_argument(x)
     ndim = len(_shape(x))
-    order = list(range(ndim))
     a, b = _axes(axis1, ndim, "swapaxes")[0], _axes(axis2, ndim, "swapaxes")[0]
+    if a == b and isinstance(x, Tensor):  # as `transpose` does for the identity
+        return x
+    order = list(range(ndim))
     order[a], order[b] = order[b], order[a]
-    return transpose(x, order)
+    return _transpose(x, axes=tuple(order))  # a permutation: nothing for `transpose` to check
 
 
 # -- adding and removing unit axes -----------------------------------------------------------
