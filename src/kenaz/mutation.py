@@ -313,9 +313,13 @@ class ReadsRecorder(Handler):
                 if id(a) not in self.known:
                     self.known.add(id(a))
                     self._alive.append(a)
-                    self.read.append(a)
+                    self._found(a)
             elif type(a) is list or type(a) is tuple:
                 self._note(a)
+
+    def _found(self, tensor: Tensor) -> None:
+        """Note ``tensor``: read by the run, neither given to it nor made in it."""
+        self.read.append(tensor)
 
 
 # -- the check before a backward pass ----------------------------------------------------

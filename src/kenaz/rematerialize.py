@@ -20,12 +20,9 @@ from typing import Any, ParamSpec, TypeVar, overload
 
 from .call import Call, CallFunction, CallInfo, ClosureGuard, Discovery, run_call
 from .effects import (
-    Handler,
-    Op,
     current_handlers,
     installed_stack,
     outside_innermost,
-    perform_args,
 )
 from .forward import ForwardHandler, LinearizeHandler
 from .lifted import pull_back
@@ -187,7 +184,7 @@ def _primal(args: tuple, call: CallInfo) -> tuple[tuple, tuple]:
     return outs, tuple(reads.read)
 
 
-class ForwardPass(Handler):
+class ForwardPass(ReadsRecorder):
     """Passes every op one level out of a ``grad``'s handler (what its reverse rule would
     run on), noting the tensors the run reads that it was not given and did not make:
     ``captured``, those the ``grad`` tracks (closed over: lifted into inputs of the
@@ -203,31 +200,15 @@ class ForwardPass(Handler):
     sees_through_calls = True
 
     def __init__(self, grad: ReverseHandler, given: list[Any]) -> None:
+        super().__init__(given)
         self.level = grad.level
         self.differentiates = grad.differentiates
-        self.known = {id(a) for a in given}
-        self._alive: list[Any] = list(given)  # so that no identity is reused meanwhile
         self.captured: list[Tensor] = []
-        self.read: list[Tensor] = []
 
-    def handle(self, op: Op, args: tuple, params: dict) -> Any:
-        self._note(args)
-        out = perform_args(op, args, params)
-        for o in out if isinstance(out, tuple) else (out,):
-            self.known.add(id(o))
-            self._alive.append(o)
-        return out
-
-    def _note(self, values: Any) -> None:
-        for a in values:
-            if isinstance(a, Tensor):
-                if id(a) not in self.known:
-                    self.known.add(id(a))
-                    trace = a._trace
-                    tracked = trace is not None and self.level in trace
-                    (self.captured if tracked else self.read).append(a)
-            elif type(a) is list or type(a) is tuple:
-                self._note(a)
+    def _found(self, tensor: Tensor) -> None:
+        trace = tensor._trace
+        tracked = trace is not None and self.level in trace
+        (self.captured if tracked else self.read).append(tensor)
 
 
 def _batch(op: Call, values: list, axes: list, *, call: CallInfo) -> tuple:
