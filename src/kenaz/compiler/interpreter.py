@@ -65,30 +65,18 @@ def interpret(program: Program, neutral: bool = False) -> Callable[..., tuple]:
                 constants.append((count, a.value))
                 reads.append(count)
                 count += 1
-        write = -1  # never read: the scratch slot
-        writes = None
-        if eq.multiple:
-            writes = []
-            for var in eq.outputs:
-                slot = -1
-                if var.id in last:
-                    if free:
-                        slot = free.pop()
-                        is_free.discard(slot)
-                    else:
-                        slot, count = count, count + 1
-                    slots[var.id] = slot
-                writes.append(slot)
-            writes = tuple(writes)
-        else:
-            var = eq.outputs[0]
+        written = []
+        for var in eq.outputs:
+            slot = -1  # never read: the scratch slot
             if var.id in last:
                 if free:
-                    write = free.pop()
-                    is_free.discard(write)
+                    slot = free.pop()
+                    is_free.discard(slot)
                 else:
-                    write, count = count, count + 1
-                slots[var.id] = write
+                    slot, count = count, count + 1
+                slots[var.id] = slot
+            written.append(slot)
+        write, writes = (-1, tuple(written)) if eq.multiple else (written[0], None)
         op = eq.op
         impl = op.impl if neutral else op.numpy_impl or op.impl
         steps.append((impl, tuple(reads), eq.params or None, write, writes))
