@@ -338,7 +338,10 @@ def check_vmap_arguments(in_axes: Any, out_axes: Any, axis_size: Any, method: st
     if isinstance(in_axes, list):
         in_axes = tuple(in_axes)
     for axes, name, of in ((in_axes, "in_axes", "arguments"), (out_axes, "out_axes", "outputs")):
-        for leaf in optree.tree_leaves(axes, none_is_leaf=True, namespace=NAMESPACE):
+        # Ints, None and tuples of them without optree: its flatten briefly releases the GIL, and a
+        # thread doing that every few hundred microseconds starves threads that wait for it.
+        leaves = (axes,) if axes is None or type(axes) is int else tree.flatten(axes, True)[0]
+        for leaf in leaves:
             if leaf is not None and (
                 not isinstance(leaf, (int, np.integer)) or isinstance(leaf, bool)
             ):
