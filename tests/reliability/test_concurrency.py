@@ -358,14 +358,20 @@ def test_threads_failing_mid_transformation_do_not_disturb_the_others() -> None:
     counter = CountOps()
     with handler(counter):
         kenaz.grad(f)(x)
-    deadline = time.monotonic() + min(STRESS_SECONDS, 1.0)
     failures: list[str] = []
     raised = [0] * THREADS
+    # The second starts once every thread runs: on a loaded machine, starting 8 threads
+    # can itself take most of a second, and the last ones would then never run a call.
+    deadline = [0.0]
+    start = threading.Barrier(
+        THREADS, action=lambda: deadline.__setitem__(0, time.monotonic() + min(STRESS_SECONDS, 1))
+    )
 
     def worker(index: int) -> None:
         rng = random.Random(index)
         call = 0
-        while time.monotonic() < deadline:
+        start.wait()
+        while time.monotonic() < deadline[0]:
             call += 1
             if index % 2 and call % 2:
                 with contextlib.suppress(Boom):
