@@ -18,7 +18,10 @@ For each workload's ``kenaz (jit)`` function (the one ``run_all.py`` times):
   one unrelated jitted call before (its one-time start-up is not counted).
 
 Then a 10,000-op ``jit(grad)`` (W1's chain at 2,000 steps): seconds until it is
-ready to run (trace and compile), and its first call.
+ready to run (trace and compile), and its first call. And a steady call of a small
+jitted MLP by the way its arguments are passed (positional tensors, a dict of
+parameters, keyword arguments, a static argument by position or name): µs per call
+and the ratio to the positional call.
 
 Run in the bench venv for JAX (without it the JAX columns say so)::
 
@@ -199,6 +202,43 @@ def ten_thousand_ops(repeats: int) -> tuple[int, float, float]:
     return ops, ready, first
 
 
+def steady_calls(repeats: int) -> list[tuple[str, float]]:
+    """CPU seconds per steady call of one small jitted MLP, by how its arguments come."""
+    import numpy as np
+
+    import kenaz
+    import kenaz.numpy as knp
+
+    rng = np.random.default_rng(0)
+    w1, b1 = knp.asarray(rng.normal(size=(4, 8))), knp.zeros(8)
+    w2, x = knp.asarray(rng.normal(size=(8, 1))), knp.asarray(rng.normal(size=(16, 4)))
+    params = {"w1": w1, "b1": b1, "w2": w2}
+
+    def mlp(w1: Any, b1: Any, w2: Any, x: Any, act: str = "tanh") -> Any:
+        return knp.sum(getattr(knp, act)(x @ w1 + b1) @ w2)
+
+    positional = kenaz.jit(mlp)
+    in_a_dict = kenaz.jit(lambda p, x: mlp(p["w1"], p["b1"], p["w2"], x))
+    keywords = kenaz.jit(lambda x, *, w1, b1, w2: mlp(w1, b1, w2, x))
+    by_number = kenaz.jit(mlp, static_argnums=4)
+    by_name = kenaz.jit(mlp, static_argnames="act")
+    cases = [
+        ("positional", lambda: positional(w1, b1, w2, x)),
+        ("dict of params", lambda: in_a_dict(params, x)),
+        ("keyword args", lambda: keywords(x, w1=w1, b1=b1, w2=w2)),
+        ("static argnum", lambda: by_number(w1, b1, w2, x, "tanh")),
+        ("static argname", lambda: by_name(w1, b1, w2, x, act="tanh")),
+    ]
+    for _, call in cases:
+        for _ in range(30):  # traced, checked, warm (tier 1)
+            call()
+    per_call = []
+    for label, call in cases:
+        seconds = _best_cpu(lambda call=call: [call() for _ in range(200)], repeats)
+        per_call.append((label, seconds / 200))
+    return per_call
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", default=DEFAULT, help="workloads, comma-separated")
@@ -234,6 +274,10 @@ def main() -> None:
     print(f"jit(grad) of {ops:,} ops (W1's chain, 2,000 steps): ready in {ready:.3f} s of CPU "
           f"({1e6 * ready / ops:.1f} µs/op), first call {first:.3f} s "
           f"({options.clock})")  # fmt: skip
+    per_call = steady_calls(options.repeats)
+    print("steady calls of a small jitted MLP, CPU µs per call (ratio to positional): "
+          + ", ".join(f"{label} {1e6 * t:.1f} ({t / per_call[0][1]:.2f}x)"
+                      for label, t in per_call))  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -260,6 +260,47 @@ def test_steady_calls_keep_the_signature_rules() -> None:
     close(scaled(x), Tensor(np.full(3, 2.0)))
 
 
+def test_steady_calls_with_keywords_dicts_and_static_arguments(monkeypatch) -> None:
+    # The steady path covers dicts, None, keyword and static arguments too: such a call
+    # with the last call's signature neither flattens its arguments nor builds a key.
+    traced = []
+
+    def f(params, x, act, *, scale, extra=None):
+        traced.append(act)
+        return getattr(knp, act)(x @ params["w"] + params["b"]) * scale
+
+    jitted = kenaz.jit(f, static_argnums=2)
+    params = {"w": knp.ones((2, 3)), "b": knp.zeros(3)}
+    x = knp.ones((4, 2))
+    jitted(params, x, "tanh", scale=1.0)
+    jitted(params, x, "tanh", scale=1.0)  # the purity check
+    flattened = []
+    flatten = kenaz.compiler.api.tree.flatten
+    monkeypatch.setattr(
+        kenaz.compiler.api.tree, "flatten", lambda *a, **k: flattened.append(1) or flatten(*a, **k)
+    )
+    for i in range(3):  # new values each call, keys in another order: computed by key
+        moved = {"b": knp.full(3, float(i)), "w": params["w"] * i}
+        close(jitted(moved, x, "tanh", scale=2.0), Tensor(2.0 * np.tanh(np.full((4, 3), 3.0 * i))))
+    assert flattened == [1]  # one slow call (the first after the check), then the steady ones
+    assert jitted.cache_info().traces == 1
+    # Any other signature traces again or hits, as on the general path.
+    close(jitted(params, x, "sin", scale=1.0), Tensor(np.sin(np.full((4, 3), 2.0))))
+    close(jitted(params, x, "sin", scale=1, extra=None), Tensor(np.sin(np.full((4, 3), 2.0))))
+    jitted(params, x, "sin", scale=1.0, extra={"c": 1.0})  # a keyword more
+    jitted({**params, "c": knp.ones(())}, x, "sin", scale=1.0)  # a key more
+    assert jitted.cache_info().traces == 5
+    close(jitted(params, x, "tanh", scale=3.0), Tensor(3.0 * np.tanh(np.full((4, 3), 2.0))))
+    assert jitted.cache_info().traces == 5 and traced.count("tanh") == 2
+
+    named = kenaz.jit(lambda x, mode: knp.sum(x) if mode == "sum" else knp.max(x),
+                      static_argnames="mode")  # fmt: skip
+    for _ in range(3):
+        assert float(named(X, mode="sum")) == pytest.approx(float(knp.sum(X)))
+        assert float(named(X, mode="max")) == pytest.approx(1.1)  # alternating: both right
+    assert named.cache_info().traces == 2
+
+
 def test_static_argnames_and_pytrees() -> None:
     @kenaz.jit
     def step(params, batch, scale=1.0):

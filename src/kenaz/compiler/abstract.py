@@ -78,6 +78,11 @@ def rule_of(op: Op) -> Callable[..., Types] | None:
             rule = _elementwise
         elif batch is _reduction_batch or batch is _index_reduction_batch:
             rule = _reduction
+    if op.is_call:
+        # A call op is made per function (custom_root's, checkpoint's): remembering it here
+        # would keep its function alive, and with it whatever that closes over (a finished
+        # trace's tracers and handler). Its rule is None and cheap to find again.
+        return rule
     if len(rules_seen) >= _MEMO_LIMIT:  # ops made on the fly (a user's, in a loop)
         rules_seen.clear()
     rules_seen[op] = rule

@@ -92,18 +92,23 @@ class Jitted(Generic[P, R]):
         # The last plain call's (signature, entry): see `_plain_signature`. Only a checked
         # entry goes here, so the purity check still runs on the slow path.
         self._last: tuple[list, _Entry] | None = None
+        self._static = bool(self.static_argnums or self.static_argnames)
 
     # -- the call ---------------------------------------------------------------------------
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
         if self.impure is not None:
             return self.fun(*args, **kwargs)
         last = self._last
-        if last is not None and not kwargs and not installed_stack():
+        if last is not None and not installed_stack():
             # The fast path: the same plain signature as the last call, told by one pass
             # over the arguments and one list comparison (no optree, no key to hash).
             signature: list = []
             values: list = []
-            if _plain_signature(args, signature, values) and signature == last[0]:
+            if (
+                _plain_signature(args, signature, values)
+                if not kwargs and not self._static
+                else self._call_signature(args, kwargs, signature, values)
+            ) and signature == last[0]:
                 next(self._hits)
                 return last[1].run(values)
         if self.static_argnums or self.static_argnames:
@@ -125,13 +130,38 @@ class Jitted(Generic[P, R]):
                     return self.fun(*args, **kwargs)
                 if values is not None:  # the check's trace computed this call's results
                     return entry.result([_make(v) for v in values])
-            elif static is None and not kwargs and not installed_stack():
+            elif not installed_stack():
                 signature, plain = [], []
-                if _plain_signature(args, signature, plain):
+                if self._call_signature(args, kwargs, signature, plain):
                     self._last = (signature, entry)
                     return entry.run(plain)
         outs = entry.staged([x for x in leaves if is_traceable(x)])
         return entry.result(outs)
+
+    def _call_signature(self, args: tuple, kwargs: dict, signature: list, values: list) -> bool:
+        """:func:`_plain_signature` of a whole call: the positional arguments, then the
+        keyword ones (by sorted name, as ``tree.flatten`` orders a dict's leaves), each
+        static argument as its type and value (no value to pass: the program has it)."""
+        if self.static_argnums:
+            count = len(args)
+            static = {i + count if i < 0 else i for i in self.static_argnums}
+            for i, a in enumerate(args):
+                if i in static:
+                    signature += (_STATIC, type(a), a)
+                elif not _plain_signature((a,), signature, values):
+                    return False
+        elif not _plain_signature(args, signature, values):
+            return False
+        if kwargs:
+            names = sorted(kwargs)
+            signature += (_KEYWORDS, tuple(names))
+            for name in names:
+                value = kwargs[name]
+                if name in self.static_argnames:
+                    signature += (_STATIC, type(value), value)
+                elif not _plain_signature((value,), signature, values):
+                    return False
+        return True
 
     def _check(
         self, entry: _Entry, args: tuple, kwargs: dict, static: dict | None
@@ -288,18 +318,25 @@ _SCALARS = frozenset({bool, int, float, complex})
 _ARRAYS = NUMPY_TYPES - _SCALARS  # ndarray and NumPy's scalar types: a shape and a dtype
 
 
+_KEYWORDS = object()  # a signature's token: the keyword arguments' names and values follow
+_STATIC = object()  # a signature's token: a static argument's type and value follow
+
+
 def _plain_signature(items: tuple | list, signature: list, values: list) -> bool:
     """Append the signature and the values of the argument leaves in ``items``.
 
     ``False`` if one needs the general path (``tree.flatten`` and ``_leaf_key``): any
-    pytree node but a tuple or list (a dict, ``None``, a named tuple), a tensor subclass,
-    another library's array, a static leaf. Otherwise two calls with equal signatures
-    have the same key in ``Jitted._cache``. The tokens: the shape then the dtype per
-    array or tensor, the type per number, the type then the length per tuple or list.
-    Two signatures compared token by token stay in step: where one has a shape (a
-    tuple), a type or a length (an int), an equal token is of the same kind, so both
-    parse into the same structure (and a dtype, which equals some types, such as
-    ``float``, is only ever compared with a dtype).
+    pytree node but a tuple, a list, a dict or ``None`` (a named tuple, a subclass), a
+    tensor subclass, another library's array, a leaf that is not traced (a string).
+    Otherwise two calls with equal signatures have the same key in ``Jitted._cache``.
+    The tokens: the shape then the dtype per array or tensor, the type per number,
+    the type then the length per tuple or list, ``dict`` then the sorted keys per dict
+    (its values follow in that order, as ``tree.flatten`` gives them), ``None`` for
+    ``None`` (an empty subtree). Two signatures compared token by token stay in step:
+    where one has a shape (a tuple), a type, a length (an int) or keys (a tuple after
+    ``dict``), an equal token is of the same kind, so both parse into the same
+    structure (and a dtype, which equals some types, such as ``float``, is only ever
+    compared with a dtype).
     """
     for x in items:
         kind = type(x)
@@ -322,6 +359,17 @@ def _plain_signature(items: tuple | list, signature: list, values: list) -> bool
             signature.append(len(x))
             if not _plain_signature(x, signature, values):
                 return False
+        elif kind is dict:
+            try:
+                keys = sorted(x)
+            except TypeError:  # keys of mixed types: optree's own order
+                return False
+            signature.append(dict)
+            signature.append(tuple(keys))
+            if not _plain_signature([x[k] for k in keys], signature, values):
+                return False
+        elif x is None:
+            signature.append(None)
         else:
             return False
     return True

@@ -59,6 +59,7 @@ __all__ = [
     "Const",
     "Equation",
     "Program",
+    "Trace",
     "Tracer",
     "TracingHandler",
     "make_program",
@@ -72,24 +73,54 @@ _NUMBERS = frozenset({bool, int, float, complex})
 
 
 # -- tracers ---------------------------------------------------------------------------------
+class Trace:
+    """What a tracer knows of its trace: the handler recording it, and its name.
+
+    ``handler`` is ``None`` once the trace has finished. A tracer can outlive its
+    trace: a function a compiled program keeps (a ``custom_vjp``'s, ``fixed_point``'s,
+    for its rules under a transformation) may close over one. It then keeps only
+    this, not the handler with its equations and the values it computed.
+    """
+
+    __slots__ = ("handler", "name")
+
+    def __init__(self, handler: TracingHandler, name: str) -> None:
+        self.handler: TracingHandler | None = handler
+        self.name = name
+
+    def escaped(self, tracer: Tracer) -> EscapedTracerError:
+        """The error for using ``tracer`` after this trace finished."""
+        return EscapedTracerError(
+            f"kenaz.jit: a traced tensor ({tracer._var.type_name}) of {self.name!r} was "
+            "used after its trace finished, e.g. because it was stored in a global "
+            "variable or a closure; return it from the function instead"
+        )
+
+
 class Tracer(Tensor):
     """A tensor being traced: shape and dtype known, value not available to Python.
 
-    ``_var`` is its program variable and ``_tracing`` the handler that owns it.
-    ``_concrete`` (for kenaz's own use) is its real value: the one it was traced
+    ``_var`` is its program variable and ``_tracing`` the :class:`Trace` it belongs
+    to. ``_concrete`` (for kenaz's own use) is its real value: the one it was traced
     with for an input, else computed on demand from the inputs by running the
-    ops it depends on (:meth:`TracingHandler.value`).
+    ops it depends on (:meth:`TracingHandler.value`); a finished trace has none.
     """
 
     __slots__ = ("_var", "_tracing")
 
     @property
     def _value(self) -> Any:  # shadows Tensor's slot: every unwrap of a tracer raises
-        raise self._tracing.value_error(self, sys._getframe(1))
+        handler = self._tracing.handler
+        if handler is None:
+            raise self._tracing.escaped(self)
+        raise handler.value_error(self, sys._getframe(1))
 
     @property
     def _concrete(self) -> Any:
-        return self._tracing.value(self._var)
+        handler = self._tracing.handler
+        if handler is None:
+            raise self._tracing.escaped(self)
+        return handler.value(self._var)
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -108,7 +139,8 @@ class Tracer(Tensor):
         return math.prod(self._var.shape)
 
     def __repr__(self) -> str:
-        state = "being traced" if self._tracing.alive else "escaped from a finished trace"
+        alive = self._tracing.handler is not None
+        state = "being traced" if alive else "escaped from a finished trace"
         return f"Tracer({self._var}:{self._var.type_name}, {state} in {self._tracing.name!r})"
 
 
@@ -155,6 +187,7 @@ class TracingHandler(Handler):
     def __init__(self, name: str) -> None:
         self.name = name
         self.alive = True
+        self.trace = Trace(self, name)  # what its tracers refer to
         self.abstract = True
         self.equations: list[Equation] = []
         self.inputs: list[Var] = []
@@ -180,7 +213,7 @@ class TracingHandler(Handler):
     def tracer(self, var: Var) -> Tracer:
         t = _new(Tracer)
         t._var = var
-        t._tracing = self
+        t._tracing = self.trace
         t._trace = None
         return t
 
@@ -192,8 +225,10 @@ class TracingHandler(Handler):
 
     def _standing_for(self, x: Tensor) -> Var:
         """A variable for a tensor with no value at hand: ``x``'s example, computed if needed."""
-        if type(x) is Tracer and not x._tracing.abstract:
-            self.abstract = False
+        if type(x) is Tracer:
+            other = x._tracing.handler
+            if other is not None and not other.abstract:
+                self.abstract = False
         var = Var(self._count, tuple(x.shape), np.dtype(x.dtype))
         self._count += 1
         self._pending[var.id] = x
@@ -291,17 +326,18 @@ class TracingHandler(Handler):
             # a fresh tracer of the same variable: the identity is the Python object's, and
             # the program has no equation to drop later (optimize would forward it).
             x = args[0]
-            if type(x) is Tracer and x._tracing is self:
+            if type(x) is Tracer and x._tracing is self.trace:
                 t = _new(Tracer)
                 t._var = x._var
-                t._tracing = self
+                t._tracing = self.trace
                 t._trace = None
                 return t
         inputs: list[Var | Const] = []
         traced = False
+        trace = self.trace
         for a in args:
             kind = type(a)
-            if kind is Tracer and a._tracing is self:
+            if kind is Tracer and a._tracing is trace:
                 inputs.append(a._var)
                 traced = True
             elif kind in _NUMBERS:  # `x * 2.0`: the common constant, told first
@@ -364,7 +400,7 @@ class TracingHandler(Handler):
             return tuple([self.tracer(v) for v in outputs])
         t = _new(Tracer)
         t._var = outputs[0]
-        t._tracing = self
+        t._tracing = trace
         t._trace = None
         return t
 
@@ -388,7 +424,9 @@ class TracingHandler(Handler):
                 defined = {v.id for eq in iterate_primitives(body) for v in eq.outputs}
                 results = []
                 for o in outs:  # every output must be defined by the body: pass-throughs aliased
-                    if not (type(o) is Tracer and o._tracing is self and o._var.id in defined):
+                    if not (
+                        type(o) is Tracer and o._tracing is self.trace and o._var.id in defined
+                    ):
                         o = self.alias_of(o)
                         defined.add(o._var.id)
                     results.append(o)
@@ -418,7 +456,7 @@ class TracingHandler(Handler):
         return self.tracer(var)
 
     def _atom(self, x: Any) -> Var | Const:
-        if type(x) is Tracer and x._tracing is self:
+        if type(x) is Tracer and x._tracing is self.trace:
             return x._var
         if isinstance(x, Tensor):
             return self.capture(x)._var if _must_capture(x) else Const(x._value)
@@ -428,11 +466,7 @@ class TracingHandler(Handler):
     def value_error(self, tracer: Tracer, frame: Any) -> Exception:
         """The error for asking ``tracer`` for a concrete value (``frame`` asked)."""
         if not self.alive:
-            return EscapedTracerError(
-                f"kenaz.jit: a traced tensor ({tracer._var.type_name}) of {self.name!r} was "
-                "used after its trace finished, e.g. because it was stored in a global "
-                "variable or a closure; return it from the function instead"
-            )
+            return self.trace.escaped(tracer)
         # Where it was asked, found now (the frames move on); the text, when it is read.
         return traced_value_error(self.name, tracer._var, frame)
 
@@ -445,8 +479,13 @@ def _runs_a_function(op: Op) -> bool:
     return owner is op or getattr(owner, "inline_when_traced", False)
 
 
+def _is_own(x: Any, tracing: TracingHandler) -> bool:
+    """Whether ``x`` is a tracer of ``tracing``'s trace."""
+    return type(x) is Tracer and x._tracing is tracing.trace
+
+
 def _is_traced(x: Any, tracing: TracingHandler) -> bool:
-    if type(x) is Tracer and x._tracing is tracing:
+    if _is_own(x, tracing):
         return True
     return isinstance(x, Tensor) and _must_capture(x)
 
@@ -500,7 +539,7 @@ def trace(
             out_leaves, out_tree = tree.flatten(result)
             outputs = [
                 o._var
-                if type(o) is Tracer and o._tracing is tracing
+                if type(o) is Tracer and o._tracing is tracing.trace
                 else tracing._atom(o)
                 if isinstance(o, Tensor)
                 else o
@@ -508,6 +547,7 @@ def trace(
             ]
     finally:
         tracing.alive = False
+        tracing.trace.handler = None  # a tracer kept past the trace keeps no handler alive
     return Program(
         tracing.name,
         tracing.inputs,

@@ -11,15 +11,18 @@ constant (or op) that changed and the user's ``file:line`` that made it.
 
 from __future__ import annotations
 
+import functools
 import sys
 from collections.abc import Callable, Sequence
+from types import FunctionType, MethodType
 from typing import Any
 
 import numpy as np
 
 from .. import tree
 from ..backend import is_backend_array, namespace
-from ..effects import Op
+from ..call import CallFunction, CallInfo
+from ..effects import Handler, Op
 from ..tensor import Tensor
 from .program import Const, Equation, Program, Tracer, TracingHandler, Var
 from .traced_errors import user_frame
@@ -59,7 +62,7 @@ class CheckingTracer(TracingHandler):
         tensors = [leaf for leaf in tree.leaves(self._result) if isinstance(leaf, Tensor)]
         targets = []
         for leaf in tensors:
-            if type(leaf) is Tracer and leaf._tracing is self:
+            if type(leaf) is Tracer and leaf._tracing is self.trace:
                 targets.append(leaf._var)
             elif type(leaf) is not Tensor or leaf._trace:
                 return None
@@ -143,8 +146,20 @@ def _atoms_equal(a: Var | Const, b: Var | Const) -> bool:
     return _same(a.value, b.value)  # type: ignore[union-attr]
 
 
-def _same(a: Any, b: Any) -> bool:
-    """Whether two constants or parameters are the same value (NaN equals NaN)."""
+_PARTS = 10_000  # how many parts of two objects made anew by each trace are compared at most
+
+
+def _same(a: Any, b: Any, seen: set[tuple[int, int]] | None = None) -> bool:
+    """Whether two constants or parameters are the same value (NaN equals NaN).
+
+    An object each trace makes anew (a call's :class:`~kenaz.call.CallInfo`, a
+    ``custom_vjp`` made inside the function, a lambda) is the same if it is made of
+    the same parts: the same code, and closure cells, fields and arguments that are
+    the same in turn (a tracer the same variable of its trace). ``seen`` holds the
+    pairs compared so far: one met again is taken as the same (a cycle, or shared).
+    Past :data:`_PARTS` pairs, or for an object with no known parts, only identity
+    counts: a difference there makes the function impure, never a stale value.
+    """
     if a is b:
         return True
     if type(a) is not type(b):
@@ -161,17 +176,90 @@ def _same(a: Any, b: Any) -> bool:
         if tuple(a.shape) != tuple(b.shape) or a.dtype != b.dtype:
             return False
         return bool(namespace(a).all(a == b))
+    if seen is None:
+        seen = set()
+    pair = (id(a), id(b))
+    if pair in seen:
+        return True
+    if len(seen) >= _PARTS:
+        return False
+    seen.add(pair)
     if isinstance(a, (tuple, list)):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+        return len(a) == len(b) and all(_same(x, y, seen) for x, y in zip(a, b, strict=True))
     if isinstance(a, dict):
-        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
-    code = getattr(a, "__code__", None)
-    if code is not None:  # a function made anew at each trace (a lambda): the same code
-        return code is getattr(b, "__code__", None)
+        return a.keys() == b.keys() and all(_same(a[k], b[k], seen) for k in a)
+    if isinstance(a, Tensor):
+        return _same_tensor(a, b, seen)
+    if isinstance(a, (CallInfo, CallFunction)):
+        return _same_fields(a, b, seen)
+    if isinstance(a, Handler) and type(a).__module__.startswith("kenaz."):
+        # A transformation run inside the function (the tape a pullback closes over): what
+        # it holds came from the ops of its trace, which the programs compare.
+        return True
+    if isinstance(a, FunctionType):  # a function made anew at each trace (a lambda)
+        return (
+            a.__code__ is b.__code__
+            and _same(a.__defaults__, b.__defaults__, seen)
+            and _same(a.__kwdefaults__, b.__kwdefaults__, seen)
+            and _same_cells(a.__closure__, b.__closure__, seen)
+        )
+    if isinstance(a, MethodType):
+        return a.__func__ is b.__func__ and _same(a.__self__, b.__self__, seen)
+    if isinstance(a, functools.partial):
+        return (
+            _same(a.func, b.func, seen)
+            and _same(a.args, b.args, seen)
+            and _same(a.keywords, b.keywords, seen)
+        )
     try:
         return bool(a == b)
     except Exception:  # noqa: BLE001 - an object without a usable ==: only identity counts
         return False
+
+
+def _same_tensor(a: Tensor, b: Tensor, seen: set) -> bool:
+    """A tracer of each trace: the same variable; plain tensors: the same value."""
+    if type(a) is Tracer:
+        return _atoms_equal(a._var, b._var)  # type: ignore[attr-defined]
+    if type(a) is Tensor:
+        return _same(a._value, b._value, seen)
+    return False  # a view or a tracked tensor of a transformation: only identity counts
+
+
+def _same_cells(a: tuple | None, b: tuple | None, seen: set) -> bool:
+    if a is None or b is None:
+        return a is b
+    if len(a) != len(b):
+        return False
+    return all(_same(_contents(x), _contents(y), seen) for x, y in zip(a, b, strict=True))
+
+
+_EMPTY = object()  # an empty cell's contents (a name bound later): the same as another's
+
+
+def _contents(cell: Any) -> Any:
+    try:
+        return cell.cell_contents
+    except ValueError:
+        return _EMPTY
+
+
+# A call's derived op and the function's metadata follow from the fields compared.
+_SKIPPED_FIELDS = frozenset({"op", "discovered", "__wrapped__", "__doc__", "__annotations__"})
+
+
+def _same_fields(a: Any, b: Any, seen: set) -> bool:
+    """Two calls' infos, or two custom functions made by each trace: field by field."""
+    fields = [
+        name
+        for name in (*getattr(type(a), "__slots__", ()), *getattr(a, "__dict__", ()))
+        if name not in _SKIPPED_FIELDS
+    ]
+    for name in fields:
+        missing = object()
+        if not _same(getattr(a, name, missing), getattr(b, name, missing), seen):
+            return False
+    return getattr(b, "__dict__", {}).keys() == getattr(a, "__dict__", {}).keys()
 
 
 def _describe(value: Any) -> str:
