@@ -15,6 +15,7 @@ import functools
 import inspect
 import itertools
 import types
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from contextvars import ContextVar
 from typing import Any
@@ -37,6 +38,7 @@ __all__ = [
     "current_handlers",
     "fresh_level",
     "run_in",
+    "read_scopes",
     "each_argument",
     "identity",
 ]
@@ -476,6 +478,18 @@ handlers_installed: Callable[[], Any] = _handlers.get
 
 # Which transformations are running (e.g. ("grad", "grad: backward")), for `debug`.
 _scopes: ContextVar[tuple[str, ...]] = ContextVar("kenaz_scopes", default=())
+# The live handlers that show phases (debug's, graph's), by weak references that leave the
+# set when their handler dies. While it is empty no phase is noted: two context-variable
+# round trips and a tuple less for every phase of every transformation. A reader sees the
+# phases entered after it was made, which are the only ones it shows (its `base_depth` on).
+_scope_readers: set[weakref.ref] = set()
+
+
+def read_scopes(reader: Handler) -> tuple[str, ...]:
+    """Have the phases noted while ``reader`` lives (a handler that shows them, as
+    ``debug``'s does), and return the running ones (:func:`current_scopes`)."""
+    _scope_readers.add(weakref.ref(reader, _scope_readers.discard))
+    return _scopes.get()
 
 
 class scope:  # noqa: N801 - a context manager, named and used like a function
@@ -487,10 +501,11 @@ class scope:  # noqa: N801 - a context manager, named and used like a function
         self._name = name
 
     def __enter__(self) -> None:
-        self._token = _scopes.set((*_scopes.get(), self._name))
+        self._token = _scopes.set((*_scopes.get(), self._name)) if _scope_readers else None
 
     def __exit__(self, *exc_info: Any) -> None:
-        _scopes.reset(self._token)
+        if self._token is not None:
+            _scopes.reset(self._token)
 
 
 def run_in(
@@ -499,18 +514,20 @@ def run_in(
     """``function(*args)`` in the phase ``phase`` of a transformation (what ``debug``
     shows), with ``h`` installed innermost if given: :class:`scope` and :class:`handler`
     in one frame, for a transformation running the user's function or its backward pass."""
-    phase_token = _scopes.set((*_scopes.get(), phase))
+    phase_token = _scopes.set((*_scopes.get(), phase)) if _scope_readers else None
     token = None if h is None else _handlers.set((_handlers.get(), h))
     try:
         return function(*args)
     finally:
         if token is not None:
             _handlers.reset(token)
-        _scopes.reset(phase_token)
+        if phase_token is not None:
+            _scopes.reset(phase_token)
 
 
 def current_scopes() -> tuple[str, ...]:
-    """The running transformation phases, outermost first."""
+    """The running transformation phases, outermost first (noted only while a handler
+    that reads them lives: :func:`read_scopes`)."""
     return _scopes.get()
 
 

@@ -14,7 +14,7 @@ from typing import Any, Literal, TypeVar, overload
 
 from . import tree
 from .call import Call, ClosureGuard, fresh_outputs
-from .checks import flatten_pair, input_tensors
+from .checks import flatten_pair
 from .convert import perform_stacked
 from .effects import Handler, Op, fresh_level, handler, perform_args
 from .mutation import check_saved
@@ -302,9 +302,8 @@ def linearize(
     >>> f_jvp(2.0)
     Tensor(2.)
     """
-    p_flat, p_tree = input_tensors(primals, allow_int, "linearize")
     lin = LinearizeHandler()
-    in_nodes, out_flat, out_tree, out_nodes, _ = lin.run(f, p_flat, p_tree, "linearize")
+    _, _, in_nodes, out_flat, out_tree, out_nodes, _ = lin.run(f, primals, allow_int, "linearize")
     entries = lin.entries
 
     def f_jvp(*tangents: Any) -> Any:

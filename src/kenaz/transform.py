@@ -14,12 +14,10 @@ from typing import Any
 
 from . import tree
 from .backend import full_like
-from .checks import derivative_leaf, float0_zeros, split_aux
+from .checks import check_inputs, derivative_leaf, float0_zeros, input_leaves, split_aux
 from .effects import Handler, fresh_level, handlers_installed, run_in
 from .ops.elementwise import alias, copy
-from .tensor import Tensor
-
-_new = object.__new__
+from .tensor import Tensor, _make
 
 # The tape handlers alive, by weak references that leave the set when their handler dies
 # (no Python code runs either way): kenaz.mutation notes in-place changes on each.
@@ -51,19 +49,47 @@ class TapeHandler(Handler):
         self.track(watched)
         return watched
 
-    def run(self, f: Callable, leaves: list, in_tree: Any, where: str, *options: bool) -> tuple:
-        """:meth:`watch` each float or complex input leaf (the others are held constant),
-        then :func:`run_watched` ``f`` on the leaves (``options``: its ``has_aux`` and
-        ``pause_gc``): each leaf's node (None for a constant), then what it returns."""
+    def run(
+        self,
+        f: Callable,
+        primals: tuple,
+        allow_int: bool,
+        where: str,
+        positions: Sequence[int] | None = None,
+        phase: str | None = None,
+        *options: bool,
+    ) -> tuple:
+        """The leaves of the arguments ``primals`` as tensors (:func:`kenaz.checks.input_leaves`:
+        errors name ``where`` and the arguments by ``positions``) and their structure; each
+        float or complex one watched (:meth:`watch`; the others are held constant); then
+        :func:`run_watched` ``f`` on them in ``phase`` (``where`` if None; ``options``: its
+        ``has_aux`` and ``pause_gc``): the leaves, each one's node (None for a constant),
+        then what ``run_watched`` returns."""
+        leaves, in_tree = tree.flatten(primals)
+        for x in leaves:  # a leaf that is no tensor yet: the one way in converts them all
+            if type(x) is not Tensor:
+                leaves = input_leaves(leaves, primals, allow_int, where, positions)
+                break
         watched, nodes = [], []
-        for x in leaves:
-            node = None
+        level, node = self.level, self.node_count
+        outer = handlers_installed()
+        for x in leaves:  # `watch` and `track` inlined: this runs for every input leaf
             if x.dtype.kind in "fc":
-                x = fresh_identity(x)
-                node = self.track(x)
+                x = alias(x) if outer else _make(x._value)  # `fresh_identity`
+                if x._trace is None:
+                    x._trace = {level: node}
+                else:
+                    x._trace[level] = node
+                nodes.append(node)
+                node += 1
+            else:
+                if not allow_int:  # raises, naming the argument
+                    check_inputs(list(zip(positions or range(len(primals)), primals)), False, where)
+                nodes.append(None)
             watched.append(x)
-            nodes.append(node)
-        return (nodes, *run_watched(self, f, watched, in_tree, where, *options))
+        self.node_count = node
+        outputs = run_watched(self, f, watched, in_tree, phase or where, *options)
+        return (leaves, in_tree, nodes, *outputs)
 
     def track(self, out: Tensor) -> int:
         """Give ``out`` a new node number at this level (no entry recorded) and return it."""
@@ -76,12 +102,7 @@ class TapeHandler(Handler):
 def fresh_identity(x: Tensor) -> Tensor:
     """``x`` under a new identity, for a transformation to record its facts on: an alias
     performed outward, or with no handler (nothing records it) the alias's result."""
-    if handlers_installed():
-        return alias(x)
-    fresh = _new(Tensor)  # `kenaz.tensor._make`, inlined, as in `effects.perform`
-    fresh._value = x._value
-    fresh._trace = None
-    return fresh
+    return alias(x) if handlers_installed() else _make(x._value)
 
 
 def set_record(x: Tensor, level: int, record: Any) -> None:
@@ -130,9 +151,9 @@ def run_watched(
     record at ``h``'s level (None if untracked; the level is then forgotten on
     them: :func:`forget_level`) and ``aux`` (with ``has_aux``; else None).
     """
-    args = in_tree.unflatten(watched)  # (the structure's own method: no pytree walk)
+    args = tree.unflatten(in_tree, watched)
     if pause_gc:
-        with gc_paused():
+        with gc_pause:
             result = run_in(where, f, args, h)
     else:  # (no `no_context`: its two calls are a tenth of a small function's entry)
         result = run_in(where, f, args, h)
@@ -142,12 +163,16 @@ def run_watched(
     out_flat, out_tree = tree.flatten(result)
     level = h.level
     records = []
-    for i, o in enumerate(out_flat):
+    for i, o in enumerate(out_flat):  # each output's record (`record_at`, inlined)
         if not isinstance(o, Tensor):
-            out_flat[i] = o = derivative_leaf(o, where)
-        records.append(record_at(o, level))
+            out_flat[i] = derivative_leaf(o, where)  # untracked
+            records.append(None)
+        else:
+            records.append(o._trace.get(level) if o._trace else None)
     # The level is forgotten after all records were read: an output may stand twice.
-    forget_level([o for o in out_flat if isinstance(o, Tensor)], level)
+    for o in out_flat:  # (`forget_level`, inlined)
+        if isinstance(o, Tensor) and o._trace:
+            o._trace.pop(level, None)
     return out_flat, out_tree, records, aux
 
 
@@ -165,12 +190,13 @@ __all__ = [
     "zeros_like",
     "forget_level",
     "gc_paused",
+    "gc_pause",
 ]
 
 
 def zeros_like(x: Tensor) -> Tensor:
     """Zeros shaped and typed like ``x``, on ``x``'s backend."""
-    return Tensor(full_like(x, x.shape, 0, x.dtype))
+    return _make(full_like(x, x.shape, 0, x.dtype))
 
 
 def distinct(leaves: list[Any]) -> list[Any]:
@@ -231,3 +257,6 @@ class gc_paused:  # noqa: N801 - a context manager, named and used like a functi
             _gc_pauses -= 1
             if _gc_pauses == 0 and _gc_was_enabled:
                 gc.enable()
+
+
+gc_pause = gc_paused()  # one instance serves every pause (its state is the module's)

@@ -430,7 +430,7 @@ class _Inputs:
 
     def rebuild(self, leaves: Sequence[Any]) -> tuple[tuple, dict]:
         values = [
-            leaves[a] if td is None else optree.tree_unflatten(td, leaves[a:b])
+            leaves[a] if td is None else tree.unflatten(td, leaves[a:b])
             for _, td, a, b in self.parts
         ]
         count = len(self.args)
@@ -477,7 +477,7 @@ def _unbatch_outputs(result: Any, batcher: BatchHandler, out_axes: Any) -> Any:
             outs.append(batching.move_axis(batched, leaf._batch_axis, destination))
         else:
             outs.append(_broadcast_unbatched(leaf, axis, batcher.axis_size, result, index))
-    return optree.tree_unflatten(treedef, outs)
+    return tree.unflatten(treedef, outs)
 
 
 def _broadcast_unbatched(leaf: Any, axis: int | None, size: int, result: Any, index: int) -> Any:
@@ -521,7 +521,7 @@ def _run_per_example(f: Callable, inputs: _Inputs, size: int, out_axes: Any) -> 
         _stack_column(column, axis, results[0], index)
         for index, (column, axis) in enumerate(zip(columns, axes, strict=True))
     ]
-    return optree.tree_unflatten(treedef, outs)
+    return tree.unflatten(treedef, outs)
 
 
 def _stack_column(column: list, axis: int | None, result: Any, index: int) -> Any:
