@@ -476,18 +476,16 @@ class outside_innermost:  # noqa: N801 - a context manager, named and used like 
 handlers_installed: Callable[[], Any] = _handlers.get
 
 
-# Which transformations are running (e.g. ("grad", "grad: backward")), for `debug`.
+# Which transformations are running (e.g. ("grad", "grad: backward")), for `debug`: noted
+# only while a handler that shows them lives (weak references in `_scope_readers`), which
+# saves every phase two context-variable round trips. A reader shows only the phases
+# entered after it was made (from its `base_depth` on), and those are noted.
 _scopes: ContextVar[tuple[str, ...]] = ContextVar("kenaz_scopes", default=())
-# The live handlers that show phases (debug's, graph's), by weak references that leave the
-# set when their handler dies. While it is empty no phase is noted: two context-variable
-# round trips and a tuple less for every phase of every transformation. A reader sees the
-# phases entered after it was made, which are the only ones it shows (its `base_depth` on).
 _scope_readers: set[weakref.ref] = set()
 
 
 def read_scopes(reader: Handler) -> tuple[str, ...]:
-    """Have the phases noted while ``reader`` lives (a handler that shows them, as
-    ``debug``'s does), and return the running ones (:func:`current_scopes`)."""
+    """Note the phases while ``reader`` (``debug``'s handler) lives; the running ones."""
     _scope_readers.add(weakref.ref(reader, _scope_readers.discard))
     return _scopes.get()
 
@@ -526,8 +524,7 @@ def run_in(
 
 
 def current_scopes() -> tuple[str, ...]:
-    """The running transformation phases, outermost first (noted only while a handler
-    that reads them lives: :func:`read_scopes`)."""
+    """The running transformation phases, outermost first (see :func:`read_scopes`)."""
     return _scopes.get()
 
 

@@ -49,37 +49,25 @@ class TapeHandler(Handler):
         self.track(watched)
         return watched
 
-    def run(
-        self,
-        f: Callable,
-        primals: tuple,
-        allow_int: bool,
-        where: str,
-        positions: Sequence[int] | None = None,
-        phase: str | None = None,
-        *options: bool,
-    ) -> tuple:
-        """The leaves of the arguments ``primals`` as tensors (:func:`kenaz.checks.input_leaves`:
-        errors name ``where`` and the arguments by ``positions``) and their structure; each
-        float or complex one watched (:meth:`watch`; the others are held constant); then
-        :func:`run_watched` ``f`` on them in ``phase`` (``where`` if None; ``options``: its
-        ``has_aux`` and ``pause_gc``): the leaves, each one's node (None for a constant),
-        then what ``run_watched`` returns."""
+    def run(self, f: Callable, primals: tuple, allow_int: bool, where: str,
+            positions: Any = None, phase: str | None = None, *options: bool) -> tuple:  # fmt: skip
+        """Run ``f`` on the arguments ``primals``, their float and complex leaves watched
+        (:meth:`watch`; the others held constant). Input errors name ``where`` and the
+        arguments by their ``positions``; then :func:`run_watched` in ``phase`` (default
+        ``where``), with its ``options`` ``has_aux`` and ``pause_gc``. Returns the leaves as
+        tensors, their structure, each one's node (None for a constant), then what
+        ``run_watched`` returns."""
         leaves, in_tree = tree.flatten(primals)
         for x in leaves:  # a leaf that is no tensor yet: the one way in converts them all
             if type(x) is not Tensor:
                 leaves = input_leaves(leaves, primals, allow_int, where, positions)
                 break
         watched, nodes = [], []
-        level, node = self.level, self.node_count
-        outer = handlers_installed()
-        for x in leaves:  # `watch` and `track` inlined: this runs for every input leaf
+        level, node, outer = self.level, self.node_count, handlers_installed()
+        for x in leaves:  # `watch`, inlined: this runs for every input leaf
             if x.dtype.kind in "fc":
                 x = alias(x) if outer else _make(x._value)  # `fresh_identity`
-                if x._trace is None:
-                    x._trace = {level: node}
-                else:
-                    x._trace[level] = node
+                set_record(x, level, node)
                 nodes.append(node)
                 node += 1
             else:
@@ -124,11 +112,6 @@ def placed(pairs: Iterable[tuple[int, Any]], count: int) -> tuple:
 no_context = contextlib.nullcontext()  # `with a if condition else no_context:`
 
 
-def record_at(x: Any, level: int) -> Any:
-    """``x``'s record at ``level``, or None (also for anything not a tensor)."""
-    return x._trace.get(level) if isinstance(x, Tensor) and x._trace else None
-
-
 def zero_derivative(x: Tensor) -> Any:
     """The derivative reaching an input or output that nothing tracked connects: zeros,
     a float0 array for an integer one (:data:`kenaz.checks.float0`)."""
@@ -163,16 +146,12 @@ def run_watched(
     out_flat, out_tree = tree.flatten(result)
     level = h.level
     records = []
-    for i, o in enumerate(out_flat):  # each output's record (`record_at`, inlined)
+    for i, o in enumerate(out_flat):
         if not isinstance(o, Tensor):
-            out_flat[i] = derivative_leaf(o, where)  # untracked
-            records.append(None)
-        else:
-            records.append(o._trace.get(level) if o._trace else None)
+            out_flat[i] = o = derivative_leaf(o, where)
+        records.append(o._trace.get(level) if isinstance(o, Tensor) and o._trace else None)
     # The level is forgotten after all records were read: an output may stand twice.
-    for o in out_flat:  # (`forget_level`, inlined)
-        if isinstance(o, Tensor) and o._trace:
-            o._trace.pop(level, None)
+    forget_level([o for o in out_flat if isinstance(o, Tensor)], level)
     return out_flat, out_tree, records, aux
 
 
@@ -181,7 +160,6 @@ __all__ = [
     "live_tapes",
     "fresh_identity",
     "set_record",
-    "record_at",
     "placed",
     "no_context",
     "zero_derivative",

@@ -39,12 +39,12 @@ from .checks import (
     per_example_shape_error,
 )
 from .convert import as_tensor, perform_stacked
-from .effects import Handler, Op, handler, handlers_installed, perform_args, run_in
+from .effects import Handler, Op, handler, perform_args, run_in
 from .errors import ShapeError
 from .ops import batching, indexing
 from .ops import shape as shape_ops
-from .ops.elementwise import alias
-from .tensor import Tensor, _make, holds_tensor
+from .tensor import Tensor, holds_tensor
+from .transform import fresh_identity
 from .tree import NAMESPACE
 
 __all__ = ["vmap", "vmap_call", "BatchedTensor", "BatchHandler"]
@@ -127,17 +127,7 @@ class BatchHandler(Handler):
     def views(self, values: Sequence[Any], axes: Sequence[int | None]) -> list[Any]:
         """Views of ``values`` batched along ``axes`` (``None``: not batched), each with a
         fresh identity (:func:`kenaz.transform.fresh_identity`)."""
-        outer = handlers_installed()
-        views = []
-        for v, a in zip(values, axes):
-            if a is not None:  # `self.view(fresh_identity(v), a)`, inlined: it runs per leaf
-                view = _new(BatchedTensor)
-                view._batched = alias(v) if outer else _make(v._value)
-                view._batch_axis, view._batcher = a, self
-                view._example_shape = view._trace = None
-                v = view
-            views.append(v)
-        return views
+        return [v if a is None else self.view(fresh_identity(v), a) for v, a in zip(values, axes)]
 
     def handle(self, op: Op, args: tuple, params: dict) -> Any:
         # One pass over the arguments: replace our views by their batches.
