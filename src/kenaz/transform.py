@@ -58,10 +58,12 @@ class TapeHandler(Handler):
         tensors, their structure, each one's node (None for a constant), then what
         ``run_watched`` returns."""
         leaves, in_tree = tree.flatten(primals)
-        for x in leaves:  # a leaf that is no tensor yet: the one way in converts them all
-            if type(x) is not Tensor:
+        for x in leaves:  # before any op: a leaf to convert (the one way in checks them all),
+            if type(x) is not Tensor:  # or an integer one to refuse, naming its argument
                 leaves = input_leaves(leaves, primals, allow_int, where, positions)
                 break
+            if not allow_int and x.dtype.kind not in "fc":
+                check_inputs(list(zip(positions or range(len(primals)), primals)), False, where)
         watched, nodes = [], []
         level, node, outer = self.level, self.node_count, handlers_installed()
         for x in leaves:  # `watch`, inlined: this runs for every input leaf
@@ -71,8 +73,6 @@ class TapeHandler(Handler):
                 nodes.append(node)
                 node += 1
             else:
-                if not allow_int:  # raises, naming the argument
-                    check_inputs(list(zip(positions or range(len(primals)), primals)), False, where)
                 nodes.append(None)
             watched.append(x)
         self.node_count = node
