@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import io
 
 import numpy as np
@@ -52,3 +53,27 @@ def test_debug_composes_with_custom_calls_and_checkpoint():
     lines = run_debug(kenaz.grad(lambda x: knp.sum(layer(x))), knp.ones(3))
     # the forward pass runs tanh once, the backward pass recomputes it
     assert sum(line.strip().startswith("tanh(") for line in lines) == 2
+
+
+def test_phases_are_noted_only_while_a_debug_handler_lives():
+    """Without a handler that shows them the phases are not noted (they cost every
+    transformation); a debug handler made inside a transformation sees the ones after it."""
+    seen = []
+
+    def f(x):
+        seen.append(kenaz.effects.current_scopes())
+        return knp.sum(x * x)
+
+    gc.collect()  # no debug handler of an earlier test lingers in a cycle
+    kenaz.grad(f)(knp.ones(2))
+    assert seen[-1] == ()
+    lines = run_debug(kenaz.grad(f), knp.ones(2))
+    assert seen[-1] == ("grad", "vjp")
+    assert [line.strip() for line in lines if line.strip().startswith("[")][:2] == [
+        "[grad]",
+        "[vjp]",
+    ]
+    inner = run_debug(lambda x: kenaz.grad(kenaz.debug(f, file=io.StringIO()))(x), knp.ones(2))
+    assert [line.strip() for line in inner if line.strip().startswith("[")] == [
+        "[grad]", "[vjp]", "[vjp: backward]"
+    ]  # fmt: skip

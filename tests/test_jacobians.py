@@ -136,3 +136,17 @@ def test_hvp_of_several_arguments():
 def test_argnums_out_of_range():
     with pytest.raises(ValueError, match="argnums"):
         jacrev(layer, argnums=2)(X)
+
+
+@pytest.mark.parametrize("jac", JACOBIANS)
+def test_a_jacobian_that_is_its_basis_is_a_fresh_writable_array(jac):
+    """The bases are cached; the identity's Jacobian (the basis itself) is each call's own."""
+    first = jac(lambda x: x)(knp.ones(3))
+    first[0, 0] = 5.0  # an in-place change of the result touches no cached basis
+    again = jac(lambda x: x)(knp.ones(3))
+    close(again, np.eye(3))
+    close(first, np.diag([5.0, 1.0, 1.0]))
+    pair = jac(lambda x, y: (x, y), argnums=(0, 1))(knp.ones(2), knp.ones((1, 2)))
+    pair[1][1][0, 1, 0, 0] = 7.0  # d y / d y, of shape (1, 2, 1, 2)
+    pair = jac(lambda x, y: (x, y), argnums=(0, 1))(knp.ones(2), knp.ones((1, 2)))
+    close(pair[1][1], np.eye(2).reshape(1, 2, 1, 2))

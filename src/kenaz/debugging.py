@@ -9,7 +9,7 @@ from typing import Any, ParamSpec, TextIO, TypeVar
 
 import numpy as np
 
-from .effects import Handler, Op, current_scopes, handler, perform_args
+from .effects import Handler, Op, current_scopes, handler, perform_args, read_scopes
 from .tensor import Tensor
 from .type_names import type_name
 
@@ -59,8 +59,8 @@ class DebugHandler(Handler):
         self.file = file
         self.values = values
         self.ops = ops if ops is None or callable(ops) else _named(ops)
-        self.base_depth = len(current_scopes())
-        self.last_scopes: tuple[str, ...] = current_scopes()
+        self.last_scopes: tuple[str, ...] = read_scopes(self)
+        self.base_depth = len(self.last_scopes)
 
     def handle(self, op: Op, args: tuple, params: dict) -> Any:
         out = perform_args(op, args, params)

@@ -15,6 +15,7 @@ import functools
 import inspect
 import itertools
 import types
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from contextvars import ContextVar
 from typing import Any
@@ -37,6 +38,7 @@ __all__ = [
     "current_handlers",
     "fresh_level",
     "run_in",
+    "read_scopes",
     "each_argument",
     "identity",
 ]
@@ -474,8 +476,18 @@ class outside_innermost:  # noqa: N801 - a context manager, named and used like 
 handlers_installed: Callable[[], Any] = _handlers.get
 
 
-# Which transformations are running (e.g. ("grad", "grad: backward")), for `debug`.
+# Which transformations are running (e.g. ("grad", "grad: backward")), for `debug`: noted
+# only while a handler that shows them lives (weak references in `_scope_readers`), which
+# saves every phase two context-variable round trips. A reader shows only the phases
+# entered after it was made (from its `base_depth` on), and those are noted.
 _scopes: ContextVar[tuple[str, ...]] = ContextVar("kenaz_scopes", default=())
+_scope_readers: set[weakref.ref] = set()
+
+
+def read_scopes(reader: Handler) -> tuple[str, ...]:
+    """Note the phases while ``reader`` (``debug``'s handler) lives; the running ones."""
+    _scope_readers.add(weakref.ref(reader, _scope_readers.discard))
+    return _scopes.get()
 
 
 class scope:  # noqa: N801 - a context manager, named and used like a function
@@ -487,10 +499,11 @@ class scope:  # noqa: N801 - a context manager, named and used like a function
         self._name = name
 
     def __enter__(self) -> None:
-        self._token = _scopes.set((*_scopes.get(), self._name))
+        self._token = _scopes.set((*_scopes.get(), self._name)) if _scope_readers else None
 
     def __exit__(self, *exc_info: Any) -> None:
-        _scopes.reset(self._token)
+        if self._token is not None:
+            _scopes.reset(self._token)
 
 
 def run_in(
@@ -499,18 +512,19 @@ def run_in(
     """``function(*args)`` in the phase ``phase`` of a transformation (what ``debug``
     shows), with ``h`` installed innermost if given: :class:`scope` and :class:`handler`
     in one frame, for a transformation running the user's function or its backward pass."""
-    phase_token = _scopes.set((*_scopes.get(), phase))
+    phase_token = _scopes.set((*_scopes.get(), phase)) if _scope_readers else None
     token = None if h is None else _handlers.set((_handlers.get(), h))
     try:
         return function(*args)
     finally:
         if token is not None:
             _handlers.reset(token)
-        _scopes.reset(phase_token)
+        if phase_token is not None:
+            _scopes.reset(phase_token)
 
 
 def current_scopes() -> tuple[str, ...]:
-    """The running transformation phases, outermost first."""
+    """The running transformation phases, outermost first (see :func:`read_scopes`)."""
     return _scopes.get()
 
 

@@ -14,7 +14,7 @@ from typing import Any, Literal, TypeVar, overload
 
 from . import tree
 from .call import Call, ClosureGuard, fresh_outputs
-from .checks import flatten_pair, input_tensors
+from .checks import flatten_pair
 from .convert import perform_stacked
 from .effects import Handler, Op, fresh_level, handler, perform_args
 from .mutation import check_saved
@@ -211,8 +211,8 @@ def jvp(
     """
     p_flat, t_flat, p_tree = flatten_pair(primals, tangents, "jvp", allow_int)
     out_flat, out_tree, tangents_out, aux = push_forward(f, p_flat, p_tree, t_flat, has_aux)
-    out = out_tree.unflatten(out_flat)
-    tangent_out = out_tree.unflatten(tangents_out)
+    out = tree.unflatten(out_tree, out_flat)
+    tangent_out = tree.unflatten(out_tree, tangents_out)
     return (out, tangent_out, aux) if has_aux else (out, tangent_out)
 
 
@@ -223,7 +223,7 @@ def push_forward(f: Callable, p_flat: list, p_tree: Any, t_flat: list, has_aux: 
     watched = [fwd.watch(p, t) if p.dtype.kind in "fc" else p for p, t in zip(p_flat, t_flat)]
     out_flat, out_tree, tangents, aux = run_watched(fwd, f, watched, p_tree, "jvp", has_aux)
     tangents_out = [zero_derivative(o) if t is None else t for o, t in zip(out_flat, tangents)]
-    return out_flat, out_tree, distinct(tangents_out), aux
+    return out_flat, out_tree, distinct(tangents_out) if len(out_flat) > 1 else tangents_out, aux
 
 
 class LinearizeHandler(TapeHandler):
@@ -302,9 +302,8 @@ def linearize(
     >>> f_jvp(2.0)
     Tensor(2.)
     """
-    p_flat, p_tree = input_tensors(primals, allow_int, "linearize")
     lin = LinearizeHandler()
-    in_nodes, out_flat, out_tree, out_nodes, _ = lin.run(f, p_flat, p_tree, "linearize")
+    _, _, in_nodes, out_flat, out_tree, out_nodes, _ = lin.run(f, primals, allow_int, "linearize")
     entries = lin.entries
 
     def f_jvp(*tangents: Any) -> Any:

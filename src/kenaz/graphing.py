@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from . import tree
-from .effects import Handler, Op, current_scopes, fresh_level, handler, perform_args
+from .effects import Handler, Op, current_scopes, fresh_level, handler, perform_args, read_scopes
 from .ops.elementwise import alias
 from .tensor import Tensor
 from .type_names import type_name
@@ -190,7 +190,7 @@ class GraphRecorder(Handler):
         self.level = fresh_level()
         self.collapse = set(collapse)
         self.graph = Graph()
-        self.base_depth = len(current_scopes())
+        self.base_depth = len(read_scopes(self))
         self.marked: list[Tensor] = []  # tensors not made here that got a record, to clean up
 
     def _new_node(self, kind: str, label: str, phase: str = "forward", detail: str = "") -> int:

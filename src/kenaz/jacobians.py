@@ -27,26 +27,36 @@ from .forward import jvp, push_forward
 from .ops import shape as shape_ops
 from .ops.indexing import getitem
 from .reverse import pull_back, record, value_and_grad_of
-from .tensor import Tensor
-from .transform import gc_paused
+from .tensor import Tensor, _make
+from .transform import gc_pause
 from .vectorize import vmap_call
 
 __all__ = ["jacfwd", "jacrev", "hessian", "hvp"]
 
 
+# The bases made so far, by the leaves' shapes and dtypes: each call takes a copy (the
+# Jacobian may be a view of its basis, and tensors are mutable), one NumPy call instead of
+# building an identity (`numpy.eye`'s Python, reshapes, `Tensor`'s checks). Small bases only.
+_bases: dict[tuple, list[np.ndarray]] = {}
+
+
 def _basis(leaves: Sequence[Tensor]) -> list[Tensor]:
     """The standard basis of the space of ``leaves``: for each leaf, its block of the rows
     of an identity matrix, shaped ``(total_size,) + leaf.shape``."""
-    total = sum(leaf.size for leaf in leaves)
-    if len(leaves) == 1:  # one leaf: the identity matrix itself
-        return [Tensor(np.eye(total, dtype=leaves[0].dtype).reshape((total,) + leaves[0].shape))]
-    blocks, start = [], 0
-    for leaf in leaves:
-        block = np.zeros((total, leaf.size), dtype=leaf.dtype)
-        block[np.arange(start, start + leaf.size), np.arange(leaf.size)] = 1
-        blocks.append(Tensor(block.reshape((total,) + leaf.shape)))
-        start += leaf.size
-    return blocks
+    key = tuple([(leaf.shape, leaf.dtype) for leaf in leaves])
+    blocks = _bases.get(key)
+    if blocks is None:
+        total = sum(leaf.size for leaf in leaves)
+        blocks, start = [], 0
+        for leaf in leaves:
+            block = np.zeros((total, leaf.size), dtype=leaf.dtype)
+            block[np.arange(start, start + leaf.size), np.arange(leaf.size)] = 1
+            blocks.append(block.reshape((total,) + leaf.shape))
+            start += leaf.size
+        if total > 256 or len(_bases) >= 256:  # kept: at most 256 bases of 512 kB (float64)
+            return [_make(block) for block in blocks]
+        _bases[key] = blocks
+    return [_make(block.copy()) for block in blocks]
 
 
 def _split_axis(x: Tensor, axis: int, sizes: Sequence[int]) -> list[Tensor]:
@@ -60,6 +70,11 @@ def _split_axis(x: Tensor, axis: int, sizes: Sequence[int]) -> list[Tensor]:
     return pieces
 
 
+def _reshaped(x: Tensor, shape: tuple[int, ...]) -> Tensor:
+    """``x`` reshaped to ``shape`` (``x`` itself when it has that shape: no op)."""
+    return x if x.shape == shape else shape_ops.reshape(x, shape)
+
+
 def _is_float(x: Any) -> bool:
     """Whether the leaf ``x`` (a Tensor or a float0 array) has derivatives."""
     return isinstance(x, Tensor) and x.dtype.kind in "fc"
@@ -71,27 +86,18 @@ def _fill(values: Sequence[Any], leaves: Sequence[Any], filler: Any) -> list[Any
     return [next(found) if _is_float(leaf) else filler(leaf) for leaf in leaves]
 
 
-def _numbered_floats(leaves: Sequence[Any]) -> list[tuple[int, Any]]:
-    """``(i, leaf)`` for each leaf, ``i`` counting the float leaves before it."""
-    numbered, count = [], 0
-    for leaf in leaves:
-        numbered.append((count, leaf))
-        count += _is_float(leaf)
-    return numbered
-
-
 def _nest(outer_tree: Any, inner_tree: Any, blocks: list[list[Tensor]], single_input: bool) -> Any:
     """Build the Jacobian pytree: ``outer_tree`` (outputs) of ``inner_tree`` (inputs)."""
-    inner = [inner_tree.unflatten(row) for row in blocks]
+    inner = [tree.unflatten(inner_tree, row) for row in blocks]
     if single_input:
         inner = [row[0] for row in inner]
-    return outer_tree.unflatten(inner)
+    return tree.unflatten(outer_tree, inner)
 
 
 def _check_complex(leaves: Sequence[Any], holomorphic: bool, where: str, what: str) -> None:
     """JAX's dtype rules: with ``holomorphic`` complex leaves, otherwise real ones."""
     for leaf in leaves:
-        kind = np.dtype(leaf.dtype if isinstance(leaf, Tensor) else np.asarray(leaf).dtype).kind
+        kind = (leaf if isinstance(leaf, Tensor) else np.asarray(leaf)).dtype.kind
         if holomorphic and kind != "c":
             raise TypeError(
                 f"kenaz.{where}: with holomorphic=True the {what} must be complex, got "
@@ -102,10 +108,6 @@ def _check_complex(leaves: Sequence[Any], holomorphic: bool, where: str, what: s
                 f"kenaz.{where}: the {what} are complex ({leaf.dtype}); pass holomorphic=True "
                 "for a holomorphic function, or use vjp/jvp directly for a non-holomorphic one"
             )
-
-
-def _none(leaf: Any) -> None:
-    return None
 
 
 class _Argnums:
@@ -182,35 +184,40 @@ def jacrev(
         if holomorphic:  # the integer inputs' error first, as for any other input
             check_inputs([(n, args[n]) for n in nums], allow_int, "jacrev")
             _check_complex(tree.leaves(selected), True, "jacrev", "inputs")
-        with gc_paused():  # one pause for the forward pass and the (consuming) backward one
+        with gc_pause:  # one pause for the forward pass and the (consuming) backward one
             rev = record(function, selected, has_aux, allow_int, "jacrev", nums, pause_gc=False)
             out_flat, out_tree, aux = rev.outputs, rev.out_tree, rev.aux
-            float_outs = [o for o in out_flat if _is_float(o)]
-            _check_complex(float_outs, holomorphic, "jacrev", "outputs")
             in_flat, in_tree = rev.inputs, rev.in_tree
-            float_ins = [x for x in in_flat if _is_float(x)]
+            out_floats = [_is_float(o) for o in out_flat]
+            in_floats = [_is_float(x) for x in in_flat]
+            float_outs = [o for o, is_float in zip(out_flat, out_floats) if is_float]
+            _check_complex(float_outs, holomorphic, "jacrev", "outputs")
 
             def pull_back_rows(*cotangents: Tensor) -> tuple[Tensor, ...]:
                 """The float inputs' cotangents for the float outputs' ``cotangents`` (once)."""
-                grads = pull_back(rev, _fill(cotangents, out_flat, _none), reusable=False)
-                return tuple(g for g, x in zip(grads, in_flat) if _is_float(x))
+                given = iter(cotangents)
+                seeds = [next(given) if is_float else None for is_float in out_floats]
+                grads = pull_back(rev, seeds, reusable=False)
+                return tuple([g for g, is_float in zip(grads, in_floats) if is_float])
 
             # Row i of the Jacobian is the pullback of basis vector i: all rows at once.
             rows: Any = []
-            if float_outs and float_ins:
+            if float_outs and any(in_floats):
                 rows = vmap_call(pull_back_rows, tuple(_basis(float_outs)), {})
         sizes = [o.size for o in float_outs]
         per_input = [_split_axis(g, 0, sizes) for g in rows]  # [float input][float output]
-        blocks = [
-            _fill(
-                [shape_ops.reshape(p[i], o.shape + p[i].shape[1:]) for p in per_input],
-                in_flat,
-                lambda x, o=o: float0_zeros(o.shape + x.shape),
+        blocks, i = [], 0
+        for o, out_is_float in zip(out_flat, out_floats):
+            pieces = iter([p[i] for p in per_input] if out_is_float else ())
+            i += out_is_float
+            blocks.append(
+                [
+                    _reshaped(next(pieces), o.shape + x.shape)
+                    if out_is_float and in_is_float
+                    else float0_zeros(o.shape + x.shape)
+                    for x, in_is_float in zip(in_flat, in_floats)
+                ]
             )
-            if _is_float(o)
-            else [float0_zeros(o.shape + x.shape) for x in in_flat]
-            for i, o in _numbered_floats(out_flat)
-        ]
         jac = _nest(out_tree, in_tree, blocks, isinstance(argnums, (int, np.integer)))
         return (jac, aux) if has_aux else jac
 
@@ -361,9 +368,6 @@ def hvp(f: Callable, primals: Sequence[Any], tangents: Sequence[Any]) -> Any:
             "kenaz.hvp: primals and tangents must be tuples (one entry per argument); "
             "write hvp(f, (x,), (v,))"
         )
-    value_and_gradient = value_and_grad_of(
-        f, tuple(range(len(primals))), False, False, False, "grad"
-    )
-    gradient = lambda *args: value_and_gradient(*args)[1]  # noqa: E731 - grad(f, argnums=...)
+    gradient = value_and_grad_of(f, tuple(range(len(primals))), False, False, False, "grad", False)
     _, product = jvp(gradient, tuple(primals), tuple(tangents))
     return product[0] if len(primals) == 1 else product

@@ -26,7 +26,6 @@ from .checks import (
     check_tangent,
     grad_complex_error,
     grad_output_error,
-    input_tensors,
     normalize_argnums,
     select,
 )
@@ -38,7 +37,7 @@ from .transform import (
     TapeHandler,
     distinct,
     forget_level,
-    gc_paused,
+    gc_pause,
     no_context,
     placed,
     zero_derivative,
@@ -451,9 +450,9 @@ def vjp(
                 checked.append(
                     check_tangent(o, leaf_tensor(ct, "vjp"), "vjp", "cotangent", "an output")
                 )
-        return rev.in_tree.unflatten(pull_back(rev, checked, reusable=True))
+        return tree.unflatten(rev.in_tree, pull_back(rev, checked, reusable=True))
 
-    out = out_tree.unflatten(out_flat)
+    out = tree.unflatten(out_tree, out_flat)
     return (out, pullback, rev.aux) if has_aux else (out, pullback)
 
 
@@ -469,11 +468,9 @@ def record(
     """Run ``f(*primals)`` under a new reverse level, returned with its inputs and outputs
     noted on it: the forward pass of ``vjp``, ``grad`` and ``jacrev``. Input errors name
     ``where`` and the arguments by ``positions``; ``pause_gc``: pause the collector."""
-    inputs, in_tree = input_tensors(primals, allow_int, where, positions)
     rev = ReverseHandler()
-    rev.inputs, rev.in_tree = inputs, in_tree
-    rev.in_nodes, rev.outputs, rev.out_tree, rev.out_nodes, rev.aux = rev.run(
-        f, inputs, in_tree, "vjp", has_aux, pause_gc
+    rev.inputs, rev.in_tree, rev.in_nodes, rev.outputs, rev.out_tree, rev.out_nodes, rev.aux = (
+        rev.run(f, primals, allow_int, where, positions, "vjp", has_aux, pause_gc)
     )
     return rev
 
@@ -488,7 +485,7 @@ def pull_back(rev: ReverseHandler, cotangents: Sequence[Any], reusable: bool) ->
             seeds[node] = ct if node not in seeds else seeds[node] + ct
     arguments = (seeds, rev.in_nodes, not reusable)
     if reusable:
-        with gc_paused():
+        with gc_pause:
             grads = run_in("vjp: backward", rev.backward, arguments)
     else:  # inside the caller's pause
         grads = run_in("vjp: backward", rev.backward, arguments)
@@ -595,35 +592,45 @@ def value_and_grad_of(
     allow_int: bool,
     holomorphic: bool,
     where: str,
-) -> Callable[P, tuple[Any, Any]]:
-    """:func:`value_and_grad`, its errors naming ``where`` (``grad`` or ``value_and_grad``),
-    without ``f``'s name and documentation (copying them costs a few microseconds: for a
-    caller that makes one per call, as ``hvp`` does)."""
-    normalized: dict[int, tuple[int, ...]] = {}  # argnums for each number of arguments seen
+    value: bool = True,
+) -> Callable[P, Any]:
+    """:func:`value_and_grad` (or, without ``value``, :func:`grad`), its errors naming
+    ``where``, without ``f``'s name and documentation (copying them costs a few
+    microseconds: for a caller that makes one per call, as ``hvp`` does)."""
+    # For each number of arguments seen: argnums, and whether they are all of them in order
+    normalized: dict[int, tuple[tuple[int, ...], bool]] = {}
     single = isinstance(argnums, (int, np.integer))
 
     def value_and_grad_f(*args: Any, **kwargs: Any):
-        nums = normalized.get(len(args))
-        if nums is None:
-            nums = normalized[len(args)] = normalize_argnums(argnums, len(args), where)
+        known = normalized.get(len(args))
+        if known is None:
+            nums = normalize_argnums(argnums, len(args), where)
+            known = normalized[len(args)] = (nums, nums == tuple(range(len(args))))
+        nums, every = known
         if holomorphic:  # the integer inputs' error first, as for any other input
             check_inputs([(n, args[n]) for n in nums], allow_int, where)
             check_complex_inputs([(n, args[n]) for n in nums], where)
-        function, selected = select(f, args, kwargs, nums)
-        with scope("grad"), gc_paused():
+        if every and not kwargs:
+            function, selected = f, args
+        else:
+            function, selected = select(f, args, kwargs, nums)
+        with scope("grad"), gc_pause:
             rev = record(function, selected, has_aux, allow_int, where, nums, pause_gc=False)
-            out = rev.out_tree.unflatten(rev.outputs)
+            out = tree.unflatten(rev.out_tree, rev.outputs)
             if not isinstance(out, Tensor) or out.shape != () or out.dtype.kind not in "fc":
                 raise TypeError(grad_output_error(out, where))
             if (out.dtype.kind == "c") != holomorphic:
                 raise TypeError(grad_complex_error(out, holomorphic, where))
             one = _make(full_like(out, (), 1, out.dtype))  # on out's backend
-            grads = rev.in_tree.unflatten(pull_back(rev, [one], reusable=False))
+            grads = tree.unflatten(rev.in_tree, pull_back(rev, [one], reusable=False))
             # The tape consumed and freed inside the pause: its objects then leave no debt
             # that would make the collector traverse them on resuming.
             aux = rev.aux
             del rev
-        return ((out, aux) if has_aux else out), (grads[0] if single else grads)
+        gradient = grads[0] if single else grads
+        if not value:
+            return (gradient, aux) if has_aux else gradient
+        return ((out, aux) if has_aux else out), gradient
 
     return value_and_grad_f
 
@@ -674,11 +681,5 @@ def grad(
     >>> grad(grad(grad(grad(knp.sin))))(0.5) == knp.sin(0.5)
     Tensor(True)
     """
-    value_and_grad_f = value_and_grad_of(f, argnums, has_aux, allow_int, holomorphic, "grad")
-
-    @functools.wraps(f)
-    def grad_f(*args: Any, **kwargs: Any):
-        value, gradient = value_and_grad_f(*args, **kwargs)
-        return (gradient, value[1]) if has_aux else gradient
-
-    return grad_f
+    grad_f = value_and_grad_of(f, argnums, has_aux, allow_int, holomorphic, "grad", False)
+    return functools.wraps(f)(grad_f)

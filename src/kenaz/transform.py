@@ -14,12 +14,10 @@ from typing import Any
 
 from . import tree
 from .backend import full_like
-from .checks import derivative_leaf, float0_zeros, split_aux
+from .checks import check_inputs, derivative_leaf, float0_zeros, input_leaves, split_aux
 from .effects import Handler, fresh_level, handlers_installed, run_in
 from .ops.elementwise import alias, copy
-from .tensor import Tensor
-
-_new = object.__new__
+from .tensor import Tensor, _make
 
 # The tape handlers alive, by weak references that leave the set when their handler dies
 # (no Python code runs either way): kenaz.mutation notes in-place changes on each.
@@ -51,19 +49,35 @@ class TapeHandler(Handler):
         self.track(watched)
         return watched
 
-    def run(self, f: Callable, leaves: list, in_tree: Any, where: str, *options: bool) -> tuple:
-        """:meth:`watch` each float or complex input leaf (the others are held constant),
-        then :func:`run_watched` ``f`` on the leaves (``options``: its ``has_aux`` and
-        ``pause_gc``): each leaf's node (None for a constant), then what it returns."""
+    def run(self, f: Callable, primals: tuple, allow_int: bool, where: str,
+            positions: Any = None, phase: str | None = None, *options: bool) -> tuple:  # fmt: skip
+        """Run ``f`` on the arguments ``primals``, their float and complex leaves watched
+        (:meth:`watch`; the others held constant). Input errors name ``where`` and the
+        arguments by their ``positions``; then :func:`run_watched` in ``phase`` (default
+        ``where``), with its ``options`` ``has_aux`` and ``pause_gc``. Returns the leaves as
+        tensors, their structure, each one's node (None for a constant), then what
+        ``run_watched`` returns."""
+        leaves, in_tree = tree.flatten(primals)
+        for x in leaves:  # before any op: a leaf to convert (the one way in checks them all),
+            if type(x) is not Tensor:  # or an integer one to refuse, naming its argument
+                leaves = input_leaves(leaves, primals, allow_int, where, positions)
+                break
+            if not allow_int and x.dtype.kind not in "fc":
+                check_inputs(list(zip(positions or range(len(primals)), primals)), False, where)
         watched, nodes = [], []
-        for x in leaves:
-            node = None
+        level, node, outer = self.level, self.node_count, handlers_installed()
+        for x in leaves:  # `watch`, inlined: this runs for every input leaf
             if x.dtype.kind in "fc":
-                x = fresh_identity(x)
-                node = self.track(x)
+                x = alias(x) if outer else _make(x._value)  # `fresh_identity`
+                set_record(x, level, node)
+                nodes.append(node)
+                node += 1
+            else:
+                nodes.append(None)
             watched.append(x)
-            nodes.append(node)
-        return (nodes, *run_watched(self, f, watched, in_tree, where, *options))
+        self.node_count = node
+        outputs = run_watched(self, f, watched, in_tree, phase or where, *options)
+        return (leaves, in_tree, nodes, *outputs)
 
     def track(self, out: Tensor) -> int:
         """Give ``out`` a new node number at this level (no entry recorded) and return it."""
@@ -76,12 +90,7 @@ class TapeHandler(Handler):
 def fresh_identity(x: Tensor) -> Tensor:
     """``x`` under a new identity, for a transformation to record its facts on: an alias
     performed outward, or with no handler (nothing records it) the alias's result."""
-    if handlers_installed():
-        return alias(x)
-    fresh = _new(Tensor)  # `kenaz.tensor._make`, inlined, as in `effects.perform`
-    fresh._value = x._value
-    fresh._trace = None
-    return fresh
+    return alias(x) if handlers_installed() else _make(x._value)
 
 
 def set_record(x: Tensor, level: int, record: Any) -> None:
@@ -101,11 +110,6 @@ def placed(pairs: Iterable[tuple[int, Any]], count: int) -> tuple:
 
 
 no_context = contextlib.nullcontext()  # `with a if condition else no_context:`
-
-
-def record_at(x: Any, level: int) -> Any:
-    """``x``'s record at ``level``, or None (also for anything not a tensor)."""
-    return x._trace.get(level) if isinstance(x, Tensor) and x._trace else None
 
 
 def zero_derivative(x: Tensor) -> Any:
@@ -130,9 +134,9 @@ def run_watched(
     record at ``h``'s level (None if untracked; the level is then forgotten on
     them: :func:`forget_level`) and ``aux`` (with ``has_aux``; else None).
     """
-    args = in_tree.unflatten(watched)  # (the structure's own method: no pytree walk)
+    args = tree.unflatten(in_tree, watched)
     if pause_gc:
-        with gc_paused():
+        with gc_pause:
             result = run_in(where, f, args, h)
     else:  # (no `no_context`: its two calls are a tenth of a small function's entry)
         result = run_in(where, f, args, h)
@@ -145,7 +149,7 @@ def run_watched(
     for i, o in enumerate(out_flat):
         if not isinstance(o, Tensor):
             out_flat[i] = o = derivative_leaf(o, where)
-        records.append(record_at(o, level))
+        records.append(o._trace.get(level) if isinstance(o, Tensor) and o._trace else None)
     # The level is forgotten after all records were read: an output may stand twice.
     forget_level([o for o in out_flat if isinstance(o, Tensor)], level)
     return out_flat, out_tree, records, aux
@@ -156,7 +160,6 @@ __all__ = [
     "live_tapes",
     "fresh_identity",
     "set_record",
-    "record_at",
     "placed",
     "no_context",
     "zero_derivative",
@@ -165,12 +168,13 @@ __all__ = [
     "zeros_like",
     "forget_level",
     "gc_paused",
+    "gc_pause",
 ]
 
 
 def zeros_like(x: Tensor) -> Tensor:
     """Zeros shaped and typed like ``x``, on ``x``'s backend."""
-    return Tensor(full_like(x, x.shape, 0, x.dtype))
+    return _make(full_like(x, x.shape, 0, x.dtype))
 
 
 def distinct(leaves: list[Any]) -> list[Any]:
@@ -231,3 +235,6 @@ class gc_paused:  # noqa: N801 - a context manager, named and used like a functi
             _gc_pauses -= 1
             if _gc_pauses == 0 and _gc_was_enabled:
                 gc.enable()
+
+
+gc_pause = gc_paused()  # one instance serves every pause (its state is the module's)

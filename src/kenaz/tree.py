@@ -24,6 +24,8 @@ NAMESPACE = "kenaz"
 _LEAF_TYPES: set[type] = {np.ndarray, float, int, complex, bool, *np.sctypeDict.values()}
 _LEAF = {n: optree.tree_structure(0, none_is_leaf=n, namespace=NAMESPACE) for n in (False, True)}
 _TUPLES: dict[tuple[int, bool], optree.PyTreeSpec] = {}  # (n, none_is_leaf): n leaves' tuple
+# The number of leaves of each spec above by its id; -1 for a lone leaf
+_COUNTS: dict[int, int] = {id(spec): -1 for spec in _LEAF.values()}
 
 
 def register_leaf_type(cls: type) -> None:
@@ -51,12 +53,19 @@ def flatten(tree: Any, none_is_leaf: bool = False) -> tuple[list[Any], optree.Py
                     (0,) * len(tree), none_is_leaf=none_is_leaf, namespace=NAMESPACE
                 )
                 _TUPLES[len(tree), none_is_leaf] = spec
+                _COUNTS[id(spec)] = len(tree)
             return list(tree), spec
     return optree.tree_flatten(tree, none_is_leaf=none_is_leaf, namespace=NAMESPACE)
 
 
 def unflatten(treedef: optree.PyTreeSpec, leaves: Any) -> Any:
-    """Rebuild a tree of structure ``treedef`` from ``leaves``."""
+    """Rebuild a tree of structure ``treedef`` from ``leaves`` (a lone leaf or a tuple of
+    them, as :func:`flatten` found, without optree)."""
+    count = _COUNTS.get(id(treedef))  # the ids of specs this module keeps: never reused
+    if count == len(leaves):
+        return tuple(leaves)
+    if count == -1 and len(leaves) == 1:
+        return leaves[0]
     return optree.tree_unflatten(treedef, leaves)
 
 

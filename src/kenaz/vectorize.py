@@ -22,7 +22,8 @@ import functools
 import math
 import warnings
 from collections.abc import Callable, Sequence
-from typing import Any, ParamSpec, TypeVar
+from operator import attrgetter
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 import numpy as np
 import optree
@@ -76,9 +77,9 @@ class BatchedTensor(Tensor):
             example_shape = self._example_shape = batched_shape[:axis] + batched_shape[axis + 1 :]
         return example_shape
 
-    @property
-    def dtype(self) -> np.dtype:
-        return self._batched.dtype
+    if not TYPE_CHECKING:  # (type checkers read Tensor's declaration)
+        # In C: rules and handlers read it for nearly every op
+        dtype = property(attrgetter("_batched.dtype"), doc="The dtype (the batch's).")
 
     @property
     def ndim(self) -> int:
@@ -131,16 +132,17 @@ class BatchHandler(Handler):
     def handle(self, op: Op, args: tuple, params: dict) -> Any:
         # One pass over the arguments: replace our views by their batches.
         batch_axes: list[int | None] | None = None
-        for i, a in enumerate(args):
+        i = 0
+        for a in args:  # (no `enumerate`: its tuple per argument costs more than a count)
             if type(a) is BatchedTensor and a._batcher is self:
                 if batch_axes is None:  # the first view: copy the arguments once
                     values = list(args)
                     batch_axes = [None] * len(args)
                 values[i] = a._batched
                 batch_axes[i] = a._batch_axis
-            elif type(a) is list or type(a) is tuple:
-                if holds_tensor(a):  # kenaz.convert's one rule: stack it, then batch
-                    return perform_stacked(self, op, args, params)
+            elif (type(a) is list or type(a) is tuple) and holds_tensor(a):
+                return perform_stacked(self, op, args, params)  # kenaz.convert's one rule
+            i += 1
         if batch_axes is None:  # nothing here is batched by this vmap
             return perform_args(op, args, params)
         rule = op.batch
@@ -400,7 +402,7 @@ class _Inputs:
         size = None
         for leaf, axis in zip(self.leaves, self.axes, strict=True):
             if axis is not None:
-                n = _shape_of(leaf)[axis]
+                n = leaf.shape[axis]  # a tensor: `_add` converted each batched leaf
                 if size is not None and n != size:
                     raise ValueError(self._sizes_error())
                 size = n
@@ -430,7 +432,7 @@ class _Inputs:
 
     def rebuild(self, leaves: Sequence[Any]) -> tuple[tuple, dict]:
         values = [
-            leaves[a] if td is None else optree.tree_unflatten(td, leaves[a:b])
+            leaves[a] if td is None else tree.unflatten(td, leaves[a:b])
             for _, td, a, b in self.parts
         ]
         count = len(self.args)
@@ -472,12 +474,14 @@ def _unbatch_outputs(result: Any, batcher: BatchHandler, out_axes: Any) -> Any:
                     f"kenaz.vmap: out_axes is None for output {output_name(result, index)}, "
                     "but that output depends on the batched inputs; give it a batch axis (e.g. 0)"
                 )
-            batched = leaf._batched
-            destination = out_axis(axis, batched.ndim, result, index)
-            outs.append(batching.move_axis(batched, leaf._batch_axis, destination))
+            batched, source = leaf._batched, leaf._batch_axis
+            if axis != source or source != 0:  # (axis 0 to axis 0, the usual: no move)
+                destination = out_axis(axis, batched.ndim, result, index)
+                batched = batching.move_axis(batched, source, destination)
+            outs.append(batched)
         else:
             outs.append(_broadcast_unbatched(leaf, axis, batcher.axis_size, result, index))
-    return optree.tree_unflatten(treedef, outs)
+    return tree.unflatten(treedef, outs)
 
 
 def _broadcast_unbatched(leaf: Any, axis: int | None, size: int, result: Any, index: int) -> Any:
@@ -521,7 +525,7 @@ def _run_per_example(f: Callable, inputs: _Inputs, size: int, out_axes: Any) -> 
         _stack_column(column, axis, results[0], index)
         for index, (column, axis) in enumerate(zip(columns, axes, strict=True))
     ]
-    return optree.tree_unflatten(treedef, outs)
+    return tree.unflatten(treedef, outs)
 
 
 def _stack_column(column: list, axis: int | None, result: Any, index: int) -> Any:
