@@ -478,16 +478,17 @@ def record(
 def pull_back(rev: ReverseHandler, cotangents: Sequence[Any], reusable: bool) -> list[Any]:
     """The backward pass of the level ``rev`` that :func:`record` ran, from the output
     ``cotangents`` (None for none): the inputs' cotangents (distinct; zeros where nothing
-    arrives). Not ``reusable``: consumes the tape, inside its caller's pause of the collector."""
+    arrives). Not ``reusable``: consumes the tape, inside its caller's pause of the collector
+    (a reusable one pauses it itself for a long tape)."""
     seeds: dict[int, Tensor] = {}
     for node, ct in zip(rev.out_nodes, cotangents):
         if node is not None and ct is not None:
             seeds[node] = ct if node not in seeds else seeds[node] + ct
     arguments = (seeds, rev.in_nodes, not reusable)
-    if reusable:
+    if reusable and len(rev.tape) > 64:  # a pause costs as much as a few entries' pullbacks
         with gc_pause:
             grads = run_in("vjp: backward", rev.backward, arguments)
-    else:  # inside the caller's pause
+    else:  # a short tape, or inside the caller's pause
         grads = run_in("vjp: backward", rev.backward, arguments)
     grads = [zero_derivative(x) if g is None else g for g, x in zip(grads, rev.inputs)]
     return distinct(grads) if len(grads) > 1 else grads
