@@ -250,10 +250,11 @@ def test_tiering_switches_at_the_hot_call_only_when_it_pays(monkeypatch) -> None
     for call in range(1, tiers.HOT + 2):
         jitted(x)
         staged = jitted._entry((x,), {}).staged
-        # The first call traces, the second is the purity check: then the staged program
-        # runs interpreted until its WARM-th call, on generated code until its HOT-th.
-        assert (staged.generated is not None) == (call - 1 >= tiers.WARM)
-        if call - 1 < tiers.HOT:
+        # Every call runs the staged program (the first after tracing, the second after
+        # the purity check): interpreted until its WARM-th call, generated code until its
+        # HOT-th.
+        assert (staged.generated is not None) == (call >= tiers.WARM)
+        if call < tiers.HOT:
             assert getattr(staged.compiled, "fused_runs", None) is None
     assert getattr(staged.compiled, "fused_runs", 0) >= 1  # 60 small ops: fusion pays
 

@@ -188,7 +188,9 @@ class Jitted(Generic[P, R]):
             entry.checked = True
             if difference is None:
                 entry.program = None  # no longer needed: free its constants
-                if installed_stack() or program.captured:
+                if installed_stack() or program.captured or not tracing.computed:
+                    # (a trace that ran no op has no value at hand: the compiled program
+                    # computes the results faster than the trace's own ops, one by one)
                     return entry, None
                 return entry, tracing.results()
             self.impure = difference

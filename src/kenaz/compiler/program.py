@@ -104,9 +104,11 @@ class Tracer(Tensor):
     to. ``_concrete`` (for kenaz's own use) is its real value: the one it was traced
     with for an input, else computed on demand from the inputs by running the
     ops it depends on (:meth:`TracingHandler.value`); a finished trace has none.
+    ``shape``, ``dtype`` and ``ndim`` are its variable's, in slots of their own: the
+    transformations a trace runs read them a few times per op (:func:`_tracer`).
     """
 
-    __slots__ = ("_var", "_tracing")
+    __slots__ = ("_var", "_tracing", "shape", "dtype", "ndim")  # type: ignore[misc]
 
     @property
     def _value(self) -> Any:  # shadows Tensor's slot: every unwrap of a tracer raises
@@ -123,18 +125,6 @@ class Tracer(Tensor):
         return handler.value(self._var)
 
     @property
-    def shape(self) -> tuple[int, ...]:
-        return self._var.shape
-
-    @property
-    def dtype(self) -> np.dtype:
-        return self._var.dtype
-
-    @property
-    def ndim(self) -> int:
-        return len(self._var.shape)
-
-    @property
     def size(self) -> int:
         return math.prod(self._var.shape)
 
@@ -142,6 +132,18 @@ class Tracer(Tensor):
         alive = self._tracing.handler is not None
         state = "being traced" if alive else "escaped from a finished trace"
         return f"Tracer({self._var}:{self._var.type_name}, {state} in {self._tracing.name!r})"
+
+
+def _tracer(var: Var, trace: Trace) -> Tracer:
+    """A new tracer of ``var`` in ``trace`` (TracingHandler.handle inlines it)."""
+    t = _new(Tracer)
+    t._var = var
+    t._tracing = trace
+    t._trace = None
+    t.shape = shape = var.shape
+    t.dtype = var.dtype
+    t.ndim = len(shape)
+    return t
 
 
 # A tracer is a leaf: the transformations' flattening (their arguments and outputs are
@@ -197,6 +199,7 @@ class TracingHandler(Handler):
         self._values: dict[int, Any] = {}  # variable id -> real value, where known
         self._pending: dict[int, Tensor] = {}  # variable id -> the tensor whose example it is
         self._producers: dict[int, Equation] = {}  # variable id -> the primitive making it
+        self.computed = False  # whether some op ran on real values (one without a rule...)
 
     # -- variables and tracers -------------------------------------------------------------
     def new_var(self, value: Any, weak: type | None = None) -> Var:
@@ -211,11 +214,7 @@ class TracingHandler(Handler):
         return var
 
     def tracer(self, var: Var) -> Tracer:
-        t = _new(Tracer)
-        t._var = var
-        t._tracing = self.trace
-        t._trace = None
-        return t
+        return _tracer(var, self.trace)
 
     def _known(self, value: Any, weak: type | None = None) -> Var:
         """A variable for a real value (kept for :meth:`value`)."""
@@ -297,6 +296,7 @@ class TracingHandler(Handler):
                 if type(a) is Var:
                     reads[a.id] = reads.get(a.id, 0) + 1
         keep = {v.id for v in targets}
+        self.computed = True
         made: set[int] = set()  # computed here: freed after their last read unless targets
         with no_handlers():  # implementations on plain values: nothing to record
             for order in sorted(needed):
@@ -327,11 +327,7 @@ class TracingHandler(Handler):
             # the program has no equation to drop later (optimize would forward it).
             x = args[0]
             if type(x) is Tracer and x._tracing is self.trace:
-                t = _new(Tracer)
-                t._var = x._var
-                t._tracing = self.trace
-                t._trace = None
-                return t
+                return _tracer(x._var, self.trace)
         inputs: list[Var | Const] = []
         traced = False
         trace = self.trace
@@ -377,6 +373,7 @@ class TracingHandler(Handler):
                     types = None
         multiple = op.multiple_results
         if types is None:  # run on the real values
+            self.computed = True
             values = [self.value(a) if type(a) is Var else a.value for a in inputs]
             try:
                 result = op.impl(*values, **params)
@@ -397,11 +394,15 @@ class TracingHandler(Handler):
         for var in outputs:
             producers[var.id] = eq
         if multiple:
-            return tuple([self.tracer(v) for v in outputs])
+            return tuple([_tracer(v, trace) for v in outputs])
+        var = outputs[0]  # `_tracer`, inlined: once per op
         t = _new(Tracer)
-        t._var = outputs[0]
+        t._var = var
         t._tracing = trace
         t._trace = None
+        t.shape = shape = var.shape
+        t.dtype = var.dtype
+        t.ndim = len(shape)
         return t
 
     def handle_call(self, op: Any, args: tuple, params: dict) -> Any:

@@ -25,7 +25,9 @@ from .program import Program
 
 __all__ = ["WARM", "HOT", "tiered", "fused_code"]
 
-WARM = 3  # calls on the interpreter before a signature's Python code is generated
+# Calls on the interpreter before a signature's Python code is generated: a jitted
+# function's first call (the trace), its second (the purity check), then two more.
+WARM = 4
 HOT = 20  # calls before a signature is fused (if that pays)
 
 
