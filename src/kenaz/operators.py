@@ -49,7 +49,7 @@ def binary_operator(name: str, op: Op, reflected: bool = False) -> Callable[[Ten
 
     def forward(self: Tensor, other: Any) -> Tensor:
         stack = installed_stack()
-        if stack:  # perform_args' first branch (no parameters, no call), without its frame
+        if stack is not None:  # perform_args' first branch (no parameters, no call), no frame
             outside, innermost = stack
             token = set_stack(outside)
             try:
@@ -79,7 +79,7 @@ def binary_operator(name: str, op: Op, reflected: bool = False) -> Callable[[Ten
 
     def backward(self: Tensor, other: Any) -> Tensor:
         stack = installed_stack()
-        if stack:  # as in `forward`
+        if stack is not None:  # as in `forward`
             outside, innermost = stack
             token = set_stack(outside)
             try:
@@ -113,7 +113,7 @@ def matmul_operator(matmul: Callable[[Any, Any], Tensor]) -> Callable[[Tensor, A
     comes from ``matmul``, which names the op and the shapes."""
 
     def __matmul__(self: Tensor, other: Any) -> Tensor:  # noqa: N807 - the operator itself
-        if not installed_stack() and type(self) is Tensor and type(other) is Tensor:
+        if installed_stack() is None and type(self) is Tensor and type(other) is Tensor:
             x = self._value
             y = other._value
             if type(x) is ndarray and type(y) is ndarray:
