@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import itertools
 import json
 import os
 import statistics
@@ -150,7 +151,9 @@ def count_instructions(cases: str = "small", budget: float = 0.5) -> None:
         n = counts[name] = max(2, int(budget / max(time.process_time() - start, 1e-9)))
         for count in (n, 5 * n):
             os.getppid()
-            for _ in range(count):
+            # Not `range`: its ints are allocated, and what freeing one costs depends on
+            # the allocator's state, which differs between the trees (+4 on `x.dtype`).
+            for _ in itertools.repeat(None, count):
                 run()
         os.getppid()
     print(json.dumps(counts))

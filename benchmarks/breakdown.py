@@ -126,7 +126,7 @@ def components() -> dict[str, float | str]:
         timed("handler stack read (ContextVar.get)", _handlers.get)
 
         def switch_stack() -> None:
-            _handlers.reset(_handlers.set(()))
+            _handlers.reset(_handlers.set(None))
 
         timed("handler stack switch (ContextVar.set + reset)", switch_stack)
     except ImportError:

@@ -1,14 +1,15 @@
-"""ndarray's methods and attributes beyond the operators: what ``Tensor`` inherits.
+"""ndarray's methods and attributes beyond the operators: what ``Tensor`` has besides.
 
 ``Tensor`` (kenaz.tensor) keeps the hot paths: its value, the operators, the
 conversions. Everything else NumPy code reads of an ndarray lives here, in the
-base class ``NdarrayMethods``: the methods that are ``kenaz.numpy`` functions
-with ``self`` first (``x.sum()``, ``x.reshape(2, 3)``), the functional updates
-``x.at[idx]``, and the attributes of memory (``flat``, ``strides``, ``flags``,
-``base``, ``view``, ``data``...) with NumPy's semantics where a tensor can have
-them: outside transformations views and ``flat`` write through; a tensor that a
-running transformation tracks refuses what would leave its derivative behind,
-naming the alternative (kenaz.convert).
+class ``NdarrayMethods`` (Tensor's base class to type checkers; at run time
+kenaz.tensor copies its attributes onto Tensor, which costs each op less): the
+methods that are ``kenaz.numpy`` functions with ``self`` first (``x.sum()``,
+``x.reshape(2, 3)``), the functional updates ``x.at[idx]``, and the attributes of
+memory (``flat``, ``strides``, ``flags``, ``base``, ``view``, ``data``...) with
+NumPy's semantics where a tensor can have them: outside transformations views and
+``flat`` write through; a tensor that a running transformation tracks refuses what
+would leave its derivative behind, naming the alternative (kenaz.convert).
 
 This module sits with Tensor, below the primitives, so it cannot import them:
 ``kenaz.numpy._tensor_methods`` binds the names below (``_numpy_api``, the
@@ -29,7 +30,7 @@ __all__ = ["NdarrayMethods", "FlatIterator", "IndexUpdateHelper", "IndexUpdate"]
 
 
 class NdarrayMethods:
-    """The base class of ``Tensor``: ndarray's methods and attributes (see the module)."""
+    """``Tensor``'s ndarray methods and attributes (see the module)."""
 
     __slots__ = ()
 

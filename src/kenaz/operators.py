@@ -49,47 +49,45 @@ def binary_operator(name: str, op: Op, reflected: bool = False) -> Callable[[Ten
 
     def forward(self: Tensor, other: Any) -> Tensor:
         stack = installed_stack()
-        if stack:  # perform_args' first branch (no parameters, no call), without its frame
+        if stack is not None:  # perform_args' first branch (no parameters, no call), no frame
             outside, innermost = stack
             token = set_stack(outside)
             try:
                 return innermost.handle(op, (self, other), {})
             finally:
                 reset_stack(token)
-        if type(self) is Tensor:  # not a batched view that escaped its vmap: it raises below
-            if type(other) is Tensor:
-                y = other._value
-            elif type(other) is float or type(other) is int or type(other) in NUMPY_TYPES:
-                y = other
-            else:  # a list, a pandas value, a batched view...
-                return perform_args(op, (self, other), {})
-            x = self._value
-            try:  # free until it raises
-                if type(x) is ndarray and (type(y) is ndarray or type(y) in NUMPY_TYPES):
-                    value = ufunc(x, y)
-                else:  # a NumPy scalar (an op on 0-d values gives one), another backend
-                    value = impl(x, y)
-            except (ValueError, ArrayLikeArgument):  # perform's error names op and shapes
-                return perform_args(op, (self, other), {})
-            out = _new_object(Tensor)
-            out._value = value
-            out._trace = None
-            return out
-        return perform_args(op, (self, other), {})
+        # `self` needs no test: a Tensor's subclass (a batched view that escaped its vmap, a
+        # finished trace's tracer) raises reading `_value`, as it would in `perform_args`.
+        if type(other) is Tensor:
+            y = other._value
+        elif type(other) is float or type(other) is int or type(other) in NUMPY_TYPES:
+            y = other
+        else:  # a list, a pandas value, a batched view...
+            return perform_args(op, (self, other), {})
+        x = self._value
+        try:  # free until it raises
+            if type(x) is ndarray and (type(y) is ndarray or type(y) in NUMPY_TYPES):
+                value = ufunc(x, y)
+            else:  # a NumPy scalar (an op on 0-d values gives one), another backend
+                value = impl(x, y)
+        except (ValueError, ArrayLikeArgument):  # perform's error names op and shapes
+            return perform_args(op, (self, other), {})
+        out = _new_object(Tensor)
+        out._value = value
+        out._trace = None
+        return out
 
     def backward(self: Tensor, other: Any) -> Tensor:
         stack = installed_stack()
-        if stack:  # as in `forward`
+        if stack is not None:  # as in `forward`
             outside, innermost = stack
             token = set_stack(outside)
             try:
                 return innermost.handle(op, (other, self), {})
             finally:
                 reset_stack(token)
-        if type(self) is Tensor and (
-            type(other) is float or type(other) is int or type(other) in NUMPY_TYPES
-        ):
-            x = self._value
+        if type(other) is float or type(other) is int or type(other) in NUMPY_TYPES:
+            x = self._value  # a subclass raises here, as in `forward`
             try:
                 value = ufunc(other, x) if type(x) is ndarray else impl(other, x)
             except (ValueError, ArrayLikeArgument):
@@ -113,7 +111,7 @@ def matmul_operator(matmul: Callable[[Any, Any], Tensor]) -> Callable[[Tensor, A
     comes from ``matmul``, which names the op and the shapes."""
 
     def __matmul__(self: Tensor, other: Any) -> Tensor:  # noqa: N807 - the operator itself
-        if not installed_stack() and type(self) is Tensor and type(other) is Tensor:
+        if installed_stack() is None and type(self) is Tensor and type(other) is Tensor:
             x = self._value
             y = other._value
             if type(x) is ndarray and type(y) is ndarray:

@@ -85,7 +85,8 @@ class Checkpointed(CallFunction):
             forward = ForwardPass(innermost, fresh)
             with forward:
                 output = self.fun(*call.arguments(fresh))
-            return Discovery(forward.captured, forward.read, leaves, output, stack[0])
+            outside = stack[0] or ()  # Discovery's empty stack is `()`; the stack's own, None
+            return Discovery(forward.captured, forward.read, leaves, output, outside)
 
 
 @overload

@@ -41,7 +41,13 @@ def _numpy_dtype_of(tensor: Tensor) -> np.dtype:
 _DTYPE_DOC = "The NumPy dtype (a backend's own maps to it by name)."
 
 
-class Tensor(NdarrayMethods):
+if TYPE_CHECKING:  # what type checkers read: Tensor has ndarray's methods (see below)
+    _TensorBase = NdarrayMethods
+else:
+    _TensorBase = object
+
+
+class Tensor(_TensorBase):
     """An n-dimensional array that transformations can see through.
 
     Create tensors with ``kenaz.numpy`` functions (``array``, ``zeros``, ...)
@@ -409,6 +415,14 @@ def _map_backend_dtypes() -> None:
     if Tensor.dtype.fget is not _numpy_dtype_of:
         Tensor.dtype = property(_numpy_dtype_of, doc=_DTYPE_DOC)  # type: ignore[method-assign]
 
+
+# NdarrayMethods' methods and attributes are set on Tensor itself rather than inherited:
+# CPython walks a tensor's bases when it makes one and again when it frees one, and a base
+# class more cost every op about 15 machine instructions. Tensor's own definitions come
+# first, as they would before a base class's.
+for _name, _attribute in vars(NdarrayMethods).items():
+    if _name not in vars(Tensor) and _name != "__annotations__":
+        setattr(Tensor, _name, _attribute)
 
 on_foreign_dtypes(_map_backend_dtypes)
 register_tensor_class(Tensor)

@@ -278,7 +278,7 @@ def getitem(x, index) -> Tensor:
         or index_type in _BASIC_INDEX_TYPES
         or (index_type is tuple and _is_basic_tuple(index))
     ) and isinstance(x, Tensor):
-        if _current_handlers():
+        if _current_handlers() is not None:
             return basic_index(x, index)
         out = _new_tensor(Tensor)
         try:  # free until it raises
@@ -307,7 +307,7 @@ def tensor_getitem(self: Tensor, index: Any) -> Tensor:
         or (index_type is tuple and _is_basic_tuple(index))
     ):
         stack = _current_handlers()
-        if stack:  # `basic_index(self, index)`: perform_args' first branch, without its frames
+        if stack is not None:  # `basic_index(self, index)`: perform_args' first branch, no frame
             outside, innermost = stack
             token = set_stack(outside)
             try:
