@@ -375,3 +375,27 @@ def test_shape_errors_name_per_example_shapes():
         vmap(lambda a: a + knp.ones(4))(XS)
     with pytest.raises(ShapeError, match=r"per-example shapes \(3,\) and \(4,\)"):
         vmap(vmap(lambda a: a * knp.ones(4), in_axes=1))(np.ones((2, 3, 5)))
+
+
+def test_vmap_checks_int_and_none_axes_without_optree(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Axes that are ints, None or tuples of them are checked without optree: its flatten
+    briefly releases the GIL, and `grad` of a function that builds a `vmap` on every call
+    then starved other threads for seconds. Axes in another container still go to optree,
+    and a bad axis is still refused."""
+    import optree
+
+    calls: list[str] = []
+    real_leaves, real_flatten = optree.tree_leaves, optree.tree_flatten
+
+    def counted(name, real):
+        return lambda *args, **kwargs: calls.append(name) or real(*args, **kwargs)
+
+    monkeypatch.setattr(optree, "tree_leaves", counted("tree_leaves", real_leaves))
+    monkeypatch.setattr(optree, "tree_flatten", counted("tree_flatten", real_flatten))
+    for in_axes, out_axes in ((0, 0), (None, 1), ((0, None), 0), ((1, 0), (0, None))):
+        vmap(lambda a, b: a, in_axes=in_axes, out_axes=out_axes)
+    assert calls == []
+    vmap(lambda a, b: a, in_axes=[0, {"w": None}])
+    assert calls, "axes in a dict are flattened by optree"
+    with pytest.raises(TypeError, match="in_axes must contain ints and None"):
+        vmap(lambda a: a, in_axes=(0.5,))

@@ -340,7 +340,12 @@ def check_vmap_arguments(in_axes: Any, out_axes: Any, axis_size: Any, method: st
     for axes, name, of in ((in_axes, "in_axes", "arguments"), (out_axes, "out_axes", "outputs")):
         # Ints, None and tuples of them without optree: its flatten briefly releases the GIL, and a
         # thread doing that every few hundred microseconds starves threads that wait for it.
-        leaves = (axes,) if axes is None or type(axes) is int else tree.flatten(axes, True)[0]
+        if axes is None or type(axes) is int:
+            leaves: Any = (axes,)
+        elif type(axes) is tuple and all(a is None or type(a) is int for a in axes):
+            leaves = axes
+        else:
+            leaves = optree.tree_leaves(axes, none_is_leaf=True, namespace=NAMESPACE)
         for leaf in leaves:
             if leaf is not None and (
                 not isinstance(leaf, (int, np.integer)) or isinstance(leaf, bool)
