@@ -71,7 +71,8 @@ def test_metadata_is_complete():
 @pytest.mark.slow
 def test_the_wheel_works_in_an_empty_venv_with_numpy_and_optree_alone(tmp_path):
     dist = tmp_path / "dist"
-    run(sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--wheel-dir", dist, ROOT,
+    # uv (a dev dependency) builds and installs as pip would, in a fifth of the time
+    run(sys.executable, "-m", "uv", "build", "--quiet", "--wheel", "--out-dir", dist, ROOT,
         cwd=tmp_path)  # fmt: skip
     (wheel,) = dist.glob("kenaz-*.whl")
     assert wheel.name.startswith(f"kenaz-{kenaz.__version__}-py3-none-any")
@@ -90,9 +91,11 @@ def test_the_wheel_works_in_an_empty_venv_with_numpy_and_optree_alone(tmp_path):
     assert "Requires-Dist: numpy>=2.0" in metadata and "Requires-Dist: optree>=0.13" in metadata
 
     venv = tmp_path / "venv"
-    run(sys.executable, "-m", "venv", venv, cwd=tmp_path)
+    run(sys.executable, "-m", "uv", "venv", "--quiet", "--python", sys.executable, venv,
+        cwd=tmp_path)  # fmt: skip
     python = venv / "bin" / "python"
-    run(python, "-m", "pip", "install", "--quiet", wheel, cwd=tmp_path)
+    run(sys.executable, "-m", "uv", "pip", "install", "--quiet", "--python", python, wheel,
+        cwd=tmp_path)  # fmt: skip
     report = json.loads(run(python, "-c", SMOKE, cwd=tmp_path))  # cwd: the repo is not on the path
 
     assert report["version"] == report["metadata_version"] == kenaz.__version__
@@ -100,6 +103,6 @@ def test_the_wheel_works_in_an_empty_venv_with_numpy_and_optree_alone(tmp_path):
     assert report["vmap"] == [2.0, 2.0, 2.0]
     assert report["kenaz_file"].startswith(str(venv))
     installed = {name.replace("_", "-") for name in report["distributions"]}
-    # pip came with the venv; typing-extensions is optree's own dependency
-    assert installed - {"pip", "setuptools", "typing-extensions"} == {"kenaz", "numpy", "optree"}
+    # typing-extensions is optree's own dependency
+    assert installed - {"typing-extensions"} == {"kenaz", "numpy", "optree"}
     assert "pip install kenaz[scipy]" in report["scipy_error"]
