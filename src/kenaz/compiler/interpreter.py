@@ -65,18 +65,30 @@ def interpret(program: Program, neutral: bool = False) -> Callable[..., tuple]:
                 constants.append((count, a.value))
                 reads.append(count)
                 count += 1
-        written = []
-        for var in eq.outputs:
-            slot = -1  # never read: the scratch slot
-            if var.id in last:
+        writes: tuple | None = None
+        if eq.multiple:
+            written = []
+            for var in eq.outputs:
+                slot = -1  # never read: the scratch slot
+                if var.id in last:
+                    if free:
+                        slot = free.pop()
+                        is_free.discard(slot)
+                    else:
+                        slot, count = count, count + 1
+                    slots[var.id] = slot
+                written.append(slot)
+            write, writes = -1, tuple(written)
+        else:  # one result, the common case: no list
+            vid = eq.outputs[0].id
+            write = -1  # never read: the scratch slot
+            if vid in last:
                 if free:
-                    slot = free.pop()
-                    is_free.discard(slot)
+                    write = free.pop()
+                    is_free.discard(write)
                 else:
-                    slot, count = count, count + 1
-                slots[var.id] = slot
-            written.append(slot)
-        write, writes = (-1, tuple(written)) if eq.multiple else (written[0], None)
+                    write, count = count, count + 1
+                slots[vid] = write
         op = eq.op
         impl = op.impl if neutral else op.numpy_impl or op.impl
         steps.append((impl, tuple(reads), eq.params or None, write, writes))
@@ -88,7 +100,7 @@ def interpret(program: Program, neutral: bool = False) -> Callable[..., tuple]:
     template = [None] * size
     for slot, value in constants:
         template[slot] = value
-    extra = tuple(tensor._value for _, tensor in program.captured)
+    extra = tuple([tensor._value for _, tensor in program.captured])
     arity = len(program.inputs)
 
     def interpreted(*values: Any) -> tuple:

@@ -44,11 +44,11 @@ import numpy as np
 
 from .. import tree
 from ..backend import is_backend_array, numpy_dtype
-from ..effects import Handler, Op, handler, no_handlers, perform_args
+from ..effects import Handler, Op, handler, no_handlers, perform_args, reset_stack, set_stack
 from ..errors import EscapedTracerError, explain_backend_error
 from ..ops.elementwise import alias
 from ..tensor import Tensor, _make, holds_tensor
-from ..transform import gc_paused
+from ..transform import gc_pause
 from ..vectorize import BatchedTensor
 from .abstract import rule_of, rules_seen
 from .ir import Const, Equation, Program, Var, iterate_primitives
@@ -238,6 +238,12 @@ class TracingHandler(Handler):
         weak = None
         if type(value) is Tensor:  # the common case: its value is at hand
             value = value._value
+            if type(value) is np.ndarray:  # `_known` and `tracer`, inlined: once per input
+                var = Var(self._count, value.shape, value.dtype, None)
+                self._count += 1
+                self._values[var.id] = value
+                self.inputs.append(var)
+                return _tracer(var, self.trace)
         elif isinstance(value, Tensor):
             if _lazy(value):
                 var = self._standing_for(value)
@@ -532,21 +538,27 @@ def trace(
         for i in sorted(k for k in static if isinstance(k, int)):
             call_args.insert(i, static[i])
         call_kwargs = {**traced_kwargs, **{k: v for k, v in static.items() if isinstance(k, str)}}
+    # The tracing handler alone: the program is the function's, whatever runs around it.
+    # (A trace allocates many small objects and frees none: see gc_paused.) The stack is
+    # set and restored directly, not by `no_handlers()` and `handler(...)`: a trace of a
+    # few ops paid more for those two objects than for an op.
+    token = set_stack((None, tracing))
+    gc_pause.__enter__()
     try:
-        # The tracing handler alone: the program is the function's, whatever runs around it.
-        # (A trace allocates many small objects and frees none: see gc_paused.)
-        with no_handlers(), handler(tracing), gc_paused():
-            result = f(*call_args, **call_kwargs)
-            out_leaves, out_tree = tree.flatten(result)
-            outputs = [
-                o._var
-                if type(o) is Tracer and o._tracing is tracing.trace
-                else tracing._atom(o)
-                if isinstance(o, Tensor)
-                else o
-                for o in out_leaves
-            ]
+        result = f(*call_args, **call_kwargs)
+        out_leaves, out_tree = tree.flatten(result)
+        this = tracing.trace
+        outputs = [
+            o._var
+            if type(o) is Tracer and o._tracing is this
+            else tracing._atom(o)
+            if isinstance(o, Tensor)
+            else o
+            for o in out_leaves
+        ]
     finally:
+        gc_pause.__exit__()
+        reset_stack(token)
         tracing.alive = False
         tracing.trace.handler = None  # a tracer kept past the trace keeps no handler alive
     return Program(

@@ -33,7 +33,7 @@ from ..effects import handlers_installed, perform_args
 from ..forward import jvp
 from ..reverse import vjp
 from ..tensor import Tensor, _make
-from ..transform import gc_paused, zeros_like
+from ..transform import gc_pause, zeros_like
 from ..vectorize import vmap
 from . import fusion
 from .codegen import compile_program, generate_source
@@ -42,6 +42,10 @@ from .program import Const, Equation, Program, Var, _as_output, iterate_primitiv
 from .tiers import fused_code, tiered
 
 __all__ = ["Staged"]
+
+# Programs of this many equations (calls counted once) or more compile with the cyclic
+# garbage collector paused.
+_PAUSE_GC_FROM = 200
 
 
 def _tensor_outputs(program: Program) -> list[Var | Const]:
@@ -143,31 +147,42 @@ class Staged:
 
     def compile(self) -> Callable[..., tuple]:
         """Optimize and compile the program (once; later calls return the same function)."""
-        with self._lock, gc_paused():
+        with self._lock:
             if self.compiled is None:
-                program = self.program
-                if self.optimize:
-                    program = optimize(program)
+                # The collector's passes over a big program's new objects find nothing (see
+                # gc_paused); a small one allocates too little to start a pass, and pausing
+                # costs as much as optimizing a few equations.
+                if len(self.program.equations) < _PAUSE_GC_FROM:
+                    self._compile()
                 else:
-                    program = Program(
-                        program.name,
-                        program.inputs,
-                        [],
-                        list(iterate_primitives(program.equations)),
-                        program.outputs,
-                        None,
-                        None,
-                    )
-                self.optimized = program
-                fuse = self.fuse is not False and self.optimize and not self.neutral
-                if fuse and self.fuse and fusion.available():  # fuse=True: fused code at once
-                    code = compile_program(program, self.optimize, self.neutral)
-                    self.compiled = fused_code(program, self.optimize) or code
-                else:  # interpreted, then generated, then fused if it pays (see tiers)
-                    # (tiers asks for numba at the hot call: importing it takes longer than
-                    # most first calls, and a signature called a few times never needs it)
-                    self.compiled = tiered(self, program, fuse)
-            return self.compiled
+                    with gc_pause:
+                        self._compile()
+            return self.compiled  # type: ignore[return-value]
+
+    def _compile(self) -> None:
+        """Optimize the program and make its first tier (the lock held)."""
+        program = self.program
+        if self.optimize:
+            program = optimize(program)
+        else:
+            program = Program(
+                program.name,
+                program.inputs,
+                [],
+                list(iterate_primitives(program.equations)),
+                program.outputs,
+                None,
+                None,
+            )
+        self.optimized = program
+        fuse = self.fuse is not False and self.optimize and not self.neutral
+        if fuse and self.fuse and fusion.available():  # fuse=True: fused code at once
+            code = compile_program(program, self.optimize, self.neutral)
+            self.compiled = fused_code(program, self.optimize) or code
+        else:  # interpreted, then generated, then fused if it pays (see tiers)
+            # (tiers asks for numba at the hot call: importing it takes longer than
+            # most first calls, and a signature called a few times never needs it)
+            self.compiled = tiered(self, program, fuse)
 
     def source(self) -> str:
         """The Python source the program runs once warm (its fused form once hot, if any)."""
