@@ -43,9 +43,14 @@ def last_reads(program: Program) -> dict[int, int]:
 def interpret(program: Program, neutral: bool = False) -> Callable[..., tuple]:
     """A function of the input values (then the captured ones) running ``program``'s
     equations in order; it returns the tuple of the output values."""
-    last = last_reads(program)
-    inputs = [*program.inputs, *[v for v, _ in program.captured]]
-    slots = {var.id: position for position, var in enumerate(inputs)}
+    last = program.last_reads
+    if last is None:
+        last = last_reads(program)
+    captured = program.captured
+    inputs = [*program.inputs, *[v for v, _ in captured]] if captured else program.inputs
+    slots: dict[int, int] = {}
+    for position, var in enumerate(inputs):
+        slots[var.id] = position
     pinned = count = len(inputs)  # slots below `pinned` hold the inputs: never reused
     constants: list[Any] = []
     free: list[int] = []
@@ -93,14 +98,13 @@ def interpret(program: Program, neutral: bool = False) -> Callable[..., tuple]:
         impl = op.impl if neutral else op.numpy_impl or op.impl
         steps.append((impl, tuple(reads), eq.params or None, write, writes))
     size = count + 1  # the last slot is the scratch slot (-1)
-    outputs = [
-        (True, slots[o.id]) if type(o) is Var else (False, getattr(o, "value", o))
-        for o in program.outputs
-    ]
+    outputs = []
+    for o in program.outputs:
+        outputs.append((True, slots[o.id]) if type(o) is Var else (False, getattr(o, "value", o)))
     template = [None] * size
     for slot, value in constants:
         template[slot] = value
-    extra = tuple([tensor._value for _, tensor in program.captured])
+    extra = tuple([tensor._value for _, tensor in captured]) if captured else ()
     arity = len(program.inputs)
 
     def interpreted(*values: Any) -> tuple:

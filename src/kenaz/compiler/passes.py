@@ -38,10 +38,15 @@ def optimize(program: Program) -> Program:
     result, what the interpreter and the code generator allocate slots by).
     """
     substitutions: dict[int, Var | Const] = {}
-    equations = common_subexpressions(
-        iterate_primitives(program.equations), substitutions, identities=True
-    )
-    outputs = [_substitute(o, substitutions) for o in program.outputs]
+    equations: Sequence[Equation] = program.equations
+    for eq in equations:  # (the calls' bodies spliced in only if there is a call)
+        if eq.body is not None:
+            equations = list(iterate_primitives(equations))
+            break
+    equations = common_subexpressions(equations, substitutions, identities=True)
+    outputs = program.outputs
+    if substitutions:
+        outputs = [_substitute(o, substitutions) for o in outputs]
     last_reads: dict[int, int] = {}
     equations = dead_code(equations, outputs, last_reads)
     optimized = program.with_equations(equations, outputs)

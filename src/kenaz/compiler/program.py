@@ -70,6 +70,8 @@ __all__ = [
 _new = object.__new__
 _MISSING = object()
 _NUMBERS = frozenset({bool, int, float, complex})
+# A trace pauses the cyclic garbage collector once it has made this many variables.
+_PAUSE_GC_AT = 500
 
 
 # -- tracers ---------------------------------------------------------------------------------
@@ -200,6 +202,9 @@ class TracingHandler(Handler):
         self._pending: dict[int, Tensor] = {}  # variable id -> the tensor whose example it is
         self._producers: dict[int, Equation] = {}  # variable id -> the primitive making it
         self.computed = False  # whether some op ran on real values (one without a rule...)
+        # Variables made before the cyclic collector is paused (see `_long`): `trace` sets it.
+        self._pause_at = sys.maxsize
+        self.paused = False  # whether it paused the collector
 
     # -- variables and tracers -------------------------------------------------------------
     def new_var(self, value: Any, weak: type | None = None) -> Var:
@@ -399,6 +404,8 @@ class TracingHandler(Handler):
         producers = self._producers
         for var in outputs:
             producers[var.id] = eq
+        if self._count >= self._pause_at:
+            self._long()
         if multiple:
             return tuple([_tracer(v, trace) for v in outputs])
         var = outputs[0]  # `_tracer`, inlined: once per op
@@ -469,6 +476,15 @@ class TracingHandler(Handler):
             return self.capture(x)._var if _must_capture(x) else Const(x._value)
         return Const(x)
 
+    def _long(self) -> None:
+        """The trace has grown long: pause the cyclic collector until it ends (``trace``
+        resumes it). A long trace allocates many small objects and frees none, so the
+        collector's passes find nothing (see ``gc_paused``); a short one never starts a
+        pass, and pausing costs as much as tracing an op or two."""
+        self._pause_at = sys.maxsize
+        self.paused = True
+        gc_pause.__enter__()
+
     # -- errors ------------------------------------------------------------------------------
     def value_error(self, tracer: Tracer, frame: Any) -> Exception:
         """The error for asking ``tracer`` for a concrete value (``frame`` asked)."""
@@ -530,7 +546,9 @@ def trace(
     if flat is None:
         flat = tree.flatten(dynamic_arguments(args, kwargs, static) if static else (args, kwargs))
     leaves, in_tree = flat
-    traced_leaves = [tracing.input(x) if is_traceable(x) else x for x in leaves]
+    traced_leaves = [
+        tracing.input(x) if type(x) is Tensor or is_traceable(x) else x for x in leaves
+    ]
     traced_args, traced_kwargs = tree.unflatten(in_tree, traced_leaves)
     call_args, call_kwargs = traced_args, traced_kwargs
     if static:
@@ -539,11 +557,11 @@ def trace(
             call_args.insert(i, static[i])
         call_kwargs = {**traced_kwargs, **{k: v for k, v in static.items() if isinstance(k, str)}}
     # The tracing handler alone: the program is the function's, whatever runs around it.
-    # (A trace allocates many small objects and frees none: see gc_paused.) The stack is
-    # set and restored directly, not by `no_handlers()` and `handler(...)`: a trace of a
-    # few ops paid more for those two objects than for an op.
+    # The stack is set and restored directly, not by `no_handlers()` and `handler(...)`: a
+    # trace of a few ops paid more for those two objects than for an op. The collector is
+    # paused once the trace is long (`TracingHandler._long`).
+    tracing._pause_at = _PAUSE_GC_AT
     token = set_stack((None, tracing))
-    gc_pause.__enter__()
     try:
         result = f(*call_args, **call_kwargs)
         out_leaves, out_tree = tree.flatten(result)
@@ -557,7 +575,9 @@ def trace(
             for o in out_leaves
         ]
     finally:
-        gc_pause.__exit__()
+        if tracing.paused:
+            gc_pause.__exit__()
+        tracing._pause_at = sys.maxsize
         reset_stack(token)
         tracing.alive = False
         tracing.trace.handler = None  # a tracer kept past the trace keeps no handler alive

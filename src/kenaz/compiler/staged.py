@@ -49,7 +49,11 @@ _PAUSE_GC_FROM = 200
 
 
 def _tensor_outputs(program: Program) -> list[Var | Const]:
-    return [o for o in program.outputs if isinstance(o, (Var, Const))]
+    outputs = program.outputs
+    for o in outputs:  # (a loop, not a comprehension: outputs are nearly always all tensors)
+        if type(o) is not Var and type(o) is not Const:
+            return [o for o in outputs if isinstance(o, (Var, Const))]
+    return outputs
 
 
 def _is_inexact(x: Any) -> bool:
@@ -90,13 +94,13 @@ class Staged:
         fuse: bool | None = None,
         neutral: bool = False,
     ) -> None:
-        captured_vars = [v for v, _ in program.captured]
-        self.extra = [t for _, t in program.captured]
+        captured = program.captured
+        self.extra = [t for _, t in captured] if captured else []
         self.name = program.name
         # Captured tensors are trailing inputs; only tensor outputs are the op's results.
         self.program = Program(
             program.name,
-            program.inputs + captured_vars,
+            program.inputs + [v for v, _ in captured] if captured else program.inputs,
             [],
             program.equations,
             _tensor_outputs(program),
