@@ -169,7 +169,10 @@ def dead_code(
     """
     # Variable -> how many kept equations follow its last read (found first, walking
     # backward); -1 for the outputs'. Its keys are the live variables.
-    reads: dict[int, int] = {o.id: -1 for o in outputs if type(o) is Var}
+    reads: dict[int, int] = {}
+    for o in outputs:  # (a loop: a comprehension is a call of its own)
+        if type(o) is Var:
+            reads[o.id] = -1
     kept: list[Equation] = []
     for eq in reversed(equations):
         if eq.multiple:

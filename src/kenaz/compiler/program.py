@@ -348,7 +348,9 @@ class TracingHandler(Handler):
                 inputs.append(a._var)
                 traced = True
             elif kind in _NUMBERS:  # `x * 2.0`: the common constant, told first
-                inputs.append(Const(a))
+                const = _new(Const)  # `Const(a)`, without its __init__'s call
+                const.value = a
+                inputs.append(const)
             elif isinstance(a, Tensor):
                 if _must_capture(a):
                     inputs.append(self.capture(a)._var)
@@ -391,10 +393,37 @@ class TracingHandler(Handler):
             except ValueError as error:
                 raise explain_backend_error(op.name, tuple(values), error) from None
             outputs = [self._known(r) for r in (result if multiple else (result,))]
-        elif len(types) == 1:  # one result, the common case: no loop
+        elif len(types) == 1 and not multiple:
+            # One result, the common case: `Var(...)`, `Equation(...)` and `_tracer`, inlined
+            # (calling a class with an __init__ costs about as much as all its stores).
             shape, dtype = types[0]
-            outputs = [Var(self._count, shape, dtype)]
-            self._count += 1
+            count = self._count
+            self._count = count + 1
+            var = _new(Var)
+            var.id = count
+            var.shape = shape
+            var.dtype = dtype
+            var.weak = None
+            eq = _new(Equation)
+            eq.op = op
+            eq.inputs = inputs
+            eq.params = params
+            eq.outputs = [var]
+            eq.multiple = False
+            eq.body = None
+            eq.closes_over = False
+            self.equations.append(eq)
+            self._producers[count] = eq
+            if count >= self._pause_at:
+                self._long()
+            t = _new(Tracer)
+            t._var = var
+            t._tracing = trace
+            t._trace = None
+            t.shape = shape
+            t.dtype = dtype
+            t.ndim = len(shape)
+            return t
         else:
             count = self._count
             outputs = [Var(count + k, shape, dtype) for k, (shape, dtype) in enumerate(types)]
@@ -408,7 +437,7 @@ class TracingHandler(Handler):
             self._long()
         if multiple:
             return tuple([_tracer(v, trace) for v in outputs])
-        var = outputs[0]  # `_tracer`, inlined: once per op
+        var = outputs[0]  # `_tracer`, inlined
         t = _new(Tracer)
         t._var = var
         t._tracing = trace
