@@ -191,7 +191,9 @@ class TracingHandler(Handler):
     def __init__(self, name: str) -> None:
         self.name = name
         self.alive = True
-        self.trace = Trace(self, name)  # what its tracers refer to
+        self.trace = trace = _new(Trace)  # what its tracers refer to (`Trace(self, name)`)
+        trace.handler = self
+        trace.name = name
         self.abstract = True
         self.equations: list[Equation] = []
         self.inputs: list[Var] = []

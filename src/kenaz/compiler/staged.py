@@ -22,7 +22,7 @@ can and is one call op again under further transformations: ``hessian``,
 from __future__ import annotations
 
 import functools
-import threading
+from _thread import RLock
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -114,7 +114,7 @@ class Staged:
         self.compiled: Callable[..., tuple] | None = None
         self.generated: Callable[..., tuple] | None = None  # its generated code, once warm
         self._derived: dict[Any, Any] = {}
-        self._lock = threading.RLock()
+        self._lock = RLock()
 
     @functools.cached_property
     def op(self) -> Call:
