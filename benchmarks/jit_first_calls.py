@@ -6,9 +6,10 @@ For each workload's ``kenaz (jit)`` function (the one ``run_all.py`` times):
   of the traced program: the traced function run eagerly on the workload's
   smoke-size inputs (the same ops on tiny arrays: what its transformations'
   Python costs alone, a floor for tracing), tracing, the passes, building the
-  interpreter, and the last three together as ``run_all.py``'s
-  ``trace+compile`` column measures them (``jitted.program(*args)`` on a
-  fresh function). Best of ``--repeats``.
+  interpreter (tier 0), and ``run_all.py``'s ``trace+compile`` column
+  (``jitted.program(*args)`` on a fresh function: trace and passes; tier 0 is
+  made by the first call that runs the program, so it counts in call 1, not
+  here). Best of ``--repeats``.
 - **calls 1, 2, 3** of a fresh jitted function, ms of CPU time (``--clock wall``
   for wall-clock time), medians: call 1
   traces and runs; call 2 is the purity check (a second trace, its results

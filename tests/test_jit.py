@@ -542,3 +542,26 @@ def test_fit_with_numpy_random_augmentation_matches_jit_false() -> None:
                                epochs=3, batch_size=16, progress=False, jit=use_jit)
         curves.append(result.history["step_loss"])
     np.testing.assert_allclose(curves[1], curves[0], rtol=1e-12)
+
+
+def test_a_dropped_jitted_function_is_freed_without_the_cyclic_collector() -> None:
+    # A compiled signature holds no reference cycle (its tiers hold their Staged weakly,
+    # the generated function is not in its own globals): `jit(f)(x)` in a loop frees
+    # each program at once, and the collector has nothing of it to find.
+    import gc
+    import weakref
+
+    x = knp.ones(3)
+    enabled = gc.isenabled()
+    gc.collect()
+    gc.disable()
+    try:
+        jitted = kenaz.jit(kenaz.grad(lambda x: knp.sum(knp.sin(x) * x)))
+        for _ in range(6):  # traced, checked, interpreted, then generated code
+            jitted(x)
+        staged = weakref.ref(jitted._entry((x,), {}).staged)
+        del jitted
+        assert staged() is None
+    finally:
+        if enabled:
+            gc.enable()

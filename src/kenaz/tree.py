@@ -26,6 +26,10 @@ _LEAF = {n: optree.tree_structure(0, none_is_leaf=n, namespace=NAMESPACE) for n 
 _TUPLES: dict[tuple[int, bool], optree.PyTreeSpec] = {}  # (n, none_is_leaf): n leaves' tuple
 # The number of leaves of each spec above by its id; -1 for a lone leaf
 _COUNTS: dict[int, int] = {id(spec): -1 for spec in _LEAF.values()}
+# `((leaf, ...), {})`: a call's positional arguments and no keywords, as ``jit`` and ``trace``
+# flatten ``(args, kwargs)``; and the number of leaves of each such spec by its id.
+_CALLS: dict[tuple[int, bool], optree.PyTreeSpec] = {}
+_CALL_COUNTS: dict[int, int] = {}
 
 
 def register_leaf_type(cls: type) -> None:
@@ -55,17 +59,34 @@ def flatten(tree: Any, none_is_leaf: bool = False) -> tuple[list[Any], optree.Py
                 _TUPLES[len(tree), none_is_leaf] = spec
                 _COUNTS[id(spec)] = len(tree)
             return list(tree), spec
+        if len(tree) == 2:  # `(args, kwargs)` with no keywords, args all leaves
+            args, kwargs = tree
+            if type(args) is tuple and type(kwargs) is dict and not kwargs:
+                for item in args:
+                    if type(item) not in _LEAF_TYPES:
+                        break
+                else:
+                    spec = _CALLS.get((len(args), none_is_leaf))
+                    if spec is None:
+                        spec = optree.tree_structure(
+                            ((0,) * len(args), {}), none_is_leaf=none_is_leaf, namespace=NAMESPACE
+                        )
+                        _CALLS[len(args), none_is_leaf] = spec
+                        _CALL_COUNTS[id(spec)] = len(args)
+                    return list(args), spec
     return optree.tree_flatten(tree, none_is_leaf=none_is_leaf, namespace=NAMESPACE)
 
 
 def unflatten(treedef: optree.PyTreeSpec, leaves: Any) -> Any:
-    """Rebuild a tree of structure ``treedef`` from ``leaves`` (a lone leaf or a tuple of
-    them, as :func:`flatten` found, without optree)."""
+    """Rebuild a tree of structure ``treedef`` from ``leaves`` (a lone leaf, a tuple of them
+    or a call's ``(args, {})``, as :func:`flatten` found, without optree)."""
     count = _COUNTS.get(id(treedef))  # the ids of specs this module keeps: never reused
     if count == len(leaves):
         return tuple(leaves)
     if count == -1 and len(leaves) == 1:
         return leaves[0]
+    if count is None and _CALL_COUNTS.get(id(treedef)) == len(leaves):
+        return tuple(leaves), {}
     return optree.tree_unflatten(treedef, leaves)
 
 

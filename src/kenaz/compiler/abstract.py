@@ -177,6 +177,34 @@ def _elementwise(op: Op, inputs: Sequence[Var | Const], params: dict[str, Any]) 
     # The key: per operand its shape, then what the result's dtype may depend on. The
     # result types are remembered per key (a program repeats a few of them), so a repeat
     # costs one pass over the operands and one look-up: no broadcast, no dtype rule.
+    if not params:  # unary (`sin`) or binary (`x * y`, `x * 2.0`): the same key, at once
+        if len(inputs) == 1:
+            a = inputs[0]
+            if type(a) is Var:
+                found = _elementwise_types.get(
+                    (op, a.shape, a.dtype if a.weak is None else a.weak)
+                )
+                if found is not None:
+                    return found
+        elif len(inputs) == 2:
+            a, b = inputs
+            if type(a) is Var:
+                if type(b) is Var:
+                    key: Any = (
+                        op,
+                        a.shape,
+                        a.dtype if a.weak is None else a.weak,
+                        b.shape,
+                        b.dtype if b.weak is None else b.weak,
+                    )
+                elif type(b.value) is float:
+                    key = (op, a.shape, a.dtype if a.weak is None else a.weak, (), float)
+                else:
+                    key = None
+                if key is not None:
+                    found = _elementwise_types.get(key)
+                    if found is not None:
+                        return found
     keys: list[Any] = [op]
     for a in inputs:
         if type(a) is Var:

@@ -247,7 +247,9 @@ def compile_program(
     source, namespace = generate_source(program, in_place, neutral)
     code = compile(source, f"<kenaz.jit {program.name}>", "exec")
     exec(code, namespace)  # noqa: S102 - our own generated source
-    compiled = namespace["compiled"]
+    # Out of its own globals: a function there would be a reference cycle, left to the
+    # cyclic collector once the program is dropped (the code never calls itself by name).
+    compiled = namespace.pop("compiled")
     compiled.source = source
     if program.captured:
         values = tuple(tensor._value for _, tensor in program.captured)

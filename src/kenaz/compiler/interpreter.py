@@ -43,9 +43,14 @@ def last_reads(program: Program) -> dict[int, int]:
 def interpret(program: Program, neutral: bool = False) -> Callable[..., tuple]:
     """A function of the input values (then the captured ones) running ``program``'s
     equations in order; it returns the tuple of the output values."""
-    last = last_reads(program)
-    inputs = [*program.inputs, *[v for v, _ in program.captured]]
-    slots = {var.id: position for position, var in enumerate(inputs)}
+    last = program.last_reads
+    if last is None:
+        last = last_reads(program)
+    captured = program.captured
+    inputs = [*program.inputs, *[v for v, _ in captured]] if captured else program.inputs
+    slots: dict[int, int] = {}
+    for position, var in enumerate(inputs):
+        slots[var.id] = position
     pinned = count = len(inputs)  # slots below `pinned` hold the inputs: never reused
     constants: list[Any] = []
     free: list[int] = []
@@ -65,30 +70,41 @@ def interpret(program: Program, neutral: bool = False) -> Callable[..., tuple]:
                 constants.append((count, a.value))
                 reads.append(count)
                 count += 1
-        written = []
-        for var in eq.outputs:
-            slot = -1  # never read: the scratch slot
-            if var.id in last:
+        writes: tuple | None = None
+        if eq.multiple:
+            written = []
+            for var in eq.outputs:
+                slot = -1  # never read: the scratch slot
+                if var.id in last:
+                    if free:
+                        slot = free.pop()
+                        is_free.discard(slot)
+                    else:
+                        slot, count = count, count + 1
+                    slots[var.id] = slot
+                written.append(slot)
+            write, writes = -1, tuple(written)
+        else:  # one result, the common case: no list
+            vid = eq.outputs[0].id
+            write = -1  # never read: the scratch slot
+            if vid in last:
                 if free:
-                    slot = free.pop()
-                    is_free.discard(slot)
+                    write = free.pop()
+                    is_free.discard(write)
                 else:
-                    slot, count = count, count + 1
-                slots[var.id] = slot
-            written.append(slot)
-        write, writes = (-1, tuple(written)) if eq.multiple else (written[0], None)
+                    write, count = count, count + 1
+                slots[vid] = write
         op = eq.op
         impl = op.impl if neutral else op.numpy_impl or op.impl
         steps.append((impl, tuple(reads), eq.params or None, write, writes))
     size = count + 1  # the last slot is the scratch slot (-1)
-    outputs = [
-        (True, slots[o.id]) if type(o) is Var else (False, getattr(o, "value", o))
-        for o in program.outputs
-    ]
+    outputs = []
+    for o in program.outputs:
+        outputs.append((True, slots[o.id]) if type(o) is Var else (False, getattr(o, "value", o)))
     template = [None] * size
     for slot, value in constants:
         template[slot] = value
-    extra = tuple(tensor._value for _, tensor in program.captured)
+    extra = tuple([tensor._value for _, tensor in captured]) if captured else ()
     arity = len(program.inputs)
 
     def interpreted(*values: Any) -> tuple:

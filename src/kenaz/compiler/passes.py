@@ -38,10 +38,15 @@ def optimize(program: Program) -> Program:
     result, what the interpreter and the code generator allocate slots by).
     """
     substitutions: dict[int, Var | Const] = {}
-    equations = common_subexpressions(
-        iterate_primitives(program.equations), substitutions, identities=True
-    )
-    outputs = [_substitute(o, substitutions) for o in program.outputs]
+    equations: Sequence[Equation] = program.equations
+    for eq in equations:  # (the calls' bodies spliced in only if there is a call)
+        if eq.body is not None:
+            equations = list(iterate_primitives(equations))
+            break
+    equations = common_subexpressions(equations, substitutions, identities=True)
+    outputs = program.outputs
+    if substitutions:
+        outputs = [_substitute(o, substitutions) for o in outputs]
     last_reads: dict[int, int] = {}
     equations = dead_code(equations, outputs, last_reads)
     optimized = program.with_equations(equations, outputs)
@@ -109,35 +114,36 @@ def common_subexpressions(
     kept = []
     numbers = _NUMBERS
     for eq in equations:
-        # The operands, substituted, and their key (`_atom_key`, inlined: this runs per
-        # equation, and most programs substitute little).
+        op = eq.op
+        params = eq.params
         inputs = eq.inputs
-        keys = []
+        if identities and op in IDENTITY_OPS and not params and len(inputs) == 1:
+            substitutions[eq.outputs[0].id] = _substitute(inputs[0], substitutions)
+            continue
+        # The key: the op, its parameters' key (filled below), then its operands substituted
+        # (`_atom_key`, inlined: this runs per equation, and most programs substitute little).
+        key: Any = [op, ()]
         changed = False
         for a in inputs:
             if type(a) is Var:
                 vid = a.id
                 if vid in substitutions:
-                    a = substitutions[vid]
                     changed = True
-                    keys.append(_atom_key(a))
+                    key.append(_atom_key(substitutions[vid]))
                 else:
-                    keys.append(vid)
+                    key.append(vid)
             else:
                 value = a.value
-                keys.append(
+                key.append(
                     ("c", type(value), value) if type(value) in numbers else ("o", id(value))
                 )
         if changed:
             inputs = [_substitute(a, substitutions) for a in inputs]
-            eq = Equation(eq.op, inputs, eq.params, eq.outputs, eq.multiple)
-        op = eq.op
-        if identities and op in IDENTITY_OPS and not eq.params and len(inputs) == 1:
-            substitutions[eq.outputs[0].id] = inputs[0]
-            continue
-        params = eq.params
+            eq = Equation(op, inputs, params, eq.outputs, eq.multiple)
         try:
-            key = (op, tuple(keys), tuple(sorted(params.items())) if params else ())
+            if params:
+                key[1] = tuple(sorted(params.items()))
+            key = tuple(key)
             first = seen.get(key)
         except TypeError:  # unhashable params (an array): never merged
             kept.append(eq)
@@ -161,29 +167,31 @@ def dead_code(
     ``last_reads``, if given, is filled with the index (in the result) of the last
     equation reading each variable; ``len(result)`` for the outputs'.
     """
-    live = {o.id for o in outputs if type(o) is Var}
-    kept = []
-    seen: dict[int, int] = {}  # variable -> how many kept equations follow its last read
+    # Variable -> how many kept equations follow its last read (found first, walking
+    # backward); -1 for the outputs'. Its keys are the live variables.
+    reads: dict[int, int] = {}
+    for o in outputs:  # (a loop: a comprehension is a call of its own)
+        if type(o) is Var:
+            reads[o.id] = -1
+    kept: list[Equation] = []
     for eq in reversed(equations):
-        for v in eq.outputs:
-            if v.id in live:
-                break
-        else:
-            continue  # no output is used
+        if eq.multiple:
+            for v in eq.outputs:
+                if v.id in reads:
+                    break
+            else:
+                continue  # no output is used
+        elif eq.outputs[0].id not in reads:
+            continue
         after = len(kept)
         kept.append(eq)
         for a in eq.inputs:
-            if type(a) is Var and a.id not in seen:  # (backward: its last read)
-                seen[a.id] = after
-                live.add(a.id)
+            if type(a) is Var and a.id not in reads:
+                reads[a.id] = after
     kept.reverse()
     if last_reads is not None:
         end = len(kept)
-        for o in outputs:
-            if type(o) is Var:
-                last_reads[o.id] = end
         last = end - 1
-        for vid, after in seen.items():
-            if vid not in last_reads:
-                last_reads[vid] = last - after
+        for vid, after in reads.items():
+            last_reads[vid] = end if after < 0 else last - after
     return kept

@@ -44,11 +44,11 @@ import numpy as np
 
 from .. import tree
 from ..backend import is_backend_array, numpy_dtype
-from ..effects import Handler, Op, handler, no_handlers, perform_args
+from ..effects import Handler, Op, handler, no_handlers, perform_args, reset_stack, set_stack
 from ..errors import EscapedTracerError, explain_backend_error
 from ..ops.elementwise import alias
 from ..tensor import Tensor, _make, holds_tensor
-from ..transform import gc_paused
+from ..transform import gc_pause
 from ..vectorize import BatchedTensor
 from .abstract import rule_of, rules_seen
 from .ir import Const, Equation, Program, Var, iterate_primitives
@@ -70,6 +70,8 @@ __all__ = [
 _new = object.__new__
 _MISSING = object()
 _NUMBERS = frozenset({bool, int, float, complex})
+# A trace pauses the cyclic garbage collector once it has made this many variables.
+_PAUSE_GC_AT = 500
 
 
 # -- tracers ---------------------------------------------------------------------------------
@@ -189,7 +191,9 @@ class TracingHandler(Handler):
     def __init__(self, name: str) -> None:
         self.name = name
         self.alive = True
-        self.trace = Trace(self, name)  # what its tracers refer to
+        self.trace = trace = _new(Trace)  # what its tracers refer to (`Trace(self, name)`)
+        trace.handler = self
+        trace.name = name
         self.abstract = True
         self.equations: list[Equation] = []
         self.inputs: list[Var] = []
@@ -200,6 +204,9 @@ class TracingHandler(Handler):
         self._pending: dict[int, Tensor] = {}  # variable id -> the tensor whose example it is
         self._producers: dict[int, Equation] = {}  # variable id -> the primitive making it
         self.computed = False  # whether some op ran on real values (one without a rule...)
+        # Variables made before the cyclic collector is paused (see `_long`): `trace` sets it.
+        self._pause_at = sys.maxsize
+        self.paused = False  # whether it paused the collector
 
     # -- variables and tracers -------------------------------------------------------------
     def new_var(self, value: Any, weak: type | None = None) -> Var:
@@ -238,6 +245,12 @@ class TracingHandler(Handler):
         weak = None
         if type(value) is Tensor:  # the common case: its value is at hand
             value = value._value
+            if type(value) is np.ndarray:  # `_known` and `tracer`, inlined: once per input
+                var = Var(self._count, value.shape, value.dtype, None)
+                self._count += 1
+                self._values[var.id] = value
+                self.inputs.append(var)
+                return _tracer(var, self.trace)
         elif isinstance(value, Tensor):
             if _lazy(value):
                 var = self._standing_for(value)
@@ -337,7 +350,9 @@ class TracingHandler(Handler):
                 inputs.append(a._var)
                 traced = True
             elif kind in _NUMBERS:  # `x * 2.0`: the common constant, told first
-                inputs.append(Const(a))
+                const = _new(Const)  # `Const(a)`, without its __init__'s call
+                const.value = a
+                inputs.append(const)
             elif isinstance(a, Tensor):
                 if _must_capture(a):
                     inputs.append(self.capture(a)._var)
@@ -380,10 +395,37 @@ class TracingHandler(Handler):
             except ValueError as error:
                 raise explain_backend_error(op.name, tuple(values), error) from None
             outputs = [self._known(r) for r in (result if multiple else (result,))]
-        elif len(types) == 1:  # one result, the common case: no loop
+        elif len(types) == 1 and not multiple:
+            # One result, the common case: `Var(...)`, `Equation(...)` and `_tracer`, inlined
+            # (calling a class with an __init__ costs about as much as all its stores).
             shape, dtype = types[0]
-            outputs = [Var(self._count, shape, dtype)]
-            self._count += 1
+            count = self._count
+            self._count = count + 1
+            var = _new(Var)
+            var.id = count
+            var.shape = shape
+            var.dtype = dtype
+            var.weak = None
+            eq = _new(Equation)
+            eq.op = op
+            eq.inputs = inputs
+            eq.params = params
+            eq.outputs = [var]
+            eq.multiple = False
+            eq.body = None
+            eq.closes_over = False
+            self.equations.append(eq)
+            self._producers[count] = eq
+            if count >= self._pause_at:
+                self._long()
+            t = _new(Tracer)
+            t._var = var
+            t._tracing = trace
+            t._trace = None
+            t.shape = shape
+            t.dtype = dtype
+            t.ndim = len(shape)
+            return t
         else:
             count = self._count
             outputs = [Var(count + k, shape, dtype) for k, (shape, dtype) in enumerate(types)]
@@ -393,9 +435,11 @@ class TracingHandler(Handler):
         producers = self._producers
         for var in outputs:
             producers[var.id] = eq
+        if self._count >= self._pause_at:
+            self._long()
         if multiple:
             return tuple([_tracer(v, trace) for v in outputs])
-        var = outputs[0]  # `_tracer`, inlined: once per op
+        var = outputs[0]  # `_tracer`, inlined
         t = _new(Tracer)
         t._var = var
         t._tracing = trace
@@ -463,6 +507,15 @@ class TracingHandler(Handler):
             return self.capture(x)._var if _must_capture(x) else Const(x._value)
         return Const(x)
 
+    def _long(self) -> None:
+        """The trace has grown long: pause the cyclic collector until it ends (``trace``
+        resumes it). A long trace allocates many small objects and frees none, so the
+        collector's passes find nothing (see ``gc_paused``); a short one never starts a
+        pass, and pausing costs as much as tracing an op or two."""
+        self._pause_at = sys.maxsize
+        self.paused = True
+        gc_pause.__enter__()
+
     # -- errors ------------------------------------------------------------------------------
     def value_error(self, tracer: Tracer, frame: Any) -> Exception:
         """The error for asking ``tracer`` for a concrete value (``frame`` asked)."""
@@ -524,7 +577,9 @@ def trace(
     if flat is None:
         flat = tree.flatten(dynamic_arguments(args, kwargs, static) if static else (args, kwargs))
     leaves, in_tree = flat
-    traced_leaves = [tracing.input(x) if is_traceable(x) else x for x in leaves]
+    traced_leaves = [
+        tracing.input(x) if type(x) is Tensor or is_traceable(x) else x for x in leaves
+    ]
     traced_args, traced_kwargs = tree.unflatten(in_tree, traced_leaves)
     call_args, call_kwargs = traced_args, traced_kwargs
     if static:
@@ -532,21 +587,29 @@ def trace(
         for i in sorted(k for k in static if isinstance(k, int)):
             call_args.insert(i, static[i])
         call_kwargs = {**traced_kwargs, **{k: v for k, v in static.items() if isinstance(k, str)}}
+    # The tracing handler alone: the program is the function's, whatever runs around it.
+    # The stack is set and restored directly, not by `no_handlers()` and `handler(...)`: a
+    # trace of a few ops paid more for those two objects than for an op. The collector is
+    # paused once the trace is long (`TracingHandler._long`).
+    tracing._pause_at = _PAUSE_GC_AT
+    token = set_stack((None, tracing))
     try:
-        # The tracing handler alone: the program is the function's, whatever runs around it.
-        # (A trace allocates many small objects and frees none: see gc_paused.)
-        with no_handlers(), handler(tracing), gc_paused():
-            result = f(*call_args, **call_kwargs)
-            out_leaves, out_tree = tree.flatten(result)
-            outputs = [
-                o._var
-                if type(o) is Tracer and o._tracing is tracing.trace
-                else tracing._atom(o)
-                if isinstance(o, Tensor)
-                else o
-                for o in out_leaves
-            ]
+        result = f(*call_args, **call_kwargs)
+        out_leaves, out_tree = tree.flatten(result)
+        this = tracing.trace
+        outputs = [
+            o._var
+            if type(o) is Tracer and o._tracing is this
+            else tracing._atom(o)
+            if isinstance(o, Tensor)
+            else o
+            for o in out_leaves
+        ]
     finally:
+        if tracing.paused:
+            gc_pause.__exit__()
+        tracing._pause_at = sys.maxsize
+        reset_stack(token)
         tracing.alive = False
         tracing.trace.handler = None  # a tracer kept past the trace keeps no handler alive
     return Program(

@@ -22,7 +22,7 @@ can and is one call op again under further transformations: ``hessian``,
 from __future__ import annotations
 
 import functools
-import threading
+from _thread import RLock
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -33,7 +33,7 @@ from ..effects import handlers_installed, perform_args
 from ..forward import jvp
 from ..reverse import vjp
 from ..tensor import Tensor, _make
-from ..transform import gc_paused, zeros_like
+from ..transform import gc_pause, zeros_like
 from ..vectorize import vmap
 from . import fusion
 from .codegen import compile_program, generate_source
@@ -43,9 +43,17 @@ from .tiers import fused_code, tiered
 
 __all__ = ["Staged"]
 
+# Programs of this many equations (calls counted once) or more compile with the cyclic
+# garbage collector paused.
+_PAUSE_GC_FROM = 200
+
 
 def _tensor_outputs(program: Program) -> list[Var | Const]:
-    return [o for o in program.outputs if isinstance(o, (Var, Const))]
+    outputs = program.outputs
+    for o in outputs:  # (a loop, not a comprehension: outputs are nearly always all tensors)
+        if type(o) is not Var and type(o) is not Const:
+            return [o for o in outputs if isinstance(o, (Var, Const))]
+    return outputs
 
 
 def _is_inexact(x: Any) -> bool:
@@ -86,13 +94,13 @@ class Staged:
         fuse: bool | None = None,
         neutral: bool = False,
     ) -> None:
-        captured_vars = [v for v, _ in program.captured]
-        self.extra = [t for _, t in program.captured]
+        captured = program.captured
+        self.extra = [t for _, t in captured] if captured else []
         self.name = program.name
         # Captured tensors are trailing inputs; only tensor outputs are the op's results.
         self.program = Program(
             program.name,
-            program.inputs + captured_vars,
+            program.inputs + [v for v, _ in captured] if captured else program.inputs,
             [],
             program.equations,
             _tensor_outputs(program),
@@ -106,7 +114,7 @@ class Staged:
         self.compiled: Callable[..., tuple] | None = None
         self.generated: Callable[..., tuple] | None = None  # its generated code, once warm
         self._derived: dict[Any, Any] = {}
-        self._lock = threading.RLock()
+        self._lock = RLock()
 
     @functools.cached_property
     def op(self) -> Call:
@@ -143,31 +151,42 @@ class Staged:
 
     def compile(self) -> Callable[..., tuple]:
         """Optimize and compile the program (once; later calls return the same function)."""
-        with self._lock, gc_paused():
+        with self._lock:
             if self.compiled is None:
-                program = self.program
-                if self.optimize:
-                    program = optimize(program)
+                # The collector's passes over a big program's new objects find nothing (see
+                # gc_paused); a small one allocates too little to start a pass, and pausing
+                # costs as much as optimizing a few equations.
+                if len(self.program.equations) < _PAUSE_GC_FROM:
+                    self._compile()
                 else:
-                    program = Program(
-                        program.name,
-                        program.inputs,
-                        [],
-                        list(iterate_primitives(program.equations)),
-                        program.outputs,
-                        None,
-                        None,
-                    )
-                self.optimized = program
-                fuse = self.fuse is not False and self.optimize and not self.neutral
-                if fuse and self.fuse and fusion.available():  # fuse=True: fused code at once
-                    code = compile_program(program, self.optimize, self.neutral)
-                    self.compiled = fused_code(program, self.optimize) or code
-                else:  # interpreted, then generated, then fused if it pays (see tiers)
-                    # (tiers asks for numba at the hot call: importing it takes longer than
-                    # most first calls, and a signature called a few times never needs it)
-                    self.compiled = tiered(self, program, fuse)
-            return self.compiled
+                    with gc_pause:
+                        self._compile()
+            return self.compiled  # type: ignore[return-value]
+
+    def _compile(self) -> None:
+        """Optimize the program and make its first tier (the lock held)."""
+        program = self.program
+        if self.optimize:
+            program = optimize(program)
+        else:
+            program = Program(
+                program.name,
+                program.inputs,
+                [],
+                list(iterate_primitives(program.equations)),
+                program.outputs,
+                None,
+                None,
+            )
+        self.optimized = program
+        fuse = self.fuse is not False and self.optimize and not self.neutral
+        if fuse and self.fuse and fusion.available():  # fuse=True: fused code at once
+            code = compile_program(program, self.optimize, self.neutral)
+            self.compiled = fused_code(program, self.optimize) or code
+        else:  # interpreted, then generated, then fused if it pays (see tiers)
+            # (tiers asks for numba at the hot call: importing it takes longer than
+            # most first calls, and a signature called a few times never needs it)
+            self.compiled = tiered(self, program, fuse)
 
     def source(self) -> str:
         """The Python source the program runs once warm (its fused form once hot, if any)."""

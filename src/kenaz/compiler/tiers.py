@@ -15,6 +15,7 @@ scalar loop). ``jit(f, fuse=True)`` fuses at once, ``fuse=False`` never.
 from __future__ import annotations
 
 import time
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -43,23 +44,36 @@ def fused_code(program: Program, in_place: bool) -> Callable[..., tuple] | None:
 
 
 def tiered(staged: Any, program: Program, fuse: bool) -> Callable:
-    """The interpreter of ``program``, counting calls: the :data:`WARM`-th sets
-    ``staged.compiled`` to its generated NumPy code, and with ``fuse`` the :data:`HOT`-th to
-    the faster of that and the fused code, measured on that call's values."""
+    """The interpreter of ``program`` (made at its first call), counting calls: the
+    :data:`WARM`-th sets ``staged.compiled`` to its generated NumPy code, and with ``fuse``
+    the :data:`HOT`-th to the faster of that and the fused code, measured on that call's
+    values."""
     calls = 0
-    first = interpret(program, staged.neutral)
+    neutral = staged.neutral
+    first = None  # the interpreter, made at the first call (inspecting the program needs none)
+    # `staged.compiled` is this function: a strong reference back would make a cycle, which
+    # only the cyclic collector frees (a jitted function dropped, `jit(f)(x)` in a loop, left
+    # a program's equations, variables and plan behind for it at every trace).
+    owner = weakref.ref(staged)
 
     def counting(*values: Any) -> tuple:
-        nonlocal calls
+        nonlocal calls, first
         calls += 1
+        staged = owner()
+        if staged is None:  # its program was dropped; a caller kept this function
+            first = first or interpret(program, neutral)
+            return first(*values)
         if calls >= WARM and staged.generated is None:
             with staged._lock:
                 if staged.generated is None:  # (another thread may have generated it)
                     code = compile_program(program, staged.optimize, staged.neutral)
-                    staged.compiled = counting if fuse else code
+                    if not fuse:  # (with fuse, `staged.compiled` stays this function)
+                        staged.compiled = code
                     staged.generated = code
         generated = staged.generated
         if generated is None:  # not warm yet
+            if first is None:  # (two threads may both make it: the same function)
+                first = interpret(program, neutral)
             return first(*values)
         if fuse and calls == HOT:
             with staged._lock:
