@@ -15,7 +15,6 @@ are pushed forward or pulled back.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Sequence
 from typing import Any, ParamSpec
 
@@ -28,7 +27,7 @@ from .ops import shape as shape_ops
 from .ops.indexing import getitem
 from .reverse import pull_back, record, value_and_grad_of
 from .tensor import Tensor, _make
-from .transform import gc_pause
+from .transform import gc_pause, wraps
 from .vectorize import vmap_call
 
 __all__ = ["jacfwd", "jacrev", "hessian", "hvp"]
@@ -177,7 +176,6 @@ def jacrev(
 
     normalized = _Argnums(argnums, "jacrev")
 
-    @functools.wraps(f)
     def jacobian(*args: Any, **kwargs: Any) -> Any:
         nums = normalized(len(args))
         function, selected = select(f, args, kwargs, nums)
@@ -221,7 +219,7 @@ def jacrev(
         jac = _nest(out_tree, in_tree, blocks, isinstance(argnums, (int, np.integer)))
         return (jac, aux) if has_aux else jac
 
-    return jacobian
+    return wraps(f, jacobian)
 
 
 def jacfwd(
@@ -247,7 +245,6 @@ def jacfwd(
 
     normalized = _Argnums(argnums, "jacfwd")
 
-    @functools.wraps(f)
     def jacobian(*args: Any, **kwargs: Any) -> Any:
         nums = normalized(len(args))
         f_of_selected, selected = select(f, args, kwargs, nums)
@@ -297,7 +294,7 @@ def jacfwd(
         jac = _nest(out_tree, in_tree, blocks, isinstance(argnums, (int, np.integer)))
         return (jac, aux) if has_aux else jac
 
-    return jacobian
+    return wraps(f, jacobian)
 
 
 def hessian(
@@ -327,13 +324,12 @@ def hessian(
 
     normalized = _Argnums(argnums, "hessian")
 
-    @functools.wraps(f)
     def hessian_f(*args: Any, **kwargs: Any) -> Any:
         nums = normalized(len(args))
         check_inputs([(n, args[n]) for n in nums], allow_int, "hessian")  # named as hessian
         return outer(*args, **kwargs)
 
-    return hessian_f
+    return wraps(f, hessian_f)
 
 
 def hvp(f: Callable, primals: Sequence[Any], tangents: Sequence[Any]) -> Any:

@@ -10,7 +10,6 @@ that is how higher-order derivatives work.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Sequence
 from typing import Any, Concatenate, Literal, ParamSpec, TypeVar, overload
 
@@ -40,6 +39,7 @@ from .transform import (
     gc_pause,
     no_context,
     placed,
+    wraps,
     zero_derivative,
     zeros_like,
 )
@@ -583,7 +583,7 @@ def value_and_grad(
     """
 
     vg = value_and_grad_of(f, argnums, has_aux, allow_int, holomorphic, "value_and_grad")
-    return functools.wraps(f)(vg)
+    return wraps(f, vg)
 
 
 def value_and_grad_of(
@@ -683,4 +683,4 @@ def grad(
     Tensor(True)
     """
     grad_f = value_and_grad_of(f, argnums, has_aux, allow_int, holomorphic, "grad", False)
-    return functools.wraps(f)(grad_f)
+    return wraps(f, grad_f)

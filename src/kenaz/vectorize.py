@@ -44,7 +44,7 @@ from .errors import ShapeError
 from .ops import batching, indexing
 from .ops import shape as shape_ops
 from .tensor import Tensor, holds_tensor
-from .transform import fresh_identity
+from .transform import fresh_identity, wraps
 from .tree import NAMESPACE
 
 __all__ = ["vmap", "vmap_call", "BatchedTensor", "BatchHandler"]
@@ -312,11 +312,10 @@ def vmap(
     """
     in_axes = check_vmap_arguments(in_axes, out_axes, axis_size, method)
 
-    @functools.wraps(f)
     def batched_f(*args: P.args, **kwargs: P.kwargs) -> Out:
         return vmap_call(f, args, kwargs, in_axes, out_axes, axis_size, method)
 
-    return batched_f
+    return wraps(f, batched_f)
 
 
 def vmap_call(f: Callable, args: tuple, kwargs: dict, in_axes: Any = 0, out_axes: Any = 0,
