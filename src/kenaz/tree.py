@@ -22,6 +22,9 @@ NAMESPACE = "kenaz"
 # function's outputs), is flattened without optree, whose walk costs a few microseconds
 # even for one leaf. kenaz.tensor and kenaz.vectorize add Tensor and its batched view.
 _LEAF_TYPES: set[type] = {np.ndarray, float, int, complex, bool, *np.sctypeDict.values()}
+LEAF_TYPES = _LEAF_TYPES
+"""The exact types whose values are always leaves (read-only: :func:`register_leaf_type`
+adds to it), for a transformation's own fast paths over its arguments."""
 _LEAF = {n: optree.tree_structure(0, none_is_leaf=n, namespace=NAMESPACE) for n in (False, True)}
 _TUPLES: dict[tuple[int, bool], optree.PyTreeSpec] = {}  # (n, none_is_leaf): n leaves' tuple
 # The number of leaves of each spec above by its id; -1 for a lone leaf
