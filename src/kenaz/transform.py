@@ -60,7 +60,7 @@ class TapeHandler(Handler):
         ``run_watched`` returns."""
         leaves, in_tree = tree.flatten(primals)
         for x in leaves:  # before any op: a leaf to convert (the one way in checks them all),
-            if type(x) is not Tensor:  # or an integer one to refuse, naming its argument
+            if not isinstance(x, Tensor):  # or an integer one to refuse, naming its argument
                 leaves = input_leaves(leaves, primals, allow_int, where, positions)
                 break
             if not allow_int and x.dtype.kind not in "fc":
@@ -111,6 +111,7 @@ def placed(pairs: Iterable[tuple[int, Any]], count: int) -> tuple:
 
 
 no_context = contextlib.nullcontext()  # `with a if condition else no_context:`
+LONE_LEAF = tree.flatten(0)[1]  # the structure of a lone leaf (a tensor output)
 
 
 def zero_derivative(x: Tensor) -> Any:
@@ -144,15 +145,22 @@ def run_watched(
     aux = None
     if has_aux:
         result, aux = split_aux(result, where)
-    out_flat, out_tree = tree.flatten(result)
     level = h.level
+    if isinstance(result, Tensor):  # one output, the common case: its record, forgotten
+        trace = result._trace
+        return [result], LONE_LEAF, [trace.pop(level, None) if trace else None], aux
+    out_flat, out_tree = tree.flatten(result)
     records = []
-    for i, o in enumerate(out_flat):
+    i = 0
+    for o in out_flat:  # (loops, not comprehensions: each of those is a frame)
         if not isinstance(o, Tensor):
             out_flat[i] = o = derivative_leaf(o, where)
         records.append(o._trace.get(level) if isinstance(o, Tensor) and o._trace else None)
+        i += 1
     # The level is forgotten after all records were read: an output may stand twice.
-    forget_level([o for o in out_flat if isinstance(o, Tensor)], level)
+    for o in out_flat:
+        if isinstance(o, Tensor) and o._trace:  # (not a float0 leaf)
+            o._trace.pop(level, None)
     return out_flat, out_tree, records, aux
 
 
@@ -171,6 +179,8 @@ __all__ = [
     "forget_level",
     "gc_paused",
     "gc_pause",
+    "pause_gc",
+    "resume_gc",
 ]
 
 
@@ -267,3 +277,5 @@ class gc_paused:  # noqa: N801 - a context manager, named and used like a functi
 
 
 gc_pause = gc_paused()  # one instance serves every pause (its state is the module's)
+pause_gc = gc_pause.__enter__  # `with gc_pause:` in two calls, for a try/finally of its own
+resume_gc = gc_pause.__exit__
