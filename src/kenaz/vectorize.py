@@ -50,6 +50,7 @@ from .tree import LEAF_TYPES, NAMESPACE
 __all__ = ["vmap", "vmap_call", "BatchedTensor", "BatchHandler"]
 
 _new = object.__new__
+_elementwise = batching.elementwise  # the rule `BatchHandler.handle` runs inline (unary ops)
 
 
 class BatchedTensor(Tensor):
@@ -146,12 +147,18 @@ class BatchHandler(Handler):
         if batch_axes is None:  # nothing here is batched by this vmap
             return perform_args(op, args, params)
         rule = op.batch
-        if rule is None:
-            rule = _per_example_loop
-        try:
-            out, out_axis = rule(op, values, batch_axes, **params)
-        except ShapeError as error:  # NumPy saw batched shapes; the user wrote per-example ones
-            raise per_example_shape_error(op.name, args, error) from None
+        if rule is _elementwise and i == 1:
+            # `batching.elementwise`'s first case, inlined (a unary op keeps the layout,
+            # wherever the batch axis is): most ops of a vmapped function are these.
+            out = perform_args(op, (values[0],), params)
+            out_axis = batch_axes[0]
+        else:
+            if rule is None:
+                rule = _per_example_loop
+            try:
+                out, out_axis = rule(op, values, batch_axes, **params)
+            except ShapeError as error:  # NumPy saw batched shapes; the user wrote per-example
+                raise per_example_shape_error(op.name, args, error) from None
         if op.multiple_results:
             return tuple(self.view(o, a) for o, a in zip(out, out_axis, strict=True))
         if out_axis is None:
