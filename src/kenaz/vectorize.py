@@ -50,7 +50,7 @@ from .tree import LEAF_TYPES, NAMESPACE
 __all__ = ["vmap", "vmap_call", "BatchedTensor", "BatchHandler"]
 
 _new = object.__new__
-_elementwise = batching.elementwise  # the rule `BatchHandler.handle` runs inline (unary ops)
+_elementwise = batching.elementwise  # the rule whose common cases `BatchHandler.handle` inlines
 
 
 class BatchedTensor(Tensor):
@@ -147,18 +147,37 @@ class BatchHandler(Handler):
         if batch_axes is None:  # nothing here is batched by this vmap
             return perform_args(op, args, params)
         rule = op.batch
-        if rule is _elementwise and i == 1:
-            # `batching.elementwise`'s first case, inlined (a unary op keeps the layout,
-            # wherever the batch axis is): most ops of a vmapped function are these.
-            out = perform_args(op, (values[0],), params)
-            out_axis = batch_axes[0]
-        else:
-            if rule is None:
-                rule = _per_example_loop
-            try:
-                out, out_axis = rule(op, values, batch_axes, **params)
-            except ShapeError as error:  # NumPy saw batched shapes; the user wrote per-example
-                raise per_example_shape_error(op.name, args, error) from None
+        out_axis = -1  # no layout found yet
+        if rule is _elementwise:
+            # `batching.elementwise`'s cases that need no moves, inlined: most ops of a
+            # vmapped function are these. A unary op keeps the layout, wherever the batch
+            # axis is; a binary one too when the batch axes line up, or when the unbatched
+            # operand broadcasts from the right past the batched one's batch axis.
+            if i == 1:
+                out_axis = batch_axes[0]
+            elif i == 2:
+                x, y = values
+                bx, by = batch_axes
+                if bx == by:
+                    if x.ndim == y.ndim:
+                        out_axis = bx
+                elif by is None:  # (a Python number has no dimensions: `x * 2.0`)
+                    if type(y) is float or type(y) is int:
+                        out_axis = bx
+                    elif isinstance(y, Tensor) and y.ndim < x.ndim - bx:
+                        out_axis = bx
+                elif bx is None:
+                    if type(x) is float or type(x) is int:
+                        out_axis = by
+                    elif isinstance(x, Tensor) and x.ndim < y.ndim - by:
+                        out_axis = by
+        try:
+            if out_axis >= 0:
+                out = perform_args(op, tuple(values), params)
+            else:
+                out, out_axis = (rule or _per_example_loop)(op, values, batch_axes, **params)
+        except ShapeError as error:  # NumPy saw batched shapes; the user wrote per-example ones
+            raise per_example_shape_error(op.name, args, error) from None
         if op.multiple_results:
             return tuple(self.view(o, a) for o, a in zip(out, out_axis, strict=True))
         if out_axis is None:
