@@ -27,3 +27,22 @@ def test_unflatten_refuses_the_wrong_number_of_leaves():
         _, spec = tree.flatten(value)
         with pytest.raises(ValueError):
             tree.unflatten(spec, [x, x, x])
+
+
+def test_tuples_of_tuples_of_leaves_flatten_as_optree_does_without_it(monkeypatch):
+    """A transformation's arguments ``(params, x)``, ``params`` a tuple of arrays, are
+    flattened without optree, to optree's leaves and structure; anything deeper (a list, a
+    dict, a None, a tuple three deep) still goes to optree."""
+    x, y = knp.ones(2), np.zeros(3)
+    values = [((x, y),), ((x, y, 1.0), x, y), ((),), (x, ()), (1.0, (2.0,))]
+    expected = [optree.tree_flatten(v, namespace=tree.NAMESPACE) for v in values]
+    monkeypatch.setattr(optree, "tree_flatten", None)  # any use raises
+    for value, (leaves, spec) in zip(values, expected):
+        found, found_spec = tree.flatten(value)
+        assert found_spec == spec and len(found) == len(leaves)
+        assert all(a is b for a, b in zip(found, leaves))
+        assert tree.unflatten(found_spec, found) == value
+    monkeypatch.undo()
+    for deeper in (([x],), ((x, None),), (((x,),),), ({"a": x},)):
+        leaves, spec = tree.flatten(deeper)
+        assert spec == optree.tree_structure(deeper, namespace=tree.NAMESPACE)

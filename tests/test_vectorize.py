@@ -399,3 +399,38 @@ def test_vmap_checks_int_and_none_axes_without_optree(monkeypatch: pytest.Monkey
     assert calls, "axes in a dict are flattened by optree"
     with pytest.raises(TypeError, match="in_axes must contain ints and None"):
         vmap(lambda a: a, in_axes=(0.5,))
+
+
+def test_common_calls_skip_the_pytree_inputs_and_agree_with_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Tensors with int axes (negative ones too), shared tensors, numbers and tuples of them
+    take vmap's short path, without `_Inputs`; what they give equals the general path's
+    (``method="loop"``). A dict argument, or batched sizes that differ, still go through
+    `_Inputs`, which finds the errors."""
+    import kenaz.vectorize as vectorize
+
+    xs, w = knp.asarray(np.arange(12.0).reshape(3, 4)), knp.asarray(np.arange(4.0))
+    params = (w, 2.0)
+
+    def f(p, x, y):
+        return knp.sum(p[0] * x) * p[1] + y
+
+    real = vectorize._Inputs
+    for in_axes, args in (
+        ((None, 0, 0), (params, xs, xs[:, 0])),
+        ((None, -1, None), (params, xs.T, 1.5)),  # a negative axis, a shared number
+    ):
+        expected = vmap(f, in_axes=in_axes, method="loop")(*args)
+        monkeypatch.setattr(vectorize, "_Inputs", None)  # any use raises
+        got = vmap(f, in_axes=in_axes)(*args)
+        monkeypatch.setattr(vectorize, "_Inputs", real)
+        np.testing.assert_allclose(got.numpy(), expected.numpy())
+    made: list[object] = []
+    monkeypatch.setattr(vectorize, "_Inputs", lambda *a: made.append(a) or real(*a))
+    out = vmap(lambda d, x: d["w"] * x, in_axes=(None, 0))({"w": w}, xs)
+    np.testing.assert_allclose(out.numpy(), w.numpy() * xs.numpy())
+    assert len(made) == 1, "a dict argument goes through _Inputs"
+    with pytest.raises(ValueError, match="different sizes"):
+        vmap(lambda a, b: a + b)(xs, knp.ones((2, 4)))
+    assert len(made) == 2

@@ -350,16 +350,30 @@ def register_tensor_class(cls: type) -> None:
     _Tensor = cls
 
 
+# The Tensor subclasses whose instances refuse to give a value (a jit tracer), noted on the
+# first refusal: the error they raise is built with a walk up the stack (about 10 µs), and
+# every `grad` traced by jit asks for its seed's backend here (`full_like`).
+_valueless: set[type] = set()
+
+
 def value_of(like: Any) -> Any:
     """The backend value behind ``like``: a Tensor's value, that of the batch behind a
-    ``vmap`` view (which has none of its own), or ``like`` itself."""
+    ``vmap`` view (which has none of its own), or ``like`` itself (None for a jit-traced
+    tensor, which has no value: its program runs on NumPy, the default backend)."""
     while isinstance(like, _Tensor):
+        kind = type(like)
+        if kind in _valueless:
+            return None
         batched = getattr(like, "_batched", None)
         if batched is None:
             try:
                 return like._value
-            except (ConcretizationError, ValueError):  # a jit-traced tensor has no value:
-                return None  # its program runs on NumPy (the default backend)
+            except ConcretizationError:  # a jit-traced tensor: every one of its type refuses
+                if kind is not _Tensor:
+                    _valueless.add(kind)
+                return None
+            except ValueError:
+                return None
         like = batched
     return like
 

@@ -38,6 +38,8 @@ __all__ = [
     "current_handlers",
     "fresh_level",
     "run_in",
+    "enter_phase",
+    "leave_phase",
     "read_scopes",
     "each_argument",
     "identity",
@@ -506,6 +508,19 @@ class scope:  # noqa: N801 - a context manager, named and used like a function
     def __exit__(self, *exc_info: Any) -> None:
         if self._token is not None:
             _scopes.reset(self._token)
+
+
+def enter_phase(name: str) -> Any:
+    """Enter the phase ``name`` (what :class:`scope` does, without its object, for a
+    transformation that opens one per call): a token for :func:`leave_phase`, None when
+    no ``debug`` handler reads the phases (nothing to note)."""
+    return _scopes.set((*_scopes.get(), name)) if _scope_readers else None
+
+
+def leave_phase(token: Any) -> None:
+    """Leave the phase that :func:`enter_phase` entered (its ``token``; None: nothing)."""
+    if token is not None:
+        _scopes.reset(token)
 
 
 def run_in(

@@ -15,7 +15,6 @@ are pushed forward or pulled back.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Sequence
 from typing import Any, ParamSpec
 
@@ -28,7 +27,7 @@ from .ops import shape as shape_ops
 from .ops.indexing import getitem
 from .reverse import pull_back, record, value_and_grad_of
 from .tensor import Tensor, _make
-from .transform import gc_pause
+from .transform import gc_pause, wraps
 from .vectorize import vmap_call
 
 __all__ = ["jacfwd", "jacrev", "hessian", "hvp"]
@@ -177,51 +176,80 @@ def jacrev(
 
     normalized = _Argnums(argnums, "jacrev")
 
-    @functools.wraps(f)
     def jacobian(*args: Any, **kwargs: Any) -> Any:
         nums = normalized(len(args))
         function, selected = select(f, args, kwargs, nums)
         if holomorphic:  # the integer inputs' error first, as for any other input
             check_inputs([(n, args[n]) for n in nums], allow_int, "jacrev")
             _check_complex(tree.leaves(selected), True, "jacrev", "inputs")
+        single_input = isinstance(argnums, (int, np.integer))
         with gc_pause:  # one pause for the forward pass and the (consuming) backward one
             rev = record(function, selected, has_aux, allow_int, "jacrev", nums, pause_gc=False)
-            out_flat, out_tree, aux = rev.outputs, rev.out_tree, rev.aux
-            in_flat, in_tree = rev.inputs, rev.in_tree
-            out_floats = [_is_float(o) for o in out_flat]
-            in_floats = [_is_float(x) for x in in_flat]
-            float_outs = [o for o, is_float in zip(out_flat, out_floats) if is_float]
-            _check_complex(float_outs, holomorphic, "jacrev", "outputs")
+            out_flat, in_flat = rev.outputs, rev.inputs
+            if (
+                len(out_flat) == 1
+                and len(in_flat) == 1
+                and _is_float(out_flat[0])
+                and _is_float(in_flat[0])
+            ):  # one array of one array, the common case
+                jac = _one_block(rev, holomorphic, single_input)
+            else:
+                jac = _blocks(rev, holomorphic, single_input)
+        return (jac, rev.aux) if has_aux else jac
 
-            def pull_back_rows(*cotangents: Tensor) -> tuple[Tensor, ...]:
-                """The float inputs' cotangents for the float outputs' ``cotangents`` (once)."""
-                given = iter(cotangents)
-                seeds = [next(given) if is_float else None for is_float in out_floats]
-                grads = pull_back(rev, seeds, reusable=False)
-                return tuple([g for g, is_float in zip(grads, in_floats) if is_float])
+    return wraps(f, jacobian)
 
-            # Row i of the Jacobian is the pullback of basis vector i: all rows at once.
-            rows: Any = []
-            if float_outs and any(in_floats):
-                rows = vmap_call(pull_back_rows, tuple(_basis(float_outs)), {})
-        sizes = [o.size for o in float_outs]
-        per_input = [_split_axis(g, 0, sizes) for g in rows]  # [float input][float output]
-        blocks, i = [], 0
-        for o, out_is_float in zip(out_flat, out_floats):
-            pieces = iter([p[i] for p in per_input] if out_is_float else ())
-            i += out_is_float
-            blocks.append(
-                [
-                    _reshaped(next(pieces), o.shape + x.shape)
-                    if out_is_float and in_is_float
-                    else float0_zeros(o.shape + x.shape)
-                    for x, in_is_float in zip(in_flat, in_floats)
-                ]
-            )
-        jac = _nest(out_tree, in_tree, blocks, isinstance(argnums, (int, np.integer)))
-        return (jac, aux) if has_aux else jac
 
-    return jacobian
+def _one_block(rev: Any, holomorphic: bool, single_input: bool) -> Any:
+    """``jacrev``'s Jacobian of the one float output leaf of the level ``rev`` recorded
+    with respect to its one float input leaf: :func:`_blocks` without its bookkeeping."""
+    out, x = rev.outputs[0], rev.inputs[0]
+    _check_complex([out], holomorphic, "jacrev", "outputs")
+
+    def pull_back_row(cotangent: Tensor) -> Tensor:
+        return pull_back(rev, [cotangent], reusable=False)[0]
+
+    # Row i of the Jacobian is the pullback of basis vector i: all rows at once.
+    rows = vmap_call(pull_back_row, (_basis([out])[0],), {})
+    return _nest(rev.out_tree, rev.in_tree, [[_reshaped(rows, out.shape + x.shape)]], single_input)
+
+
+def _blocks(rev: Any, holomorphic: bool, single_input: bool) -> Any:
+    """``jacrev``'s Jacobian from the level ``rev`` recorded: a block per (output leaf,
+    input leaf), a float0 one where either is an integer."""
+    out_flat, out_tree = rev.outputs, rev.out_tree
+    in_flat, in_tree = rev.inputs, rev.in_tree
+    out_floats = [_is_float(o) for o in out_flat]
+    in_floats = [_is_float(x) for x in in_flat]
+    float_outs = [o for o, is_float in zip(out_flat, out_floats) if is_float]
+    _check_complex(float_outs, holomorphic, "jacrev", "outputs")
+
+    def pull_back_rows(*cotangents: Tensor) -> tuple[Tensor, ...]:
+        """The float inputs' cotangents for the float outputs' ``cotangents`` (once)."""
+        given = iter(cotangents)
+        seeds = [next(given) if is_float else None for is_float in out_floats]
+        grads = pull_back(rev, seeds, reusable=False)
+        return tuple([g for g, is_float in zip(grads, in_floats) if is_float])
+
+    # Row i of the Jacobian is the pullback of basis vector i: all rows at once.
+    rows: Any = []
+    if float_outs and any(in_floats):
+        rows = vmap_call(pull_back_rows, tuple(_basis(float_outs)), {})
+    sizes = [o.size for o in float_outs]
+    per_input = [_split_axis(g, 0, sizes) for g in rows]  # [float input][float output]
+    blocks, i = [], 0
+    for o, out_is_float in zip(out_flat, out_floats):
+        pieces = iter([p[i] for p in per_input] if out_is_float else ())
+        i += out_is_float
+        blocks.append(
+            [
+                _reshaped(next(pieces), o.shape + x.shape)
+                if out_is_float and in_is_float
+                else float0_zeros(o.shape + x.shape)
+                for x, in_is_float in zip(in_flat, in_floats)
+            ]
+        )
+    return _nest(out_tree, in_tree, blocks, single_input)
 
 
 def jacfwd(
@@ -247,7 +275,6 @@ def jacfwd(
 
     normalized = _Argnums(argnums, "jacfwd")
 
-    @functools.wraps(f)
     def jacobian(*args: Any, **kwargs: Any) -> Any:
         nums = normalized(len(args))
         f_of_selected, selected = select(f, args, kwargs, nums)
@@ -297,7 +324,7 @@ def jacfwd(
         jac = _nest(out_tree, in_tree, blocks, isinstance(argnums, (int, np.integer)))
         return (jac, aux) if has_aux else jac
 
-    return jacobian
+    return wraps(f, jacobian)
 
 
 def hessian(
@@ -327,13 +354,12 @@ def hessian(
 
     normalized = _Argnums(argnums, "hessian")
 
-    @functools.wraps(f)
     def hessian_f(*args: Any, **kwargs: Any) -> Any:
         nums = normalized(len(args))
         check_inputs([(n, args[n]) for n in nums], allow_int, "hessian")  # named as hessian
         return outer(*args, **kwargs)
 
-    return hessian_f
+    return wraps(f, hessian_f)
 
 
 def hvp(f: Callable, primals: Sequence[Any], tangents: Sequence[Any]) -> Any:

@@ -10,7 +10,6 @@ that is how higher-order derivatives work.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Sequence
 from typing import Any, Concatenate, Literal, ParamSpec, TypeVar, overload
 
@@ -30,7 +29,16 @@ from .checks import (
     select,
 )
 from .convert import leaf_tensor, perform_stacked
-from .effects import Handler, Op, handler, identity, perform_args, run_in, scope
+from .effects import (
+    Handler,
+    Op,
+    enter_phase,
+    handler,
+    identity,
+    leave_phase,
+    perform_args,
+    run_in,
+)
 from .mutation import check_saved
 from .tensor import Tensor, _make, holds_tensor, tracked_records
 from .transform import (
@@ -39,7 +47,10 @@ from .transform import (
     forget_level,
     gc_pause,
     no_context,
+    pause_gc,
     placed,
+    resume_gc,
+    wraps,
     zero_derivative,
     zeros_like,
 )
@@ -218,6 +229,9 @@ class ReverseHandler(TapeHandler):
                 if previous is not None:  # several paths lead here: sum them
                     contribution = previous + contribution
                 cotangents[parent] = contribution
+        if len(nodes) == 1:  # one input, the common case: no comprehension's frame
+            node = nodes[0]
+            return [None if node is None else cotangents[node]]
         return [None if n is None else cotangents[n] for n in nodes]
 
 
@@ -490,8 +504,12 @@ def pull_back(rev: ReverseHandler, cotangents: Sequence[Any], reusable: bool) ->
             grads = run_in("vjp: backward", rev.backward, arguments)
     else:  # a short tape, or inside the caller's pause
         grads = run_in("vjp: backward", rev.backward, arguments)
+    if len(grads) == 1:  # one input, the common case: no comprehension's frame
+        if grads[0] is None:
+            grads[0] = zero_derivative(rev.inputs[0])
+        return grads
     grads = [zero_derivative(x) if g is None else g for g, x in zip(grads, rev.inputs)]
-    return distinct(grads) if len(grads) > 1 else grads
+    return distinct(grads)
 
 
 # Types: with the default argnums=0 the gradient has the first argument's type (a
@@ -583,7 +601,7 @@ def value_and_grad(
     """
 
     vg = value_and_grad_of(f, argnums, has_aux, allow_int, holomorphic, "value_and_grad")
-    return functools.wraps(f)(vg)
+    return wraps(f, vg)
 
 
 def value_and_grad_of(
@@ -615,7 +633,10 @@ def value_and_grad_of(
             function, selected = f, args
         else:
             function, selected = select(f, args, kwargs, nums)
-        with scope("grad"), gc_pause:
+        # `with scope("grad"), gc_pause:` without its two objects and four calls
+        phase = enter_phase("grad")
+        pause_gc()
+        try:
             rev = record(function, selected, has_aux, allow_int, where, nums, pause_gc=False)
             out = tree.unflatten(rev.out_tree, rev.outputs)
             if not isinstance(out, Tensor) or out.shape != () or out.dtype.kind not in "fc":
@@ -628,6 +649,9 @@ def value_and_grad_of(
             # that would make the collector traverse them on resuming.
             aux = rev.aux
             del rev
+        finally:
+            resume_gc()
+            leave_phase(phase)
         gradient = grads[0] if single else grads
         if not value:
             return (gradient, aux) if has_aux else gradient
@@ -683,4 +707,4 @@ def grad(
     Tensor(True)
     """
     grad_f = value_and_grad_of(f, argnums, has_aux, allow_int, holomorphic, "grad", False)
-    return functools.wraps(f)(grad_f)
+    return wraps(f, grad_f)

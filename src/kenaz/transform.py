@@ -6,6 +6,7 @@ collector while a tape is alive. (What they check of their arguments is in
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import threading
 import weakref
@@ -59,7 +60,7 @@ class TapeHandler(Handler):
         ``run_watched`` returns."""
         leaves, in_tree = tree.flatten(primals)
         for x in leaves:  # before any op: a leaf to convert (the one way in checks them all),
-            if type(x) is not Tensor:  # or an integer one to refuse, naming its argument
+            if not isinstance(x, Tensor):  # or an integer one to refuse, naming its argument
                 leaves = input_leaves(leaves, primals, allow_int, where, positions)
                 break
             if not allow_int and x.dtype.kind not in "fc":
@@ -110,6 +111,7 @@ def placed(pairs: Iterable[tuple[int, Any]], count: int) -> tuple:
 
 
 no_context = contextlib.nullcontext()  # `with a if condition else no_context:`
+LONE_LEAF = tree.flatten(0)[1]  # the structure of a lone leaf (a tensor output)
 
 
 def zero_derivative(x: Tensor) -> Any:
@@ -143,15 +145,22 @@ def run_watched(
     aux = None
     if has_aux:
         result, aux = split_aux(result, where)
-    out_flat, out_tree = tree.flatten(result)
     level = h.level
+    if isinstance(result, Tensor):  # one output, the common case: its record, forgotten
+        trace = result._trace
+        return [result], LONE_LEAF, [trace.pop(level, None) if trace else None], aux
+    out_flat, out_tree = tree.flatten(result)
     records = []
-    for i, o in enumerate(out_flat):
+    i = 0
+    for o in out_flat:  # (loops, not comprehensions: each of those is a frame)
         if not isinstance(o, Tensor):
             out_flat[i] = o = derivative_leaf(o, where)
         records.append(o._trace.get(level) if isinstance(o, Tensor) and o._trace else None)
+        i += 1
     # The level is forgotten after all records were read: an output may stand twice.
-    forget_level([o for o in out_flat if isinstance(o, Tensor)], level)
+    for o in out_flat:
+        if isinstance(o, Tensor) and o._trace:  # (not a float0 leaf)
+            o._trace.pop(level, None)
     return out_flat, out_tree, records, aux
 
 
@@ -166,10 +175,40 @@ __all__ = [
     "run_watched",
     "distinct",
     "zeros_like",
+    "wraps",
     "forget_level",
     "gc_paused",
     "gc_pause",
+    "pause_gc",
+    "resume_gc",
 ]
+
+
+_FunctionType = type(run_in)
+# What `functools.wraps` copies on the Pythons whose list `wraps` below unrolls (3.10, 3.11;
+# 3.12 adds `__type_params__`, and then `functools` does the copying).
+_UNROLLED = functools.WRAPPER_ASSIGNMENTS == (
+    "__module__", "__name__", "__qualname__", "__doc__", "__annotations__"
+) and functools.WRAPPER_UPDATES == ("__dict__",)  # fmt: skip
+
+
+def wraps(wrapped: Callable, wrapper: Callable) -> Callable:
+    """``functools.wraps(wrapped)(wrapper)``: the same attributes, copied in a fifth of the
+    time for a Python function (``functools`` reads each one through ``getattr``, in a
+    ``try``). Transformations make a wrapper per call of ``grad``, ``vmap``... and
+    ``grad(f)(x)`` in a loop is common, so this is part of every such call."""
+    if type(wrapped) is _FunctionType and _UNROLLED:
+        wrapper.__module__ = wrapped.__module__
+        wrapper.__name__ = wrapped.__name__
+        wrapper.__qualname__ = wrapped.__qualname__
+        wrapper.__doc__ = wrapped.__doc__
+        wrapper.__annotations__ = wrapped.__annotations__
+        attributes = wrapped.__dict__
+        if attributes:
+            wrapper.__dict__.update(attributes)
+        wrapper.__wrapped__ = wrapped
+        return wrapper
+    return functools.update_wrapper(wrapper, wrapped)
 
 
 def zeros_like(x: Tensor) -> Tensor:
@@ -238,3 +277,5 @@ class gc_paused:  # noqa: N801 - a context manager, named and used like a functi
 
 
 gc_pause = gc_paused()  # one instance serves every pause (its state is the module's)
+pause_gc = gc_pause.__enter__  # `with gc_pause:` in two calls, for a try/finally of its own
+resume_gc = gc_pause.__exit__

@@ -22,6 +22,9 @@ NAMESPACE = "kenaz"
 # function's outputs), is flattened without optree, whose walk costs a few microseconds
 # even for one leaf. kenaz.tensor and kenaz.vectorize add Tensor and its batched view.
 _LEAF_TYPES: set[type] = {np.ndarray, float, int, complex, bool, *np.sctypeDict.values()}
+LEAF_TYPES = _LEAF_TYPES
+"""The exact types whose values are always leaves (read-only: :func:`register_leaf_type`
+adds to it), for a transformation's own fast paths over its arguments."""
 _LEAF = {n: optree.tree_structure(0, none_is_leaf=n, namespace=NAMESPACE) for n in (False, True)}
 _TUPLES: dict[tuple[int, bool], optree.PyTreeSpec] = {}  # (n, none_is_leaf): n leaves' tuple
 # The number of leaves of each spec above by its id; -1 for a lone leaf
@@ -74,7 +77,45 @@ def flatten(tree: Any, none_is_leaf: bool = False) -> tuple[list[Any], optree.Py
                         _CALLS[len(args), none_is_leaf] = spec
                         _CALL_COUNTS[id(spec)] = len(args)
                     return list(args), spec
+        nested = _nested(tree, none_is_leaf)
+        if nested is not None:
+            return nested
     return optree.tree_flatten(tree, none_is_leaf=none_is_leaf, namespace=NAMESPACE)
+
+
+# Tuples of leaves and of tuples of leaves (a transformation's arguments `(params, x, y)`
+# with `params` a tuple of arrays): their structures by layout (per item, -1 for a leaf, n
+# for a tuple of n leaves). Flattened here in half optree's time; optree unflattens them
+# faster than Python could.
+_NESTED: dict[tuple[tuple[int, ...], bool], optree.PyTreeSpec] = {}
+
+
+def _nested(tree: tuple, none_is_leaf: bool) -> tuple[list[Any], optree.PyTreeSpec] | None:
+    """:func:`flatten` of a tuple of leaves and tuples of leaves, without optree (None for
+    any other tuple)."""
+    leaves: list[Any] = []
+    layout: list[int] = []
+    for item in tree:
+        if type(item) in _LEAF_TYPES:
+            leaves.append(item)
+            layout.append(-1)
+        elif type(item) is tuple:
+            for leaf in item:
+                if type(leaf) not in _LEAF_TYPES:
+                    return None
+            leaves.extend(item)
+            layout.append(len(item))
+        else:
+            return None
+    key = (tuple(layout), none_is_leaf)
+    spec = _NESTED.get(key)
+    if spec is None:
+        if len(_NESTED) >= 1024:  # (a bound: a program that makes ever new layouts)
+            return None
+        template = tuple(0 if n < 0 else (0,) * n for n in layout)
+        spec = optree.tree_structure(template, none_is_leaf=none_is_leaf, namespace=NAMESPACE)
+        _NESTED[key] = spec
+    return leaves, spec
 
 
 def unflatten(treedef: optree.PyTreeSpec, leaves: Any) -> Any:

@@ -44,12 +44,13 @@ from .errors import ShapeError
 from .ops import batching, indexing
 from .ops import shape as shape_ops
 from .tensor import Tensor, holds_tensor
-from .transform import fresh_identity
-from .tree import NAMESPACE
+from .transform import fresh_identity, wraps
+from .tree import LEAF_TYPES, NAMESPACE
 
 __all__ = ["vmap", "vmap_call", "BatchedTensor", "BatchHandler"]
 
 _new = object.__new__
+_elementwise = batching.elementwise  # the rule whose common cases `BatchHandler.handle` inlines
 
 
 class BatchedTensor(Tensor):
@@ -146,10 +147,35 @@ class BatchHandler(Handler):
         if batch_axes is None:  # nothing here is batched by this vmap
             return perform_args(op, args, params)
         rule = op.batch
-        if rule is None:
-            rule = _per_example_loop
+        out_axis = -1  # no layout found yet
+        if rule is _elementwise:
+            # `batching.elementwise`'s cases that need no moves, inlined: most ops of a
+            # vmapped function are these. A unary op keeps the layout, wherever the batch
+            # axis is; a binary one too when the batch axes line up, or when the unbatched
+            # operand broadcasts from the right past the batched one's batch axis.
+            if i == 1:
+                out_axis = batch_axes[0]
+            elif i == 2:
+                x, y = values
+                bx, by = batch_axes
+                if bx == by:
+                    if x.ndim == y.ndim:
+                        out_axis = bx
+                elif by is None:  # (a Python number has no dimensions: `x * 2.0`)
+                    if type(y) is float or type(y) is int:
+                        out_axis = bx
+                    elif isinstance(y, Tensor) and y.ndim < x.ndim - bx:
+                        out_axis = bx
+                elif bx is None:
+                    if type(x) is float or type(x) is int:
+                        out_axis = by
+                    elif isinstance(x, Tensor) and x.ndim < y.ndim - by:
+                        out_axis = by
         try:
-            out, out_axis = rule(op, values, batch_axes, **params)
+            if out_axis >= 0:
+                out = perform_args(op, tuple(values), params)
+            else:
+                out, out_axis = (rule or _per_example_loop)(op, values, batch_axes, **params)
         except ShapeError as error:  # NumPy saw batched shapes; the user wrote per-example ones
             raise per_example_shape_error(op.name, args, error) from None
         if op.multiple_results:
@@ -312,22 +338,90 @@ def vmap(
     """
     in_axes = check_vmap_arguments(in_axes, out_axes, axis_size, method)
 
-    @functools.wraps(f)
     def batched_f(*args: P.args, **kwargs: P.kwargs) -> Out:
         return vmap_call(f, args, kwargs, in_axes, out_axes, axis_size, method)
 
-    return batched_f
+    return wraps(f, batched_f)
 
 
 def vmap_call(f: Callable, args: tuple, kwargs: dict, in_axes: Any = 0, out_axes: Any = 0,
               axis_size: int | None = None, method: str = "vectorize") -> Any:  # fmt: skip
     """``vmap(f, in_axes, out_axes, axis_size, method)(*args, **kwargs)``, its arguments
     already checked: for a transformation that batches a new function per call (jacrev)."""
+    if method == "vectorize" and not kwargs:
+        simple = _simple_inputs(args, in_axes, axis_size)
+        if simple is not None:  # tensors and tuples of leaves, int axes: no pytree work
+            return _run_simple(f, args, *simple, out_axes)
     inputs = _Inputs(args, kwargs, in_axes)
     size = inputs.batch_size(axis_size)
     if method == "loop":
         return _run_per_example(f, inputs, size, out_axes)
     return _run_vectorized(f, inputs, size, out_axes)
+
+
+def _simple_inputs(args: tuple, in_axes: Any, axis_size: int | None) -> tuple | None:
+    """The batch axis of each argument and the batch size, for the common call that needs
+    no pytree broadcasting: every batched argument a tensor with an int axis in range, the
+    others tensors, numbers or tuples of them, and the sizes agreeing (with ``axis_size``
+    too). None for anything else: :class:`_Inputs` then takes it, and finds any error.
+
+    What it gives is what :class:`_Inputs` would: a tuple of leaves passed with axis None is
+    rebuilt there as an equal tuple, and a batched tensor's axis taken modulo its rank."""
+    count = len(args)
+    if type(in_axes) is tuple:
+        if len(in_axes) != count:
+            return None
+    elif in_axes is not None and type(in_axes) is not int:
+        return None
+    axes: list[int | None] = []
+    size = None
+    for i in range(count):
+        arg = args[i]
+        entry = in_axes[i] if type(in_axes) is tuple else in_axes
+        if entry is None:
+            if type(arg) not in LEAF_TYPES:
+                if type(arg) is not tuple:
+                    return None
+                for item in arg:
+                    if type(item) not in LEAF_TYPES:
+                        return None
+            axes.append(None)
+        elif type(entry) is int and isinstance(arg, Tensor):
+            ndim = arg.ndim
+            if not -ndim <= entry < ndim:
+                return None
+            axis = entry % ndim
+            n = arg.shape[axis]
+            if size is not None and n != size:
+                return None
+            size = n
+            axes.append(axis)
+        else:
+            return None
+    if size is None or (axis_size is not None and axis_size != size):
+        return None
+    return axes, size
+
+
+def _run_simple(f: Callable, args: tuple, axes: list, size: int, out_axes: Any) -> Any:
+    """:func:`_run_vectorized` for the arguments :func:`_simple_inputs` took."""
+    batcher = BatchHandler(size)
+    views = [
+        a if axis is None else batcher.view(fresh_identity(a), axis) for a, axis in zip(args, axes)
+    ]
+    try:
+        result = run_in("vmap", f, views, batcher)
+        if (
+            type(result) is BatchedTensor
+            and result._batcher is batcher
+            and result._batch_axis == 0
+            and type(out_axes) is int
+            and out_axes == 0
+        ):
+            return result._batched  # one output, batched along axis 0 as asked: no move
+        return _unbatch_outputs(result, batcher, out_axes)
+    finally:
+        batcher.alive = False
 
 
 class _Inputs:

@@ -697,9 +697,17 @@ def sum_to(x: Tensor, target_shape: tuple[int, ...], dtype: np.dtype) -> Tensor:
 
 def _sum_vjp(ans, x, axis, keepdims):
     x_shape = x.shape
+    # The primitive itself, not `broadcast_to`: the cotangent has the sum's shape, which
+    # broadcasts to x's by construction, so the function's checks would find nothing (they
+    # were 40% of a full sum's pullback).
     if axis == tuple(range(len(axis))):  # leading axes (a full sum): broadcasting restores them
-        return lambda g: broadcast_to(g, x_shape)
-    return lambda g: broadcast_to(expand_reduced(g, axis, keepdims), x_shape)
+        return lambda g: g if g.shape == x_shape else _broadcast_to(g, shape=x_shape)
+
+    def pullback(g):
+        g = expand_reduced(g, axis, keepdims)
+        return g if g.shape == x_shape else _broadcast_to(g, shape=x_shape)
+
+    return pullback
 
 
 def _backend_sum(xp, x, axis, keepdims):
