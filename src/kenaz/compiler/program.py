@@ -246,11 +246,23 @@ class TracingHandler(Handler):
         if type(value) is Tensor:  # the common case: its value is at hand
             value = value._value
             if type(value) is np.ndarray:  # `_known` and `tracer`, inlined: once per input
-                var = Var(self._count, value.shape, value.dtype, None)
-                self._count += 1
-                self._values[var.id] = value
+                count = self._count
+                self._count = count + 1
+                var = _new(Var)  # `Var(...)`, without its __init__'s call
+                var.id = count
+                var.shape = shape = value.shape
+                var.dtype = value.dtype
+                var.weak = None
+                self._values[count] = value
                 self.inputs.append(var)
-                return _tracer(var, self.trace)
+                t = _new(Tracer)
+                t._var = var
+                t._tracing = self.trace
+                t._trace = None
+                t.shape = shape
+                t.dtype = var.dtype
+                t.ndim = len(shape)
+                return t
         elif isinstance(value, Tensor):
             if _lazy(value):
                 var = self._standing_for(value)
