@@ -365,6 +365,10 @@ class TracingHandler(Handler):
                 const = _new(Const)  # `Const(a)`, without its __init__'s call
                 const.value = a
                 inputs.append(const)
+            elif kind is Tensor and not a._trace:  # a plain constant (a closed-over weight)
+                const = _new(Const)
+                const.value = a._value
+                inputs.append(const)
             elif isinstance(a, Tensor):
                 if _must_capture(a):
                     inputs.append(self.capture(a)._var)
@@ -382,8 +386,9 @@ class TracingHandler(Handler):
         if not traced:  # constant folding: nothing here depends on the inputs
             return perform_args(op, args, params)
         if params:
-            for key, value in params.items():
+            for value in params.values():
                 if isinstance(value, Tensor):
+                    key = next(k for k, v in params.items() if v is value)
                     raise TypeError(
                         f"kenaz.{op.name}: parameter {key!r} is a Tensor; while tracing, "
                         "parameters must be static Python values"
