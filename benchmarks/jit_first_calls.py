@@ -6,10 +6,10 @@ For each workload's ``kenaz (jit)`` function (the one ``run_all.py`` times):
   of the traced program: the traced function run eagerly on the workload's
   smoke-size inputs (the same ops on tiny arrays: what its transformations'
   Python costs alone, a floor for tracing), tracing, the passes, building the
-  interpreter (tier 0), and ``run_all.py``'s ``trace+compile`` column
-  (``jitted.program(*args)`` on a fresh function: trace and passes; tier 0 is
-  made by the first call that runs the program, so it counts in call 1, not
-  here). Best of ``--repeats``.
+  interpreter (tier 0), and all three as ``run_all.py``'s ``trace+compile``
+  column measures them: ``jitted.program(*args)`` on a fresh function (trace
+  and passes), then tier 0 for that program (which the first call that runs it
+  makes). Best of ``--repeats``.
 - **calls 1, 2, 3** of a fresh jitted function, ms of CPU time (``--clock wall``
   for wall-clock time), medians: call 1
   traces and runs; call 2 is the purity check (a second trace, its results
@@ -148,7 +148,7 @@ def compile_costs(make: Callable[[], Any], args: tuple, repeats: int) -> tuple[i
         _best_cpu(lambda: trace(function, args, {}), repeats),
         _best_cpu(lambda: optimize(staged.program), repeats),
         _best_cpu(lambda: interpret(optimized), repeats),
-        _best_cpu(lambda: fresh.pop().program(*args), repeats),
+        _best_cpu(lambda: interpret(fresh.pop().program(*args)), repeats),
     ]
     return program.primitive_count(), times
 
@@ -184,6 +184,13 @@ def _warm_up(peers: Peers) -> None:
         jax.block_until_ready(jax.jit(lambda x: jax.numpy.sin(x) * 2.0)(jax.numpy.ones(3)))
 
 
+def _ready(jitted: Any, *args: Any) -> Any:
+    """Trace and optimize ``jitted``'s program for ``args``, then build its tier 0."""
+    from kenaz.compiler.interpreter import interpret
+
+    return interpret(jitted.program(*args))
+
+
 def ten_thousand_ops(repeats: int) -> tuple[int, float, float]:
     """W1's chain at 2,000 steps under ``jit(grad)``: ops, seconds to ready, first call."""
     import numpy as np
@@ -198,7 +205,7 @@ def ten_thousand_ops(repeats: int) -> tuple[int, float, float]:
 
     ops = make()._entry((x,), {}).staged.program.primitive_count()
     fresh = [make() for _ in range(repeats)]
-    ready = _best_cpu(lambda: fresh.pop().program(x), repeats)
+    ready = _best_cpu(lambda: _ready(fresh.pop(), x), repeats)
     first = first_calls(make, (x,), repeats)[0]
     return ops, ready, first
 

@@ -1,9 +1,11 @@
 """What ``kenaz.jit`` costs to trace and compile a program: fresh traces, timed or counted.
 
-Each case makes a new jitted function and asks for its optimized program
-(``Jitted.program``: trace, optimize, and the first tier ready to run), so every call
-pays the whole first-call cost but the run. The cases are the jitted rows of W3, W4,
-W5 and W7, and five small functions that show the fixed cost per trace.
+Each case makes a new jitted function, asks for its optimized program
+(``Jitted.program``: trace and optimize) and builds its first tier (the interpreter's
+plan, which the first call that runs the program makes), as ``run_all.py``'s
+trace+compile column does: every call pays the whole first-call cost but the run. The
+cases are the jitted rows of W3, W4, W5 and W7, and five small functions that show the
+fixed cost per trace.
 
     PYTHONPATH=src:. python -m benchmarks.trace_compile          # µs per trace+compile, µs/op
     python -m benchmarks.ab OLD/src src --cases benchmarks.trace_compile:cases --instructions
@@ -69,10 +71,17 @@ def programs() -> dict[str, tuple[Callable[[], Any], tuple]]:
     return found
 
 
+def _ready(jitted: Any, args: tuple) -> Any:
+    """Trace and optimize ``jitted``'s program for ``args``, then build its tier 0."""
+    from kenaz.compiler.interpreter import interpret
+
+    return interpret(jitted.program(*args))
+
+
 def cases() -> dict[str, Callable[[], object]]:
     """For ``benchmarks.ab``: one fresh trace+compile per call."""
     return {
-        f"{name} trace+compile": (lambda make=make, args=args: make().program(*args))
+        f"{name} trace+compile": (lambda make=make, args=args: _ready(make(), args))
         for name, (make, args) in programs().items()
     }
 
@@ -87,7 +96,7 @@ def quick_cases() -> dict[str, Callable[[], object]]:
 def main() -> None:
     for name, (make, args) in programs().items():
         for _ in range(20):  # warm-up: NumPy's and the rules' caches
-            make().program(*args)
+            _ready(make(), args)
         jitted = make()
         jitted.program(*args)
         ops = jitted._entry(args, {}).staged.program.primitive_count()  # traced primitives
@@ -95,7 +104,7 @@ def main() -> None:
         for _ in range(7):
             started = time.process_time()
             for _ in range(40):
-                make().program(*args)
+                _ready(make(), args)
             batches.append((time.process_time() - started) / 40)
         per = statistics.median(batches) * 1e6
         print(f"{name:22s} {ops:3d} ops  {per:7.0f} µs  {per / ops:6.1f} µs/op")

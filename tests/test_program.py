@@ -218,3 +218,39 @@ def test_a_call_with_its_own_implementation_is_one_primitive_equation() -> None:
     expected = kenaz.grad(f)(x)
     np.testing.assert_allclose(kenaz.grad(kenaz.jit(f))(x).numpy(), expected.numpy())
     np.testing.assert_allclose(kenaz.jit(kenaz.grad(f))(x).numpy(), expected.numpy())
+
+
+def test_a_long_trace_pauses_the_collector_until_it_ends_even_when_it_raises() -> None:
+    # A short trace leaves the cyclic collector alone (pausing costs as much as an op); a
+    # long one pauses it once it has made 500 variables, and resumes it when it ends.
+    import gc
+
+    from kenaz.compiler.program import trace
+
+    seen = []
+
+    def chain(x, steps, fail=False):
+        seen.append(gc.isenabled())
+        for _ in range(steps):
+            x = knp.sin(x)
+        seen.append(gc.isenabled())
+        if fail:
+            raise RuntimeError("stop")
+        return x
+
+    x = knp.ones(3)
+    was = gc.isenabled()
+    gc.enable()
+    try:
+        trace(chain, (x, 10), {}, {1: 10})
+        assert seen == [True, True] and gc.isenabled()
+        seen.clear()
+        trace(chain, (x, 600), {}, {1: 600})
+        assert seen == [True, False] and gc.isenabled()
+        seen.clear()
+        with pytest.raises(RuntimeError, match="stop"):
+            trace(chain, (x, 600, True), {}, {1: 600, 2: True})
+        assert seen == [True, False] and gc.isenabled()
+    finally:
+        if not was:
+            gc.disable()

@@ -54,6 +54,8 @@ _MEMO_LIMIT = 4096  # remembered dtypes (and shapes of shape ops): cleared when 
 _dtypes: dict[Any, Any] = {}
 _elementwise_types: dict[tuple, Types] = {}  # (op, shape, dtype... [, params]) -> result types
 _shaped: dict[Any, Any] = {}
+_reduced: dict[tuple, Types] = {}  # (op, shape, dtype, weak, *params) -> a reduction's types
+_products: dict[tuple, Types] = {}  # (op, shape, dtype, weak, shape, dtype, weak) -> matmul's
 # op -> its rule (or None), for every op seen: the tracer reads it at once (a call less per op).
 rules_seen: dict[Op, Any] = {}
 
@@ -264,6 +266,20 @@ def broadcast_shapes(shapes: Sequence[tuple[int, ...]]) -> tuple[int, ...]:
 # -- reductions -------------------------------------------------------------------------------
 def _reduction(op: Op, inputs: Sequence[Var | Const], params: dict[str, Any]) -> Types:
     (x,) = inputs
+    if type(x) is not Var:
+        return _reduced_types(op, x, params)
+    # Of a variable: remembered by its type and the parameters (a program repeats a few).
+    try:
+        key: Any = (op, x.shape, x.dtype, x.weak, *params.items())
+        found = _reduced.get(key)
+    except TypeError:  # an unhashable parameter (`axis=[0, 1]`)
+        return _reduced_types(op, x, params)
+    if found is None:
+        found = _remember(_reduced, key, _reduced_types(op, x, params))
+    return found
+
+
+def _reduced_types(op: Op, x: Var | Const, params: dict[str, Any]) -> Types:
     shape = _atom_shape(x)
     if 0 in shape:
         raise ValueError("an empty operand: run it")
@@ -293,6 +309,25 @@ def _reduction(op: Op, inputs: Sequence[Var | Const], params: dict[str, Any]) ->
 # -- products -------------------------------------------------------------------------------
 def _matmul(op: Op, inputs: Sequence[Var | Const], params: dict[str, Any]) -> Types:
     x, y = inputs
+    # Remembered by the operands' types where both are variables or arrays (an array
+    # constant's result is a variable's of its shape and dtype).
+    key: Any = None
+    if type(x) is Var:
+        if type(y) is Var:
+            key = (op, x.shape, x.dtype, x.weak, y.shape, y.dtype, y.weak)
+        elif type(y.value) is _ndarray:
+            key = (op, x.shape, x.dtype, x.weak, y.value.shape, y.value.dtype, None)
+    elif type(y) is Var and type(x.value) is _ndarray:
+        key = (op, x.value.shape, x.value.dtype, None, y.shape, y.dtype, y.weak)
+    if key is None or params:  # (matmul has none; an op sharing the rule might)
+        return _product_types(op, x, y, params)
+    found = _products.get(key)
+    if found is None:
+        found = _remember(_products, key, _product_types(op, x, y, params))
+    return found
+
+
+def _product_types(op: Op, x: Var | Const, y: Var | Const, params: dict[str, Any]) -> Types:
     xs, ys = _atom_shape(x), _atom_shape(y)
     if not xs or not ys or 0 in xs or 0 in ys:
         raise ValueError("a scalar or an empty operand: run it (it raises or costs nothing)")
@@ -363,6 +398,16 @@ def _shape_op_key(op: Op, inputs: Sequence[Var | Const], params: dict[str, Any])
 
 
 def _shape_op(op: Op, inputs: Sequence[Var | Const], params: dict[str, Any]) -> Types:
+    if len(inputs) == 1 and type(inputs[0]) is Var:  # one variable: `_shape_op_key`, inlined
+        a = inputs[0]
+        try:
+            found = _shaped.get(
+                (op, ((a.shape, a.dtype, a.weak),), tuple(params.items()) if params else ())
+            )
+        except TypeError:  # an unhashable parameter: the general path says so
+            found = None
+        if found is not None:
+            return found
     try:
         key = _shape_op_key(op, inputs, params)
     except TypeError:  # an unhashable index or parameter

@@ -52,7 +52,8 @@ def interpret(program: Program, neutral: bool = False) -> Callable[..., tuple]:
     for position, var in enumerate(inputs):
         slots[var.id] = position
     pinned = count = len(inputs)  # slots below `pinned` hold the inputs: never reused
-    constants: list[Any] = []
+    # The environment's initial values by slot, constants filled in (grown as slots are made).
+    template: list[Any] = [None] * count
     free: list[int] = []
     is_free: set[int] = set()  # `free` as a set: a list's `in` would make this quadratic
     steps = []
@@ -60,15 +61,16 @@ def interpret(program: Program, neutral: bool = False) -> Callable[..., tuple]:
         reads = []
         for a in eq.inputs:
             if type(a) is Var:
-                slot = slots[a.id]
+                vid = a.id
+                slot = slots[vid]
                 reads.append(slot)
                 # Read here for the last time: the slot is free for the outputs on.
-                if last[a.id] == index and slot >= pinned and slot not in is_free:
+                if last[vid] == index and slot >= pinned and slot not in is_free:
                     free.append(slot)
                     is_free.add(slot)
             else:  # a constant: a slot of its own, filled in the template
-                constants.append((count, a.value))
                 reads.append(count)
+                template.append(a.value)
                 count += 1
         writes: tuple | None = None
         if eq.multiple:
@@ -81,6 +83,7 @@ def interpret(program: Program, neutral: bool = False) -> Callable[..., tuple]:
                         is_free.discard(slot)
                     else:
                         slot, count = count, count + 1
+                        template.append(None)
                     slots[var.id] = slot
                 written.append(slot)
             write, writes = -1, tuple(written)
@@ -93,17 +96,15 @@ def interpret(program: Program, neutral: bool = False) -> Callable[..., tuple]:
                     is_free.discard(write)
                 else:
                     write, count = count, count + 1
+                    template.append(None)
                 slots[vid] = write
         op = eq.op
         impl = op.impl if neutral else op.numpy_impl or op.impl
         steps.append((impl, tuple(reads), eq.params or None, write, writes))
-    size = count + 1  # the last slot is the scratch slot (-1)
+    template.append(None)  # the last slot is the scratch slot (-1)
     outputs = []
     for o in program.outputs:
         outputs.append((True, slots[o.id]) if type(o) is Var else (False, getattr(o, "value", o)))
-    template = [None] * size
-    for slot, value in constants:
-        template[slot] = value
     extra = tuple([tensor._value for _, tensor in captured]) if captured else ()
     arity = len(program.inputs)
 
@@ -113,8 +114,13 @@ def interpret(program: Program, neutral: bool = False) -> Callable[..., tuple]:
         if extra:
             env[arity : arity + len(extra)] = extra
         for impl, reads, params, write, writes in steps:
-            args = [env[i] for i in reads]
-            result = impl(*args, **params) if params else impl(*args)
+            if params is None and len(reads) == 2:  # (no list for the common arities)
+                result = impl(env[reads[0]], env[reads[1]])
+            elif params is None and len(reads) == 1:
+                result = impl(env[reads[0]])
+            else:
+                args = [env[i] for i in reads]
+                result = impl(*args, **params) if params else impl(*args)
             if writes is None:
                 env[write] = result
             else:

@@ -120,34 +120,52 @@ def common_subexpressions(
         if identities and op in IDENTITY_OPS and not params and len(inputs) == 1:
             substitutions[eq.outputs[0].id] = _substitute(inputs[0], substitutions)
             continue
-        # The key: the op, its parameters' key (filled below), then its operands substituted
-        # (`_atom_key`, inlined: this runs per equation, and most programs substitute little).
-        key: Any = [op, ()]
-        changed = False
-        for a in inputs:
-            if type(a) is Var:
-                vid = a.id
-                if vid in substitutions:
-                    changed = True
-                    key.append(_atom_key(substitutions[vid]))
-                else:
-                    key.append(vid)
-            else:
-                value = a.value
-                key.append(
-                    ("c", type(value), value) if type(value) in numbers else ("o", id(value))
-                )
-        if changed:
-            inputs = [_substitute(a, substitutions) for a in inputs]
-            eq = Equation(op, inputs, params, eq.outputs, eq.multiple)
-        try:
-            if params:
-                key[1] = tuple(sorted(params.items()))
-            key = tuple(key)
+        key = None
+        if not params:  # unary or binary on variables kept as they are: the key at once
+            if len(inputs) == 1:
+                a = inputs[0]
+                if type(a) is Var and a.id not in substitutions:
+                    key = (op, (), a.id)
+            elif len(inputs) == 2:
+                a, b = inputs
+                if type(a) is Var and a.id not in substitutions:
+                    if type(b) is Var:
+                        if b.id not in substitutions:
+                            key = (op, (), a.id, b.id)
+                    elif type(b.value) in numbers:  # `x * 2.0`
+                        value = b.value
+                        key = (op, (), a.id, ("c", type(value), value))
+        if key is not None:
             first = seen.get(key)
-        except TypeError:  # unhashable params (an array): never merged
-            kept.append(eq)
-            continue
+        else:
+            # The key: the op, its parameters' key (filled below), then its operands
+            # substituted (`_atom_key`, inlined: this runs per equation).
+            parts: list[Any] = [op, ()]
+            changed = False
+            for a in inputs:
+                if type(a) is Var:
+                    vid = a.id
+                    if vid in substitutions:
+                        changed = True
+                        parts.append(_atom_key(substitutions[vid]))
+                    else:
+                        parts.append(vid)
+                else:
+                    value = a.value
+                    parts.append(
+                        ("c", type(value), value) if type(value) in numbers else ("o", id(value))
+                    )
+            if changed:
+                inputs = [_substitute(a, substitutions) for a in inputs]
+                eq = Equation(op, inputs, params, eq.outputs, eq.multiple)
+            try:
+                if params:
+                    parts[1] = tuple(sorted(params.items()))
+                key = tuple(parts)
+                first = seen.get(key)
+            except TypeError:  # unhashable params (an array): never merged
+                kept.append(eq)
+                continue
         if first is None:
             seen[key] = eq
             kept.append(eq)

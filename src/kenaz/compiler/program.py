@@ -246,11 +246,23 @@ class TracingHandler(Handler):
         if type(value) is Tensor:  # the common case: its value is at hand
             value = value._value
             if type(value) is np.ndarray:  # `_known` and `tracer`, inlined: once per input
-                var = Var(self._count, value.shape, value.dtype, None)
-                self._count += 1
-                self._values[var.id] = value
+                count = self._count
+                self._count = count + 1
+                var = _new(Var)  # `Var(...)`, without its __init__'s call
+                var.id = count
+                var.shape = shape = value.shape
+                var.dtype = value.dtype
+                var.weak = None
+                self._values[count] = value
                 self.inputs.append(var)
-                return _tracer(var, self.trace)
+                t = _new(Tracer)
+                t._var = var
+                t._tracing = self.trace
+                t._trace = None
+                t.shape = shape
+                t.dtype = var.dtype
+                t.ndim = len(shape)
+                return t
         elif isinstance(value, Tensor):
             if _lazy(value):
                 var = self._standing_for(value)
@@ -353,6 +365,10 @@ class TracingHandler(Handler):
                 const = _new(Const)  # `Const(a)`, without its __init__'s call
                 const.value = a
                 inputs.append(const)
+            elif kind is Tensor and not a._trace:  # a plain constant (a closed-over weight)
+                const = _new(Const)
+                const.value = a._value
+                inputs.append(const)
             elif isinstance(a, Tensor):
                 if _must_capture(a):
                     inputs.append(self.capture(a)._var)
@@ -370,8 +386,9 @@ class TracingHandler(Handler):
         if not traced:  # constant folding: nothing here depends on the inputs
             return perform_args(op, args, params)
         if params:
-            for key, value in params.items():
+            for value in params.values():
                 if isinstance(value, Tensor):
+                    key = next(k for k, v in params.items() if v is value)
                     raise TypeError(
                         f"kenaz.{op.name}: parameter {key!r} is a Tensor; while tracing, "
                         "parameters must be static Python values"
