@@ -125,7 +125,14 @@ class ReverseHandler(TapeHandler):
                     kept = (
                         args[kept] if kept >= 0 else out if kept == -1 else saves[kept](out, args)
                     )  # and below, no `**params` when empty: it would build a dict per edge
-                pullback = maker(out, *args, **params) if params else maker(out, *args)
+                if params:
+                    pullback = maker(out, *args, **params)
+                elif position == 2:  # binary: a call with its arguments spelled out, which
+                    pullback = maker(out, args[0], args[1])  # CPython runs inline (no `*`)
+                elif position == 1:
+                    pullback = maker(out, args[0])
+                else:
+                    pullback = maker(out, *args)
                 edges.append((parent, pullback, kept))
         if op.multiple_results:
             self.record(out, edges, op)
