@@ -281,3 +281,45 @@ def test_a_list_of_tracked_tensors_given_to_a_primitive_is_stacked(transform):
     if callable(tangent):  # linearize: (out, f_jvp)
         tangent = tangent(1.0)
     assert float(tangent) == 4.0
+
+
+def test_transformations_copy_the_function_s_attributes_as_functools_wraps_does():
+    """grad, value_and_grad, vmap, jacrev, jacfwd and hessian copy what ``functools.wraps``
+    copies (their own faster copy, ``kenaz.transform.wraps``): for a function with
+    annotations and attributes, a lambda, an op and a partial."""
+    import functools
+
+    import kenaz
+    import kenaz.numpy as knp
+
+    def loss(x: float) -> float:
+        """The loss."""
+        return knp.sum(x * x)
+
+    loss.marker = "kept"
+    names = ("__module__", "__name__", "__qualname__", "__doc__", "__annotations__", "__dict__")
+    for f in (loss, lambda x: x, knp.sin, functools.partial(loss)):
+
+        def reference(*args):
+            return args
+
+        functools.update_wrapper(reference, f)
+        for transform in (
+            kenaz.grad,
+            kenaz.value_and_grad,
+            kenaz.vmap,
+            kenaz.jacrev,
+            kenaz.jacfwd,
+            kenaz.hessian,
+        ):
+            wrapped = transform(f)
+            assert wrapped.__wrapped__ is f
+            for name in names:
+                if name != "__dict__" and not hasattr(f, name):
+                    continue  # not copied (an op has no name): each wrapper keeps its own
+                expected = getattr(reference, name, None)
+                found = getattr(wrapped, name, None)
+                if name == "__dict__":  # the wrapper's own cells aside, the same entries
+                    expected = {k: v for k, v in expected.items() if k != "__wrapped__"}
+                    found = {k: v for k, v in found.items() if k != "__wrapped__"}
+                assert found == expected, (transform.__name__, f, name)

@@ -395,6 +395,21 @@ def full_like(like: Any, shape: tuple[int, ...], fill: Any, dtype: Any) -> Any:
     return xp.full(shape, fill, dtype=backend_dtype(xp, dtype))
 
 
+_ones: dict[Any, np.ndarray] = {}  # a 0-d one per NumPy dtype, copied for each seed
+
+
+def one_like(like: Any, dtype: Any) -> Any:
+    """A 0-d one of ``dtype`` on the backend of ``like``: a gradient's seed (``full_like``'s
+    ``(), 1``, a fresh array, in one copy on NumPy)."""
+    value = like._value if type(like) is _Tensor else value_of(like)
+    if type(value) in NUMPY_TYPES:
+        one = _ones.get(dtype)
+        if one is None:
+            one = _ones[dtype] = np.ones((), dtype)
+        return one.copy()
+    return full_like(like, (), 1, dtype)
+
+
 def namespace_of(like: Any) -> Any:
     """The namespace of the array behind ``like`` (a Tensor or a backend value), or ``None``
     for NumPy (and for a jit-traced tensor, whose program runs on NumPy): what a record of

@@ -49,8 +49,16 @@ def op_tangent(op: Op, tangents: list[tuple[int, Any]], out: Tensor, args: tuple
     for i, t in tangents:
         rule = rules[i]
         if rule is not None:
-            # no `**params` when empty: it would build a dict per rule
-            contribution = rule(t, out, *args, **params) if params else rule(t, out, *args)
+            # no `**params` when empty: it would build a dict per rule; and for a binary or
+            # unary op the arguments spelled out, a call CPython runs inline (no `*`)
+            if params:
+                contribution = rule(t, out, *args, **params)
+            elif len(args) == 2:
+                contribution = rule(t, out, args[0], args[1])
+            elif len(args) == 1:
+                contribution = rule(t, out, args[0])
+            else:
+                contribution = rule(t, out, *args)
             if total is None:
                 total = contribution
             elif op.multiple_results:

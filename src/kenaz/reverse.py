@@ -16,7 +16,7 @@ from typing import Any, Concatenate, Literal, ParamSpec, TypeVar, overload
 import numpy as np
 
 from . import tree
-from .backend import full_like, namespace_of, zeros_on
+from .backend import namespace_of, one_like, zeros_on
 from .call import Call, ClosureGuard, fresh_outputs
 from .checks import (
     check_complex_inputs,
@@ -125,7 +125,14 @@ class ReverseHandler(TapeHandler):
                     kept = (
                         args[kept] if kept >= 0 else out if kept == -1 else saves[kept](out, args)
                     )  # and below, no `**params` when empty: it would build a dict per edge
-                pullback = maker(out, *args, **params) if params else maker(out, *args)
+                if params:
+                    pullback = maker(out, *args, **params)
+                elif position == 2:  # binary: a call with its arguments spelled out, which
+                    pullback = maker(out, args[0], args[1])  # CPython runs inline (no `*`)
+                elif position == 1:
+                    pullback = maker(out, args[0])
+                else:
+                    pullback = maker(out, *args)
                 edges.append((parent, pullback, kept))
         if op.multiple_results:
             self.record(out, edges, op)
@@ -618,6 +625,8 @@ def value_and_grad_of(
     microseconds: for a caller that makes one per call, as ``hvp`` does)."""
     # For each number of arguments seen: argnums, and whether they are all of them in order
     normalized: dict[int, tuple[tuple[int, ...], bool]] = {}
+    if type(argnums) is tuple and argnums and argnums == tuple(range(len(argnums))):
+        normalized[len(argnums)] = (argnums, True)  # all of them, in order (`hvp`'s, per call)
     single = isinstance(argnums, (int, np.integer))
 
     def value_and_grad_f(*args: Any, **kwargs: Any):
@@ -643,7 +652,7 @@ def value_and_grad_of(
                 raise TypeError(grad_output_error(out, where))
             if (out.dtype.kind == "c") != holomorphic:
                 raise TypeError(grad_complex_error(out, holomorphic, where))
-            one = _make(full_like(out, (), 1, out.dtype))  # on out's backend
+            one = _make(one_like(out, out.dtype))  # on out's backend
             grads = tree.unflatten(rev.in_tree, pull_back(rev, [one], reusable=False))
             # The tape consumed and freed inside the pause: its objects then leave no debt
             # that would make the collector traverse them on resuming.

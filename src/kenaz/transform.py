@@ -16,7 +16,7 @@ from typing import Any
 from . import tree
 from .backend import full_like
 from .checks import check_inputs, derivative_leaf, float0_zeros, input_leaves, split_aux
-from .effects import Handler, fresh_level, handlers_installed, run_in
+from .effects import Handler, Op, fresh_level, handlers_installed, run_in
 from .ops.elementwise import alias, copy
 from .tensor import Tensor, _make
 
@@ -206,6 +206,11 @@ def wraps(wrapped: Callable, wrapper: Callable) -> Callable:
         attributes = wrapped.__dict__
         if attributes:
             wrapper.__dict__.update(attributes)
+        wrapper.__wrapped__ = wrapped
+        return wrapper
+    if type(wrapped) is Op and _UNROLLED:  # `vmap(knp.sin)`: an op has only the first and
+        wrapper.__module__ = wrapped.__module__  # the fourth (its class's), and no __dict__:
+        wrapper.__doc__ = wrapped.__doc__  # functools' misses cost an exception each
         wrapper.__wrapped__ = wrapped
         return wrapper
     return functools.update_wrapper(wrapper, wrapped)

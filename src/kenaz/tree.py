@@ -93,20 +93,21 @@ _NESTED: dict[tuple[tuple[int, ...], bool], optree.PyTreeSpec] = {}
 def _nested(tree: tuple, none_is_leaf: bool) -> tuple[list[Any], optree.PyTreeSpec] | None:
     """:func:`flatten` of a tuple of leaves and tuples of leaves, without optree (None for
     any other tuple)."""
+    for item in tree:  # the items' types first: `(args, kwargs)` is refused at once
+        if type(item) is not tuple and type(item) not in _LEAF_TYPES:
+            return None
     leaves: list[Any] = []
     layout: list[int] = []
     for item in tree:
-        if type(item) in _LEAF_TYPES:
-            leaves.append(item)
-            layout.append(-1)
-        elif type(item) is tuple:
+        if type(item) is tuple:
             for leaf in item:
                 if type(leaf) not in _LEAF_TYPES:
                     return None
             leaves.extend(item)
             layout.append(len(item))
         else:
-            return None
+            leaves.append(item)
+            layout.append(-1)
     key = (tuple(layout), none_is_leaf)
     spec = _NESTED.get(key)
     if spec is None:
