@@ -57,6 +57,22 @@ def interpret(program: Program, neutral: bool = False) -> Callable[..., tuple]:
     free: list[int] = []
     is_free: set[int] = set()  # `free` as a set: a list's `in` would make this quadratic
     steps = []
+
+    def take_slot(vid: int) -> int:
+        """The slot an output ``vid`` is written to: a freed one, a new one, or -1 (the
+        scratch slot) if it is never read."""
+        nonlocal count
+        if vid not in last:
+            return -1
+        if free:
+            slot = free.pop()
+            is_free.discard(slot)
+        else:
+            slot, count = count, count + 1
+            template.append(None)
+        slots[vid] = slot
+        return slot
+
     for index, eq in enumerate(program.equations):
         reads = []
         for a in eq.inputs:
@@ -74,30 +90,10 @@ def interpret(program: Program, neutral: bool = False) -> Callable[..., tuple]:
                 count += 1
         writes: tuple | None = None
         if eq.multiple:
-            written = []
-            for var in eq.outputs:
-                slot = -1  # never read: the scratch slot
-                if var.id in last:
-                    if free:
-                        slot = free.pop()
-                        is_free.discard(slot)
-                    else:
-                        slot, count = count, count + 1
-                        template.append(None)
-                    slots[var.id] = slot
-                written.append(slot)
-            write, writes = -1, tuple(written)
-        else:  # one result, the common case: no list
-            vid = eq.outputs[0].id
-            write = -1  # never read: the scratch slot
-            if vid in last:
-                if free:
-                    write = free.pop()
-                    is_free.discard(write)
-                else:
-                    write, count = count, count + 1
-                    template.append(None)
-                slots[vid] = write
+            writes = tuple([take_slot(var.id) for var in eq.outputs])
+            write = -1
+        else:  # one result, the common case: no tuple
+            write = take_slot(eq.outputs[0].id)
         op = eq.op
         impl = op.impl if neutral else op.numpy_impl or op.impl
         steps.append((impl, tuple(reads), eq.params or None, write, writes))
