@@ -46,3 +46,21 @@ def test_tuples_of_tuples_of_leaves_flatten_as_optree_does_without_it(monkeypatc
     for deeper in (([x],), ((x, None),), (((x,),),), ({"a": x},)):
         leaves, spec = tree.flatten(deeper)
         assert spec == optree.tree_structure(deeper, namespace=tree.NAMESPACE)
+
+
+def test_a_calls_arguments_holding_tuples_of_leaves_flatten_without_optree(monkeypatch):
+    """``jit``'s ``(args, {})`` with ``args`` like ``(params, x, y)`` (``params`` a tuple of
+    arrays): optree's leaves and structure, without optree; keywords still go to optree."""
+    x, y = knp.ones(2), np.zeros(3)
+    values = [(((x, y), x, y), {}), (((x, y, 1.0),), {}), ((x, ()), {})]
+    expected = [optree.tree_flatten(v, namespace=tree.NAMESPACE) for v in values]
+    monkeypatch.setattr(optree, "tree_flatten", None)  # any use raises
+    for value, (leaves, spec) in zip(values, expected):
+        found, found_spec = tree.flatten(value)
+        assert found_spec == spec and len(found) == len(leaves)
+        assert all(a is b for a, b in zip(found, leaves))
+        assert tree.unflatten(found_spec, found) == value
+    monkeypatch.undo()
+    with_keywords = (((x, y), x), {"scale": x})
+    leaves, spec = tree.flatten(with_keywords)
+    assert spec == optree.tree_structure(with_keywords, namespace=tree.NAMESPACE)

@@ -62,13 +62,16 @@ def flatten(tree: Any, none_is_leaf: bool = False) -> tuple[list[Any], optree.Py
                 _TUPLES[len(tree), none_is_leaf] = spec
                 _COUNTS[id(spec)] = len(tree)
             return list(tree), spec
-        if len(tree) == 2:  # `(args, kwargs)` with no keywords, args all leaves
+        if len(tree) == 2:  # `(args, kwargs)` with no keywords
             args, kwargs = tree
             if type(args) is tuple and type(kwargs) is dict and not kwargs:
                 for item in args:
-                    if type(item) not in _LEAF_TYPES:
+                    if type(item) not in _LEAF_TYPES:  # args holding tuples of leaves?
+                        nested = _nested(args, none_is_leaf, call=True)
+                        if nested is not None:
+                            return nested
                         break
-                else:
+                else:  # args all leaves
                     spec = _CALLS.get((len(args), none_is_leaf))
                     if spec is None:
                         spec = optree.tree_structure(
@@ -84,15 +87,17 @@ def flatten(tree: Any, none_is_leaf: bool = False) -> tuple[list[Any], optree.Py
 
 
 # Tuples of leaves and of tuples of leaves (a transformation's arguments `(params, x, y)`
-# with `params` a tuple of arrays): their structures by layout (per item, -1 for a leaf, n
-# for a tuple of n leaves). Flattened here in half optree's time; optree unflattens them
-# faster than Python could.
-_NESTED: dict[tuple[tuple[int, ...], bool], optree.PyTreeSpec] = {}
+# with `params` a tuple of arrays, alone or as a call's `(args, {})`): their structures by
+# layout (per item, -1 for a leaf, n for a tuple of n leaves) and whether they are a call's.
+# Flattened here in half optree's time; optree unflattens them faster than Python could.
+_NESTED: dict[tuple[tuple[int, ...], bool, bool], optree.PyTreeSpec] = {}
 
 
-def _nested(tree: tuple, none_is_leaf: bool) -> tuple[list[Any], optree.PyTreeSpec] | None:
-    """:func:`flatten` of a tuple of leaves and tuples of leaves, without optree (None for
-    any other tuple)."""
+def _nested(
+    tree: tuple, none_is_leaf: bool, call: bool = False
+) -> tuple[list[Any], optree.PyTreeSpec] | None:
+    """:func:`flatten` of a tuple of leaves and tuples of leaves (with ``call``, of
+    ``(tree, {})``), without optree (None for any other tuple)."""
     for item in tree:  # the items' types first: `(args, kwargs)` is refused at once
         if type(item) is not tuple and type(item) not in _LEAF_TYPES:
             return None
@@ -108,12 +113,14 @@ def _nested(tree: tuple, none_is_leaf: bool) -> tuple[list[Any], optree.PyTreeSp
         else:
             leaves.append(item)
             layout.append(-1)
-    key = (tuple(layout), none_is_leaf)
+    key = (tuple(layout), none_is_leaf, call)
     spec = _NESTED.get(key)
     if spec is None:
         if len(_NESTED) >= 1024:  # (a bound: a program that makes ever new layouts)
             return None
-        template = tuple(0 if n < 0 else (0,) * n for n in layout)
+        template: Any = tuple(0 if n < 0 else (0,) * n for n in layout)
+        if call:
+            template = (template, {})
         spec = optree.tree_structure(template, none_is_leaf=none_is_leaf, namespace=NAMESPACE)
         _NESTED[key] = spec
     return leaves, spec
