@@ -29,12 +29,9 @@ def test_unflatten_refuses_the_wrong_number_of_leaves():
             tree.unflatten(spec, [x, x, x])
 
 
-def test_tuples_of_tuples_of_leaves_flatten_as_optree_does_without_it(monkeypatch):
-    """A transformation's arguments ``(params, x)``, ``params`` a tuple of arrays, are
-    flattened without optree, to optree's leaves and structure; anything deeper (a list, a
-    dict, a None, a tuple three deep) still goes to optree."""
-    x, y = knp.ones(2), np.zeros(3)
-    values = [((x, y),), ((x, y, 1.0), x, y), ((),), (x, ()), (1.0, (2.0,))]
+def assert_flattened_as_optree_does_without_it(values: list, monkeypatch) -> None:
+    """``tree.flatten`` of each value gives optree's leaves and structure while optree's
+    flatten is unusable, and ``tree.unflatten`` gives the value back."""
     expected = [optree.tree_flatten(v, namespace=tree.NAMESPACE) for v in values]
     monkeypatch.setattr(optree, "tree_flatten", None)  # any use raises
     for value, (leaves, spec) in zip(values, expected):
@@ -43,6 +40,15 @@ def test_tuples_of_tuples_of_leaves_flatten_as_optree_does_without_it(monkeypatc
         assert all(a is b for a, b in zip(found, leaves))
         assert tree.unflatten(found_spec, found) == value
     monkeypatch.undo()
+
+
+def test_tuples_of_tuples_of_leaves_flatten_as_optree_does_without_it(monkeypatch):
+    """A transformation's arguments ``(params, x)``, ``params`` a tuple of arrays, are
+    flattened without optree, to optree's leaves and structure; anything deeper (a list, a
+    dict, a None, a tuple three deep) still goes to optree."""
+    x, y = knp.ones(2), np.zeros(3)
+    values = [((x, y),), ((x, y, 1.0), x, y), ((),), (x, ()), (1.0, (2.0,))]
+    assert_flattened_as_optree_does_without_it(values, monkeypatch)
     for deeper in (([x],), ((x, None),), (((x,),),), ({"a": x},)):
         leaves, spec = tree.flatten(deeper)
         assert spec == optree.tree_structure(deeper, namespace=tree.NAMESPACE)
@@ -53,14 +59,7 @@ def test_a_calls_arguments_holding_tuples_of_leaves_flatten_without_optree(monke
     arrays): optree's leaves and structure, without optree; keywords still go to optree."""
     x, y = knp.ones(2), np.zeros(3)
     values = [(((x, y), x, y), {}), (((x, y, 1.0),), {}), ((x, ()), {})]
-    expected = [optree.tree_flatten(v, namespace=tree.NAMESPACE) for v in values]
-    monkeypatch.setattr(optree, "tree_flatten", None)  # any use raises
-    for value, (leaves, spec) in zip(values, expected):
-        found, found_spec = tree.flatten(value)
-        assert found_spec == spec and len(found) == len(leaves)
-        assert all(a is b for a, b in zip(found, leaves))
-        assert tree.unflatten(found_spec, found) == value
-    monkeypatch.undo()
+    assert_flattened_as_optree_does_without_it(values, monkeypatch)
     with_keywords = (((x, y), x), {"scale": x})
     leaves, spec = tree.flatten(with_keywords)
     assert spec == optree.tree_structure(with_keywords, namespace=tree.NAMESPACE)
