@@ -456,15 +456,9 @@ class TracingHandler(Handler):
             self._long()
         if multiple:
             return tuple([_tracer(v, trace) for v in outputs])
-        var = outputs[0]  # `_tracer`, inlined
-        t = _new(Tracer)
-        t._var = var
-        t._tracing = trace
-        t._trace = None
-        t.shape = shape = var.shape
-        t.dtype = var.dtype
-        t.ndim = len(shape)
-        return t
+        # (Not inlined: the common one-result op took the branch above; this is an op run
+        # on real values, whose run costs far more than the call.)
+        return _tracer(outputs[0], trace)
 
     def handle_call(self, op: Any, args: tuple, params: dict) -> Any:
         """A call: one equation whose body holds the equations of the function it runs.
