@@ -127,7 +127,7 @@ def test_changes_are_seen_by_the_key_not_only_by_the_second_trace():
     assert before[0] != after[0] and before[1] != after[1]
 
 
-_OTHER_MODULE = '''
+_OTHER_MODULE = """
 import kenaz.numpy as knp
 from {package} import rates
 
@@ -144,7 +144,7 @@ def through_package(y):
 
 def by_computed_name(y, name="CONSTANT"):
     return -globals()[name] * y
-'''
+"""
 
 
 @pytest.fixture
