@@ -57,18 +57,23 @@ class ClosedOverView(Exception):
     ``vmap``'s level is performed again, after a discovery run that lifts it."""
 
     def __init__(self, batcher: BatchHandler) -> None:
-        super().__init__("a per-example tensor of a vmap read through a closure")
+        super().__init__(
+            "kenaz.checkpoint: the function read a per-example tensor of a running vmap "
+            "through a closure, outside that vmap, and no checkpoint call lifted it (a bug "
+            "of kenaz's: please report it, with the function)"
+        )
         self.batcher = batcher
 
 
 def _check_views(tensors: Sequence[Any]) -> None:
-    """Raise :class:`ClosedOverView` for a ``vmap`` view among ``tensors`` whose ``vmap``
-    is not installed here (its batching rule is running one level out)."""
+    """Raise :class:`ClosedOverView` for a view among ``tensors`` of a running ``vmap``
+    that is not installed here (its batching rule is running one level out). A view of a
+    finished ``vmap`` is left to raise its own error when used."""
     for tensor in tensors:
-        if type(tensor) is BatchedTensor and all(
-            h is not tensor._batcher for h in current_handlers()
-        ):
-            raise ClosedOverView(tensor._batcher)
+        if type(tensor) is BatchedTensor:
+            batcher = tensor._batcher
+            if batcher.alive and all(h is not batcher for h in current_handlers()):
+                raise ClosedOverView(batcher)
 
 
 P = ParamSpec("P")  # the function's parameters: checkpoint keeps its signature
