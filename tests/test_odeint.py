@@ -389,3 +389,22 @@ def test_full_output_under_jit_is_refused_never_stale():
     with pytest.raises(ConcretizationError, match="full_output.*not available under jit"):
         kenaz.jit(with_info)(0.5)
     assert with_info(0.5)[1][-1] != with_info(9.0)[1][-1]  # what jit would have frozen
+
+
+def test_jit_of_a_solve_whose_func_runs_eagerly_compiles_and_reads_its_state_then():
+    switch = [0.5]
+
+    def rhs(y, t, rate):  # `float(t)`: cannot be traced, so it runs eagerly at each step
+        return -rate * y if float(t) < switch[0] else -2.0 * rate * y
+
+    def at_end(rate):
+        return odeint(rhs, y0, times, (rate,), **TIGHT)[-1, 0]
+
+    jitted = kenaz.jit(at_end)
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        for rate, when in ((0.5, 0.5), (0.7, 0.5), (0.7, 0.2)):
+            switch[0] = when
+            assert float(jitted(rate)) == float(at_end(rate))
+    assert not _not_pure_warnings(record) and jitted.impure is None
+    assert jitted.cache_info().traces == 1

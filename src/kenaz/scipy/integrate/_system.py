@@ -42,7 +42,7 @@ from ...reverse import vjp
 from ...tensor import Tensor
 from ...vectorize import vmap
 from ._fingerprint import compiled_program, fingerprint, fuse_scalar_stacks, share, shared
-from ._integrators import same_integrator
+from ._integrators import same_integrator, same_settings
 from ._scalar import scalar_code
 
 
@@ -114,6 +114,8 @@ class System:
         self.identity: Any = None
         self.origin: Any = None  # that program: kept with what is shared (its ids stay taken)
         self.derivation: tuple = ()  # the keys of `derived` from the origin's system to this
+        # A system run eagerly (no origin): the user's function and what else it was given.
+        self.eager_key: tuple | None = None
 
     def __repr__(self) -> str:
         return f"<ode {self.name}: {self.size} states>"
@@ -121,20 +123,28 @@ class System:
     def __eq__(self, other: object) -> bool:
         """The same system: the same traced program (its constants compared by value, as
         ``jit``'s purity check compares them), derived the same way, of the same size, and
-        an integrator that solves alike. A system with no program (one that runs eagerly)
-        is equal to itself only."""
+        an integrator that solves alike. One that runs eagerly: the same user's function
+        (the very object: it reads its state as it runs) given the same other arguments."""
         if self is other:
             return True
         if type(other) is not System:
             return NotImplemented
-        if self.origin is None or other.origin is None:
-            return False
-        return (
+        if not (
             self.size == other.size
             and self.derivation == other.derivation
             and getattr(self, "out_shape", None) == getattr(other, "out_shape", None)
             and same_integrator(self.integrator, other.integrator)
-            and (self.origin is other.origin or first_difference(self.origin, other.origin) is None)
+        ):
+            return False
+        mine, theirs = self.origin, other.origin
+        if mine is not None and theirs is not None:
+            return mine is theirs or first_difference(mine, theirs) is None
+        mine, theirs = self.eager_key, other.eager_key  # (both None: one was traced)
+        return (
+            mine is not None
+            and theirs is not None
+            and mine[0] is theirs[0]
+            and same_settings(mine[1:], theirs[1:])
         )
 
     def __hash__(self) -> int:
