@@ -362,3 +362,34 @@ def test_each_public_function_is_finished_where_it_is_defined(namespace):
         defined_in = importlib.import_module(inspect.unwrap(f).__module__)
         if defined_in.__name__.startswith("kenaz.scipy"):
             assert getattr(defined_in, name) is f, f"{namespace}.{name} was rewritten"
+
+
+# -- ufunc keywords: out positionally, where= as kenaz.numpy's ufuncs -------------------
+def test_special_out_positionally_and_where_needs_out():
+    x = np.array([0.5, -1.0, 2.0])
+    out = np.zeros(3)
+    assert ks.expit(x, out) is out
+    np.testing.assert_allclose(out, scipy.special.expit(x), rtol=1e-12)
+    kept = kenaz.numpy.full(3, 7.0)
+    ks.xlogy(x, np.abs(x) + 1, kept, where=x > 0)
+    expected = np.where(x > 0, scipy.special.xlogy(x, np.abs(x) + 1), 7)
+    np.testing.assert_allclose(kept.numpy(), expected)
+    with pytest.raises(TypeError, match="gammaln: where= needs out="):
+        ks.gammaln(x, where=x > 0)  # SciPy leaves those entries uninitialized: no silent zeros
+    with pytest.raises(TypeError, match="expit: cannot specify 'out' as both"):
+        ks.expit(x, np.zeros(3), out=np.zeros(3))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_special_where_with_out_is_differentiable(dtype):
+    x = np.array([0.5, -1.0, 2.0], dtype)
+
+    def f(x):
+        out = kenaz.numpy.ones(3, dtype=dtype)
+        ks.gammaln(x, out=out, where=x > 0)  # gammaln(-1) is a pole: excluded, derivative 0
+        return out
+
+    g = kenaz.grad(lambda x: kenaz.numpy.sum(f(x)))(x)
+    assert g.dtype == dtype
+    expected = np.where(x > 0, scipy.special.digamma(np.abs(x)), 0.0)
+    np.testing.assert_allclose(g.numpy(), expected, rtol=1e-5 if dtype == np.float32 else 1e-12)
