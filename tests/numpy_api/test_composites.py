@@ -248,3 +248,21 @@ def test_check_grads_order_2(name, f, args, dtype):
 
 def test_there_are_at_least_20_composites():
     assert len(COMPOSITES) >= 20
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_heaviside_keeps_numpy_s_dtype_and_differentiates_in_h0(dtype):
+    """A Python h0 does not promote (NEP 50): float32 stays float32, as numpy.heaviside
+    (it gave float64; found by scripts/compare_with_jax.py)."""
+    import kenaz
+
+    x = np.array([-1.0, 0.0, 2.0], dtype)
+    for h0 in (0.5, np.asarray(0.5, dtype)):
+        ours = knp.heaviside(x, h0)
+        assert ours.dtype == np.heaviside(x, h0).dtype == dtype
+        np.testing.assert_array_equal(ours, np.heaviside(x, h0))
+    assert knp.heaviside(x, np.float64(0.5)).dtype == np.float64  # a NumPy float64 promotes
+    g = kenaz.grad(lambda h: knp.sum(knp.heaviside(x, h) * x))(np.asarray(0.3, dtype))
+    assert g.dtype == dtype and float(g) == 0.0  # x == 0 where h0 is taken
+    g = kenaz.grad(lambda h: knp.sum(knp.heaviside(x, h)))(np.asarray(0.3, dtype))
+    assert float(g) == 1.0
