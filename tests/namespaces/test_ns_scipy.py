@@ -393,3 +393,23 @@ def test_special_where_with_out_is_differentiable(dtype):
     assert g.dtype == dtype
     expected = np.where(x > 0, scipy.special.digamma(np.abs(x)), 0.0)
     np.testing.assert_allclose(g.numpy(), expected, rtol=1e-5 if dtype == np.float32 else 1e-12)
+
+
+def test_special_functions_keep_float32():
+    """float32 in, float32 out, also for the composites (ndtr divided by a NumPy float64
+    scalar and gave float64; found by scripts/compare_with_jax.py)."""
+    x = np.array([0.3, 1.2], np.float32)
+    calls = {
+        "ndtr": (x,), "multigammaln": (x + 2, 2), "logit": (x / 2,), "log_expit": (x,),
+        "entr": (x,), "betaln": (x, x), "kl_div": (x, x + 1), "softmax": (x,),
+        "logsumexp": (x,), "polygamma": (1, x), "gammaln": (x,), "erf": (x,),
+    }  # fmt: skip
+    for name, args in calls.items():
+        f = getattr(ks, name)
+        assert f(*args).dtype == np.float32, name
+        index = 1 if name == "polygamma" else 0
+        g = kenaz.grad(lambda v: kenaz.numpy.sum(f(*args[:index], v, *args[index + 1 :])))(
+            args[index]
+        )
+        assert g.dtype == np.float32, name
+    np.testing.assert_allclose(ks.ndtr(x).numpy(), scipy.special.ndtr(x), rtol=1e-6)

@@ -131,10 +131,13 @@ def log_expit(x: Any) -> Tensor:
     return -_knp.logaddexp(0.0, -_float(x))
 
 
+_SQRT_HALF = float(_np.sqrt(0.5))
+
+
 @_public
 def ndtr(x: Any) -> Tensor:
     """The standard normal distribution function."""
-    return 0.5 * erfc(-_float(x) / _np.sqrt(2.0))
+    return 0.5 * erfc(-_float(x) * _SQRT_HALF)  # a Python float: float32 stays float32
 
 
 @_public
@@ -160,7 +163,7 @@ def polygamma(n: Any, x: Any) -> Tensor:
 def multigammaln(a: Any, d: int) -> Tensor:
     """Log of the multivariate gamma function of dimension ``d``."""
     a = _float(a)
-    total = 0.25 * d * (d - 1) * _np.log(_np.pi)
+    total = 0.25 * d * (d - 1) * float(_np.log(_np.pi))  # no NumPy scalar: no promotion
     for j in range(d):
         total = total + gammaln(a - 0.5 * j)
     return total
