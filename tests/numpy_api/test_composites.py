@@ -266,3 +266,24 @@ def test_heaviside_keeps_numpy_s_dtype_and_differentiates_in_h0(dtype):
     assert g.dtype == dtype and float(g) == 0.0  # x == 0 where h0 is taken
     g = kenaz.grad(lambda h: knp.sum(knp.heaviside(x, h)))(np.asarray(0.3, dtype))
     assert float(g) == 1.0
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_hypot_does_not_overflow_and_has_a_subgradient_at_zero(dtype):
+    """hypot was sqrt(x*x + y*y): inf for large inputs, 0 for tiny ones, and a nan
+    derivative at (0, 0) (JAX gives a finite one; found by compare_with_jax)."""
+    import kenaz
+
+    big, tiny = np.finfo(dtype).max / 4, np.finfo(dtype).tiny * 8
+    x = np.array([0.0, 3.0, big, tiny, np.inf, -2.0], dtype)
+    y = np.array([0.0, 4.0, big, tiny, np.nan, 0.0], dtype)
+    ours = knp.hypot(x, y)
+    assert ours.dtype == dtype
+    np.testing.assert_allclose(ours, np.hypot(x, y), rtol=1e-6 if dtype == np.float32 else 1e-15)
+    assert knp.hypot(dtype(3), 4.0).dtype == dtype  # a Python number does not promote
+    gx, gy = kenaz.grad(lambda a, b: knp.sum(knp.hypot(a, b)), argnums=(0, 1))(x[:2], y[:2])
+    np.testing.assert_allclose(gx, [0.0, 0.6], rtol=1e-6)
+    np.testing.assert_allclose(gy, [0.0, 0.8], rtol=1e-6)
+    assert gx.dtype == dtype
+    check_grads(knp.hypot, (x[1:2], y[1:2]), order=2, **({"atol": 2e-3, "rtol": 2e-3}
+                                                        if dtype == np.float32 else {}))  # fmt: skip

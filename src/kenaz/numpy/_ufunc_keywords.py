@@ -46,7 +46,7 @@ from ._out import into_out
 
 __all__ = [
     "GufuncKeywords", "UfuncKeywords", "apply", "gufunc_signature", "masked_operands",
-    "positional_outputs", "ufunc_signature", "with_ufunc_keywords",
+    "positional_outputs", "result_dtype", "ufunc_signature", "with_ufunc_keywords",
 ]  # fmt: skip
 
 _DEFAULTS: dict[str, Any] = {
@@ -249,6 +249,14 @@ def _dtype_of(x: Any) -> Any:
     if isinstance(x, (int, float, complex)):
         return type(x)
     return as_tensor(x).dtype
+
+
+def result_dtype(ufunc: np.ufunc, *operands: Any) -> np.dtype:
+    """The dtype NumPy's ``ufunc`` gives for ``operands`` (one output), Python numbers
+    weak as NEP 50 has them: for composites that compute in steps whose constants or
+    ``where`` would otherwise decide it (``hypot(x32, 4.0)`` is float32)."""
+    dtypes = tuple(_dtype_of(x) for x in operands) + (None,) * ufunc.nout
+    return ufunc.resolve_dtypes(dtypes)[ufunc.nin]
 
 
 def _loop_dtypes(ufunc: np.ufunc, operands: list, options: dict) -> tuple | None:

@@ -321,6 +321,17 @@ log = unary_with_slope(
     slope_derivative=lambda x: -1 / (x * x),
 )
 log1p = unary("log1p", neutral_unary(np.log1p, "log1p"), d_x=lambda x: 1 / (x + 1))
+def _cbrt_impl(x):
+    xp = namespace(x)
+    if xp is np or hasattr(xp, "cbrt"):
+        return xp.cbrt(x)
+    return xp.sign(x) * xp.abs(x) ** (1 / 3)  # the Array API has no cbrt
+
+
+_cbrt_impl.numpy_impl = np.cbrt  # type: ignore[attr-defined]
+# The real cube root. Its derivative 1 / (3 cbrt(x)**2) is +inf at 0 (as sqrt's): a
+# composite sign(x) * |x|**(1/3) gave 0 * inf = nan there.
+cbrt = unary("cbrt", _cbrt_impl, d_ans=lambda ans: 1 / (3 * (ans * ans)))
 sqrt = unary_with_slope(
     "sqrt",
     neutral_unary(np.sqrt, "sqrt"),
