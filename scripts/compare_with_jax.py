@@ -144,11 +144,12 @@ def _draw(rng: np.random.Generator, dtype: np.dtype, shape: tuple) -> np.ndarray
     return rng.uniform(-2, 2, shape).astype(dtype)
 
 
-def generate(rng: np.random.Generator, first: list[Spec], max_steps: int) -> Program:
-    """A random program: its first op from ``first``, then up to ``max_steps - 1`` more."""
+def generate(rng: np.random.Generator, first: list[Spec], max_steps: int, index: int) -> Program:
+    """A random program: its first op ``first[index]`` (round robin, so that a short run
+    still covers every op), then up to ``max_steps - 1`` random ones."""
     dtype = np.dtype(np.float64 if rng.random() < 0.6 else np.float32)
-    for _ in range(50):
-        spec = first[int(rng.integers(len(first)))]
+    for attempt in range(50):
+        spec = first[(index + attempt) % len(first)]
         shape = spec.shapes[int(rng.integers(len(spec.shapes)))]
         p = spec.params(rng, shape, dtype)
         if p is not None:
@@ -341,7 +342,7 @@ def main(argv: list[str] | None = None) -> int:
             break
         rng = np.random.default_rng([options.seed, index])
         try:
-            program = generate(rng, first, options.steps)
+            program = generate(rng, first, options.steps, index)
         except Exception as error:  # an op failing eagerly in kenaz while drawing
             mismatches[("generate", "kenaz raised")].append(f"seed {options.seed} program "
                                                            f"{index}: {error!r}")  # fmt: skip
