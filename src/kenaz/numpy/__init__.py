@@ -63,7 +63,7 @@ from ..ops.sorting import argsort as _argsort
 from ..tensor import Tensor, holds_tensor
 from . import _creation
 from ._namespace import composite as _composite
-from ._ufunc_keywords import result_dtype
+from ._ufunc_keywords import result_dtype as _ufunc_result_dtype
 
 ndarray = Tensor
 
@@ -429,7 +429,7 @@ def hypot(x, y) -> Tensor:
     """``sqrt(x**2 + y**2)`` without overflow or underflow (scaled by the larger of
     ``|x|``, ``|y|``, as NumPy's), ``inf`` where either is infinite; its derivative at
     ``(0, 0)`` is 0, the minimum-norm subgradient (as for ``abs`` at 0)."""
-    dtype = result_dtype(_np.hypot, x, y)  # NumPy's (a Python number does not promote)
+    dtype = _ufunc_result_dtype(_np.hypot, x, y)  # NumPy's (a Python number does not promote)
     x, y = (_as_tensor(v, dtype) if not isinstance(v, Tensor) else
             v if v.dtype == dtype else _ew.astype(v, dtype) for v in (x, y))  # fmt: skip
     big = stop_gradient(maximum(absolute(x), absolute(y)))  # nan if either is
