@@ -414,3 +414,17 @@ def test_special_functions_keep_float32():
 
         assert kenaz.grad(total)(args[index]).dtype == np.float32, name
     np.testing.assert_allclose(ks.ndtr(x).numpy(), scipy.special.ndtr(x), rtol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_logsumexp_over_an_empty_axis_is_minus_inf(dtype):
+    """An empty sum: log(0) = -inf, as SciPy (it raised: max has no identity); softmax
+    and log_softmax of an empty array are empty (found by compare_with_jax)."""
+    a = np.zeros((2, 0), dtype)
+    with np.errstate(divide="ignore"):
+        np.testing.assert_array_equal(ks.logsumexp(a, axis=1).numpy(), [-np.inf, -np.inf])
+        assert ks.logsumexp(a, axis=1).dtype == dtype
+        assert ks.logsumexp(a, axis=0).shape == (0,)
+        assert ks.log_softmax(a, axis=1).shape == ks.softmax(a, axis=0).shape == (2, 0)
+        g = kenaz.grad(lambda v: kenaz.numpy.sum(ks.logsumexp(v, axis=1)))(a)
+    assert g.shape == (2, 0) and g.dtype == dtype

@@ -86,8 +86,11 @@ def logsumexp(
     Tensor(0.69314718)
     """
     a = _float(a)
-    shift = _ew.stop_gradient(_knp.amax(a, axis=axis, keepdims=True))
-    shift = _ew.where(_ew.isfinite(shift), shift, 0.0)
+    if a.size == 0:  # an empty sum: log(0) = -inf, as SciPy (max has no identity to shift by)
+        shift: Any = 0.0
+    else:
+        shift = _ew.stop_gradient(_knp.amax(a, axis=axis, keepdims=True))
+        shift = _ew.where(_ew.isfinite(shift), shift, 0.0)
     terms = _ew.exp(a - shift)
     if b is not None:
         terms = terms * b
