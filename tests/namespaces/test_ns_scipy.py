@@ -1,5 +1,7 @@
 """kenaz.scipy: special functions, distributions and linalg against SciPy, derivatives, vmap."""
 
+import warnings
+
 import numpy as np
 import pytest
 import scipy.linalg
@@ -428,3 +430,19 @@ def test_logsumexp_over_an_empty_axis_is_minus_inf(dtype):
         assert ks.log_softmax(a, axis=1).shape == ks.softmax(a, axis=0).shape == (2, 0)
         g = kenaz.grad(lambda v: kenaz.numpy.sum(ks.logsumexp(v, axis=1)))(a)
     assert g.shape == (2, 0) and g.dtype == dtype
+
+
+def test_composites_take_scipy_s_dtype_with_python_numbers():
+    """rel_entr(1.5, x32) is float32 in SciPy; kenaz gave float64 (the Python number was
+    made a float64 tensor first). yn truncates a float order, as SciPy's (it gave yv)."""
+    x = np.array([0.5, 2.0], np.float32)
+    for name in ("rel_entr", "kl_div", "betaln", "beta"):
+        f = getattr(ks, name)
+        for args in ((1.5, x), (x, x), (np.arange(1, 3), 2)):
+            ours, theirs = f(*args), getattr(scipy.special, name)(*args)
+            assert ours.dtype == theirs.dtype, (name, args)
+            np.testing.assert_allclose(ours.numpy(), theirs, rtol=1e-6)
+        assert kenaz.grad(lambda v, f=f: kenaz.numpy.sum(f(1.5, v)))(x).dtype == np.float32
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # SciPy warns that it truncates the order
+        np.testing.assert_allclose(ks.yn(1.5, x).numpy(), scipy.special.yn(1.5, x), rtol=1e-6)
