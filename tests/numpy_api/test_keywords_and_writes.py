@@ -285,3 +285,17 @@ def test_sort_complex_of_stacks_and_its_dtype_as_numpy(dtype):
     np.testing.assert_array_equal(ours, theirs)
     if np.dtype(dtype).kind == "f":
         check_grads(lambda v: knp.real(knp.sort_complex(v)), (a + np.array([0.1, 0.3, 0.2]),))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16, np.int64])
+def test_histogram_edges_are_numpy_s_to_the_last_bit(dtype):
+    """The edges of float32 data are float32, as NumPy's (they were float64), computed
+    with numpy.linspace's formula, so that every value falls in NumPy's bin."""
+    data = np.random.default_rng(0).normal(size=50) * 3
+    a = data.astype(dtype)
+    for bins in (10, 7):
+        (hist, edges), (expected_hist, expected_edges) = knp.histogram(a, bins), np.histogram(
+            a, bins)  # fmt: skip
+        assert edges.dtype == expected_edges.dtype
+        np.testing.assert_array_equal(edges, expected_edges)
+        np.testing.assert_array_equal(hist, expected_hist)
