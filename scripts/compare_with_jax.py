@@ -73,6 +73,8 @@ KIND = {"value": "value", "jit_value": "value", "vmap": "value", "vmap_both": "v
 # (docs/conventions.md); "jax": JAX departs from NumPy/SciPy, which kenaz follows.
 KNOWN = {
     "abs": ("", "convention: abs'(0) = 0, JAX 1 (docs/conventions.md, 'abs at 0')"),
+    "std": ("nan", "convention: std of constant data has derivative 0, JAX nan "
+                   "(docs/conventions.md, the argument sweep's choices)"),
     "float_power": ("dtype float64 vs jax float32",
                     "jax: numpy.float_power computes in float64 always; jnp keeps float32"),
 }  # fmt: skip
