@@ -215,7 +215,8 @@ class Op:
         self.is_call = False
         self.saves = saves_table(saves)
         # For an op that stands for a NumPy ufunc, ``keywords(op, args, params)`` runs the
-        # calls that pass parameters (NumPy's ``out=``, ``where=``, ``dtype=``...): set by
+        # calls that pass parameters (NumPy's ``out=``, ``where=``, ``dtype=``...) or more
+        # arguments than its ``nin`` inputs (outputs given positionally): set by
         # kenaz.numpy (numpy/_ufunc_keywords.py). None for every other op.
         self.keywords: Callable[[Op, tuple, Mapping[str, Any]], Any] | None = None
 
@@ -251,8 +252,9 @@ def perform_args(op: Op, args: tuple, params: Mapping[str, Any]) -> Any:
     # This is also the body of `perform` (below): one body, two signatures.
     stack = _handlers.get()
     if stack is not None:
-        if params and op.keywords is not None:  # a ufunc's keywords (`out=`...): see Op
-            return op.keywords(op, args, params)
+        keywords = op.keywords  # a ufunc's keywords (`out=`, also positional): see Op
+        if keywords is not None and (params or len(args) != keywords.nin):
+            return keywords(op, args, params)
         outside, innermost = stack
         token = _handlers.set(outside)
         try:
@@ -287,9 +289,9 @@ def perform_args(op: Op, args: tuple, params: Mapping[str, Any]) -> Any:
                 value = run(x, **params)
             else:  # a ufunc's keywords (`out=`...), tested only when there are parameters
                 return op.keywords(op, args, params)
-        elif op.keywords is None or not params:
+        elif op.keywords is None:
             value = op.impl(*[a._value if isinstance(a, Tensor) else a for a in args], **params)
-        else:
+        else:  # a ufunc's keywords, or its outputs given positionally (`add(x, y, out)`)
             return op.keywords(op, args, params)
     except ArrayLikeArgument:  # a pandas/xarray/memoryview argument: as NumPy converts it
         args = tuple(numpy_array_like(a) for a in args)
@@ -297,6 +299,10 @@ def perform_args(op: Op, args: tuple, params: Mapping[str, Any]) -> Any:
         return perform_args(op, args, params)
     except ValueError as error:
         raise explain_backend_error(op.name, args, error) from None
+    except TypeError:  # `sin(x, out)` took the binary branch: its `out` is positional
+        if op.keywords is None or params or len(args) == op.keywords.nin:
+            raise
+        return op.keywords(op, args, params)
     if op.multiple_results:
         return tuple(_make(v) for v in value)
     out = _new_object(Tensor)  # `_make`, inlined: a call costs as much as the allocation

@@ -1,5 +1,7 @@
 """kenaz.scipy: special functions, distributions and linalg against SciPy, derivatives, vmap."""
 
+import warnings
+
 import numpy as np
 import pytest
 import scipy.linalg
@@ -362,3 +364,85 @@ def test_each_public_function_is_finished_where_it_is_defined(namespace):
         defined_in = importlib.import_module(inspect.unwrap(f).__module__)
         if defined_in.__name__.startswith("kenaz.scipy"):
             assert getattr(defined_in, name) is f, f"{namespace}.{name} was rewritten"
+
+
+# -- ufunc keywords: out positionally, where= as kenaz.numpy's ufuncs -------------------
+def test_special_out_positionally_and_where_needs_out():
+    x = np.array([0.5, -1.0, 2.0])
+    out = np.zeros(3)
+    assert ks.expit(x, out) is out
+    np.testing.assert_allclose(out, scipy.special.expit(x), rtol=1e-12)
+    kept = kenaz.numpy.full(3, 7.0)
+    ks.xlogy(x, np.abs(x) + 1, kept, where=x > 0)
+    expected = np.where(x > 0, scipy.special.xlogy(x, np.abs(x) + 1), 7)
+    np.testing.assert_allclose(kept.numpy(), expected)
+    with pytest.raises(TypeError, match="gammaln: where= needs out="):
+        ks.gammaln(x, where=x > 0)  # SciPy leaves those entries uninitialized: no silent zeros
+    with pytest.raises(TypeError, match="expit: cannot specify 'out' as both"):
+        ks.expit(x, np.zeros(3), out=np.zeros(3))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_special_where_with_out_is_differentiable(dtype):
+    x = np.array([0.5, -1.0, 2.0], dtype)
+
+    def f(x):
+        out = kenaz.numpy.ones(3, dtype=dtype)
+        ks.gammaln(x, out=out, where=x > 0)  # gammaln(-1) is a pole: excluded, derivative 0
+        return out
+
+    g = kenaz.grad(lambda x: kenaz.numpy.sum(f(x)))(x)
+    assert g.dtype == dtype
+    expected = np.where(x > 0, scipy.special.digamma(np.abs(x)), 0.0)
+    np.testing.assert_allclose(g.numpy(), expected, rtol=1e-5 if dtype == np.float32 else 1e-12)
+
+
+def test_special_functions_keep_float32():
+    """float32 in, float32 out, also for the composites (ndtr divided by a NumPy float64
+    scalar and gave float64; found by scripts/compare_with_jax.py)."""
+    x = np.array([0.3, 1.2], np.float32)
+    calls = {
+        "ndtr": (x,), "multigammaln": (x + 2, 2), "logit": (x / 2,), "log_expit": (x,),
+        "entr": (x,), "betaln": (x, x), "kl_div": (x, x + 1), "softmax": (x,),
+        "logsumexp": (x,), "polygamma": (1, x), "gammaln": (x,), "erf": (x,),
+    }  # fmt: skip
+    for name, args in calls.items():
+        f = getattr(ks, name)
+        assert f(*args).dtype == np.float32, name
+        index = 1 if name == "polygamma" else 0
+
+        def total(v, f=f, args=args, index=index):
+            return kenaz.numpy.sum(f(*args[:index], v, *args[index + 1 :]))
+
+        assert kenaz.grad(total)(args[index]).dtype == np.float32, name
+    np.testing.assert_allclose(ks.ndtr(x).numpy(), scipy.special.ndtr(x), rtol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_logsumexp_over_an_empty_axis_is_minus_inf(dtype):
+    """An empty sum: log(0) = -inf, as SciPy (it raised: max has no identity); softmax
+    and log_softmax of an empty array are empty (found by compare_with_jax)."""
+    a = np.zeros((2, 0), dtype)
+    with np.errstate(divide="ignore"):
+        np.testing.assert_array_equal(ks.logsumexp(a, axis=1).numpy(), [-np.inf, -np.inf])
+        assert ks.logsumexp(a, axis=1).dtype == dtype
+        assert ks.logsumexp(a, axis=0).shape == (0,)
+        assert ks.log_softmax(a, axis=1).shape == ks.softmax(a, axis=0).shape == (2, 0)
+        g = kenaz.grad(lambda v: kenaz.numpy.sum(ks.logsumexp(v, axis=1)))(a)
+    assert g.shape == (2, 0) and g.dtype == dtype
+
+
+def test_composites_take_scipy_s_dtype_with_python_numbers():
+    """rel_entr(1.5, x32) is float32 in SciPy; kenaz gave float64 (the Python number was
+    made a float64 tensor first). yn truncates a float order, as SciPy's (it gave yv)."""
+    x = np.array([0.5, 2.0], np.float32)
+    for name in ("rel_entr", "kl_div", "betaln", "beta"):
+        f = getattr(ks, name)
+        for args in ((1.5, x), (x, x), (np.arange(1, 3), 2)):
+            ours, theirs = f(*args), getattr(scipy.special, name)(*args)
+            assert ours.dtype == theirs.dtype, (name, args)
+            np.testing.assert_allclose(ours.numpy(), theirs, rtol=1e-6)
+        assert kenaz.grad(lambda v, f=f: kenaz.numpy.sum(f(1.5, v)))(x).dtype == np.float32
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # SciPy warns that it truncates the order
+        np.testing.assert_allclose(ks.yn(1.5, x).numpy(), scipy.special.yn(1.5, x), rtol=1e-6)

@@ -248,3 +248,43 @@ def test_check_grads_order_2(name, f, args, dtype):
 
 def test_there_are_at_least_20_composites():
     assert len(COMPOSITES) >= 20
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_heaviside_keeps_numpy_s_dtype_and_differentiates_in_h0(dtype):
+    """A Python h0 does not promote (NEP 50): float32 stays float32, as numpy.heaviside
+    (it gave float64; found by scripts/compare_with_jax.py)."""
+    import kenaz
+
+    x = np.array([-1.0, 0.0, 2.0], dtype)
+    for h0 in (0.5, np.asarray(0.5, dtype)):
+        ours = knp.heaviside(x, h0)
+        assert ours.dtype == np.heaviside(x, h0).dtype == dtype
+        np.testing.assert_array_equal(ours, np.heaviside(x, h0))
+    assert knp.heaviside(x, np.float64(0.5)).dtype == np.float64  # a NumPy float64 promotes
+    g = kenaz.grad(lambda h: knp.sum(knp.heaviside(x, h) * x))(np.asarray(0.3, dtype))
+    assert g.dtype == dtype and float(g) == 0.0  # x == 0 where h0 is taken
+    g = kenaz.grad(lambda h: knp.sum(knp.heaviside(x, h)))(np.asarray(0.3, dtype))
+    assert float(g) == 1.0
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_hypot_does_not_overflow_and_has_a_subgradient_at_zero(dtype):
+    """hypot was sqrt(x*x + y*y): inf for large inputs, 0 for tiny ones, and a nan
+    derivative at (0, 0) (JAX gives a finite one; found by compare_with_jax)."""
+    import kenaz
+
+    big, tiny = np.finfo(dtype).max / 4, np.finfo(dtype).tiny * 8
+    x = np.array([0.0, 3.0, big, tiny, np.inf, -2.0], dtype)
+    y = np.array([0.0, 4.0, big, tiny, np.nan, 0.0], dtype)
+    ours = knp.hypot(x, y)
+    assert ours.dtype == dtype
+    rtol = 1e-6 if dtype == np.float32 else 1e-15
+    np.testing.assert_allclose(ours, np.hypot(x, y), rtol=rtol)
+    assert knp.hypot(dtype(3), 4.0).dtype == dtype  # a Python number does not promote
+    gx, gy = kenaz.grad(lambda a, b: knp.sum(knp.hypot(a, b)), argnums=(0, 1))(x[:2], y[:2])
+    np.testing.assert_allclose(gx, [0.0, 0.6], rtol=1e-6)
+    np.testing.assert_allclose(gy, [0.0, 0.8], rtol=1e-6)
+    assert gx.dtype == dtype
+    tolerance = {"atol": 2e-3, "rtol": 2e-3} if dtype == np.float32 else {}
+    check_grads(knp.hypot, (x[1:2], y[1:2]), order=2, **tolerance)

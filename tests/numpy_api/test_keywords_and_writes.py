@@ -273,3 +273,29 @@ def test_cov_weights_unique_axis_nanargmax_real_if_close():
     close_to_real = np.array([1 + 1e-17j, 2.0 + 0j])
     same(knp.real_if_close(close_to_real), np.real_if_close(close_to_real))
     check_grads(lambda z: knp.real_if_close(knp.astype(z, np.complex128)), (np.array([1.0, 2.0]),))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int8, np.int64, bool])
+def test_sort_complex_of_stacks_and_its_dtype_as_numpy(dtype):
+    """sort_complex of a 2-d array raised (AttributeError), and float32 gave complex64
+    where NumPy gives complex128 (found by a dtype sweep next to compare_with_jax)."""
+    a = np.array([[3, 1, 2], [0, 1, 5]]).astype(dtype)
+    ours, theirs = knp.sort_complex(a), np.sort_complex(a)
+    assert ours.dtype == theirs.dtype
+    np.testing.assert_array_equal(ours, theirs)
+    if np.dtype(dtype).kind == "f":
+        check_grads(lambda v: knp.real(knp.sort_complex(v)), (a + np.array([0.1, 0.3, 0.2]),))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16, np.int64])
+def test_histogram_edges_are_numpy_s_to_the_last_bit(dtype):
+    """The edges of float32 data are float32, as NumPy's (they were float64), computed
+    with numpy.linspace's formula, so that every value falls in NumPy's bin."""
+    data = np.random.default_rng(0).normal(size=50) * 3
+    a = data.astype(dtype)
+    for bins in (10, 7):
+        (hist, edges), (expected_hist, expected_edges) = knp.histogram(a, bins), np.histogram(
+            a, bins)  # fmt: skip
+        assert edges.dtype == expected_edges.dtype
+        np.testing.assert_array_equal(edges, expected_edges)
+        np.testing.assert_array_equal(hist, expected_hist)

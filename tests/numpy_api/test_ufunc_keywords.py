@@ -372,3 +372,52 @@ def test_numpy_s_own_reductions_on_tracked_tensors_write_into_out():
         return totals * totals
 
     check_grads(f, (X,), order=2)
+
+
+# -- out given positionally, as NumPy takes it ----------------------------------------
+def test_out_given_positionally_as_numpy():
+    x, y = rng.uniform(0.1, 0.9, (2, 3)), rng.uniform(0.1, 0.9, (2, 3))
+    for name, operands in (("add", (x, y)), ("sin", (x,)), ("logaddexp", (x, y)),
+                           ("hypot", (x, y))):  # fmt: skip  (primitives and composites)
+        out = knp.zeros((2, 3))
+        returned = getattr(knp, name)(*operands, out)
+        assert returned is out
+        np.testing.assert_allclose(out.numpy(), getattr(np, name)(x, y) if len(operands) == 2
+                                   else np.sin(x), rtol=1e-12)  # fmt: skip
+    quotient, remainder = knp.zeros(3), knp.zeros(3)
+    knp.divmod(np.array([5.0, 7.0, 9.0]), 2.0, quotient, remainder)
+    np.testing.assert_array_equal(quotient.numpy(), [2.0, 3.0, 4.0])
+    np.testing.assert_array_equal(remainder.numpy(), [1.0, 1.0, 1.0])
+    product = knp.zeros((2, 2))
+    knp.matmul(np.eye(2), np.ones((2, 2)), product)
+    np.testing.assert_array_equal(product.numpy(), np.ones((2, 2)))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_out_given_positionally_under_transformations(dtype):
+    x = rng.uniform(0.3, 1.5, (2, 3)).astype(dtype)
+
+    def f(x):
+        out = knp.zeros((2, 3), dtype=dtype)
+        knp.multiply(x, x, out)
+        knp.add(out, 1.0, out)  # add saves nothing: in place is fine
+        result = knp.zeros((2, 3), dtype=dtype)
+        knp.sin(out, result)
+        return result
+
+    check_grads(f, (x,), order=2, **TOLERANCES[dtype])
+    assert kenaz.grad(lambda x: knp.sum(f(x)))(x).dtype == dtype
+    expected = 2 * x * np.cos(x * x + 1)
+    tangent = kenaz.jvp(f, (x,), (np.ones_like(x),))[1]
+    rtol = 1e-5 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(tangent.numpy(), expected, rtol=rtol)
+
+
+def test_positional_out_errors_name_the_function_and_the_fix():
+    x = knp.ones(3)
+    with pytest.raises(TypeError, match=r"add: takes 2 input\(s\) and at most 1 output"):
+        knp.add(x, x, x, x)
+    with pytest.raises(TypeError, match="add: cannot specify 'out' as both"):
+        knp.add(x, x, knp.zeros(3), out=knp.zeros(3))
+    with pytest.raises(TypeError, match="sin: out= cannot be written inside vmap"):
+        kenaz.vmap(lambda v: knp.sin(v, knp.zeros(())))(x)

@@ -26,6 +26,7 @@ UNARY_DOMAINS = [
     (ew.log, 0.5, 3.0),
     (ew.log1p, -0.5, 2.0),
     (ew.sqrt, 0.5, 3.0),
+    (ew.cbrt, 0.5, 3.0),
     (ew.sin, -3.0, 3.0),
     (ew.cos, -3.0, 3.0),
     (ew.tan, -1.2, 1.2),
@@ -337,3 +338,35 @@ def test_power_of_two_is_square_with_numpys_result(value):
     assert got.dtype == expected.dtype
     np.testing.assert_array_equal(got, expected)
     assert kenaz.jvp(lambda x: x**2, (1.5,), (1.0,))[1] == 3.0
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_cbrt_is_numpy_s_and_its_derivative_is_infinite_at_zero(dtype):
+    """cbrt was sign(x) * |x|**(1/3): its derivative at 0 was 0 * inf = nan (JAX: +inf,
+    as sqrt's here), and cbrt(8) was 1.9999999999999998 (found by compare_with_jax)."""
+    x = np.array([0.0, 8.0, -27.0, 0.5], dtype)
+    np.testing.assert_array_equal(knp.cbrt(x), np.cbrt(x))
+    assert knp.cbrt(x).dtype == dtype
+    with np.errstate(divide="ignore"):
+        g = kenaz.grad(lambda v: knp.sum(knp.cbrt(v)))(x)
+    assert g.dtype == dtype and np.isposinf(g[0])
+    rtol = 1e-6 if dtype == np.float32 else 1e-14
+    np.testing.assert_allclose(g[1:], 1 / (3 * np.cbrt(x[1:]) ** 2), rtol=rtol)
+    h = kenaz.grad(kenaz.grad(lambda v: knp.cbrt(v)))(dtype(-8.0))
+    np.testing.assert_allclose(h, -2 / 9 * np.cbrt(-8.0) ** -5, rtol=rtol)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_power_with_an_integer_array_exponent_keeps_the_base_dtype(dtype):
+    """power(x32, int8 array) is float32, and so must its derivative be (it was float64:
+    the exponent minus 1 became float64; found by compare_with_jax)."""
+    x = np.array([0.0, 2.0, -1.5], dtype)
+    k = np.array([0, 3, 2], np.int8)
+    g = kenaz.grad(lambda v: knp.sum(knp.power(v, k)))(x)
+    assert g.dtype == dtype
+    np.testing.assert_allclose(g, [0.0, 12.0, -3.0], rtol=1e-6)
+    tangent = kenaz.jvp(lambda v: knp.power(v, k), (x,), (np.ones_like(x),))[1]
+    assert tangent.dtype == dtype
+    h = kenaz.hessian(lambda v: knp.sum(knp.power(v, k)))(x)
+    assert h.dtype == dtype
+    np.testing.assert_allclose(np.diag(h), [0.0, 12.0, 2.0], rtol=1e-6)

@@ -95,3 +95,30 @@ test_check_op = make_check_op_test(CASES)
 def test_product_errors_name_the_op_and_shapes(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_einsum_diagonal_pullback_under_vmap_and_jit(dtype):
+    """The pullback of a repeated letter builds an identity matrix on the backend of the
+    cotangent; under vmap (jacrev) and jit that cotangent has no value of its own to read
+    (it raised a ConcretizationError; found by scripts/compare_with_jax.py)."""
+    import kenaz
+
+    x = uniform((2, 3, 3), -1, 1, 0).astype(dtype)
+    trace = kenaz.jacrev(lambda a: knp.einsum("...ii->...", a))(x)
+    expected = np.einsum("ab,ij->abij", np.eye(2), np.eye(3))
+    np.testing.assert_array_equal(trace, expected)
+    assert trace.dtype == dtype
+    diagonal = kenaz.grad(kenaz.jit(lambda a: knp.sum(knp.einsum("bii->bi", a) ** 2)))(x)
+    np.testing.assert_allclose(diagonal, 2 * x * np.eye(3), rtol=1e-6)
+    # The SVD's rules take diagonals the same way.
+    m = uniform((2, 3), -1, 1, 1).astype(dtype)
+
+    def rebuilt(a):
+        u, s, vh = knp.linalg.svd(a, full_matrices=False)
+        return knp.matmul(u * s[..., None, :], vh)
+
+    tol = 1e-3 if dtype == np.float32 else 1e-10
+    np.testing.assert_allclose(kenaz.jacrev(rebuilt)(m), kenaz.jacfwd(rebuilt)(m), atol=tol)
+    identity = np.einsum("ik,jl->ijkl", np.eye(2), np.eye(3))
+    np.testing.assert_allclose(kenaz.jacrev(rebuilt)(m), identity, atol=tol)

@@ -63,6 +63,7 @@ from ..ops.sorting import argsort as _argsort
 from ..tensor import Tensor, holds_tensor
 from . import _creation
 from ._namespace import composite as _composite
+from ._ufunc_keywords import result_dtype as _ufunc_result_dtype
 
 ndarray = Tensor
 
@@ -401,8 +402,9 @@ def log10(x) -> Tensor:
 
 
 def cbrt(x) -> Tensor:
-    """Real cube root."""
-    return sign(x) * power(absolute(x), 1.0 / 3.0)
+    """Real cube root (NumPy's; derivative ``+inf`` at 0, as ``sqrt``'s)."""
+    x = _array_argument(x)
+    return _ew.cbrt(x if x.dtype.kind == "f" else _ew.astype(x, _np.float64))
 
 
 def deg2rad(x) -> Tensor:
@@ -424,8 +426,19 @@ def angle(z, deg: bool = False) -> Tensor:
 
 
 def hypot(x, y) -> Tensor:
-    x, y = _array_argument(x), _array_argument(y)
-    return sqrt(x * x + y * y)
+    """``sqrt(x**2 + y**2)`` without overflow or underflow (scaled by the larger of
+    ``|x|``, ``|y|``, as NumPy's), ``inf`` where either is infinite; its derivative at
+    ``(0, 0)`` is 0, the minimum-norm subgradient (as for ``abs`` at 0)."""
+    dtype = _ufunc_result_dtype(_np.hypot, x, y)  # NumPy's (a Python number does not promote)
+    x, y = (_as_tensor(v, dtype) if not isinstance(v, Tensor) else
+            v if v.dtype == dtype else _ew.astype(v, dtype) for v in (x, y))  # fmt: skip
+    big = stop_gradient(maximum(absolute(x), absolute(y)))  # nan if either is
+    zero = big == 0
+    scale = where(zero | ~isfinite(big), 1.0, big)
+    x_safe = where(zero, 1.0, x)  # no 0 / 0 in the derivative at (0, 0)
+    x_scaled, y_scaled = x_safe / scale, y / scale
+    result = where(zero, 0.0, scale * sqrt(x_scaled * x_scaled + y_scaled * y_scaled))
+    return where(isinf(x) | isinf(y), _np.inf, result)
 
 
 def logaddexp(x, y) -> Tensor:

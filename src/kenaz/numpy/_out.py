@@ -45,7 +45,8 @@ def into_out(
     result : Tensor
         The value computed.
     name : str
-        The function, for errors (``kenaz.numpy.<name>``).
+        The function, for errors (``kenaz.numpy.<name>``; a name that starts with
+        ``kenaz.`` is used as it is, ``kenaz.scipy.special.expit``).
     casting : str, optional
         NumPy's rule for casting ``result`` to ``out``'s dtype (``"unsafe"``, NumPy's
         rule for reductions; ufuncs pass their ``casting=``).
@@ -55,22 +56,23 @@ def into_out(
         ``result`` may broadcast to ``out``'s shape (ufuncs); otherwise the shapes
         must be equal (reductions).
     """
+    label = name if name.startswith("kenaz.") else f"kenaz.numpy.{name}"
     if isinstance(out, tuple):
         if len(out) != 1:
-            raise ValueError(f"kenaz.numpy.{name}: out must hold one array, got {len(out)}")
+            raise ValueError(f"{label}: out must hold one array, got {len(out)}")
         out = out[0]
     if out is None:
         return result
     if not isinstance(out, (Tensor, np.ndarray)):
-        raise TypeError(f"kenaz.numpy.{name}: out= must be a Tensor or an ndarray, got "
+        raise TypeError(f"{label}: out= must be a Tensor or an ndarray, got "
                         f"{type(out).__name__}")  # fmt: skip
     result = result if isinstance(result, Tensor) else Tensor(result)
     if not np.can_cast(result.dtype, out.dtype, casting=casting):
         raise TypeError(
-            f"kenaz.numpy.{name}: cannot cast the output from {result.dtype} to {out.dtype} "
+            f"{label}: cannot cast the output from {result.dtype} to {out.dtype} "
             f"with casting rule {casting!r}"
         )
-    _check_shape(out, result, mask, name, broadcast)
+    _check_shape(out, result, mask, label, broadcast)
     value = result if result.dtype == out.dtype else ew.astype(result, out.dtype)
     if mask is not None:
         value = ew.where(mask, value, out if isinstance(out, Tensor) else Tensor(out))
@@ -79,7 +81,7 @@ def into_out(
     if not isinstance(out, Tensor):
         if is_tracked(value):
             raise TypeError(
-                f"kenaz.numpy.{name}: out= a NumPy array cannot carry the derivative of a "
+                f"{label}: out= a NumPy array cannot carry the derivative of a "
                 "result a transformation tracks; pass a Tensor (kenaz.numpy.zeros(...)) as "
                 "out=, or use the returned value"
             )
@@ -87,7 +89,7 @@ def into_out(
         return out
     if type(out) is not Tensor or type(value) is not Tensor:
         raise TypeError(
-            f"kenaz.numpy.{name}: out= cannot be written inside vmap or jit (the out tensor or "
+            f"{label}: out= cannot be written inside vmap or jit (the out tensor or "
             "the result is a batched or traced value, with no memory of its own); use the "
             "returned value instead of out="
         )
@@ -96,7 +98,7 @@ def into_out(
         return out
     if value._trace and isinstance(out._value, np.ndarray) and out._value.base is not None:
         raise TypeError(
-            f"kenaz.numpy.{name}: out= is a view of another array (shape {out.shape}), whose "
+            f"{label}: out= is a view of another array (shape {out.shape}), whose "
             "derivative could not follow the write; pass the whole array as out=, or use "
             "the returned value"
         )
@@ -104,7 +106,7 @@ def into_out(
     return out
 
 
-def _check_shape(out: Any, result: Tensor, mask: Any, name: str, broadcast: bool) -> None:
+def _check_shape(out: Any, result: Tensor, mask: Any, label: str, broadcast: bool) -> None:
     """NumPy's rule: the result's shape is ``out``'s, or (a ufunc's) broadcasts to it."""
     shapes = [result.shape] + ([] if mask is None else [_shape_of(mask)])
     try:
@@ -114,7 +116,7 @@ def _check_shape(out: Any, result: Tensor, mask: Any, name: str, broadcast: bool
     if full != out.shape:
         what = " (with where=)" if mask is not None else ""
         raise ValueError(
-            f"kenaz.numpy.{name}: out= has shape {out.shape}, the result{what} "
+            f"{label}: out= has shape {out.shape}, the result{what} "
             f"{' and '.join(str(s) for s in shapes)}"
             + (", which does not broadcast to it" if broadcast else "")
         )

@@ -45,8 +45,8 @@ from ..tensor import Tensor
 from ._out import into_out
 
 __all__ = [
-    "GufuncKeywords", "UfuncKeywords", "apply", "gufunc_signature", "ufunc_signature",
-    "with_ufunc_keywords",
+    "GufuncKeywords", "UfuncKeywords", "apply", "gufunc_signature", "masked_operands",
+    "positional_outputs", "result_dtype", "ufunc_signature", "with_ufunc_keywords",
 ]  # fmt: skip
 
 _DEFAULTS: dict[str, Any] = {
@@ -66,12 +66,15 @@ class UfuncKeywords:
     """Runs a call of the kenaz function ``function`` (standing for NumPy's ``ufunc``)
     that passes ufunc keywords; an ``Op``'s ``keywords`` hook (see the module)."""
 
-    __slots__ = ("function", "ufunc", "name")
+    __slots__ = ("function", "ufunc", "name", "nin")
 
     def __init__(self, function: Callable[..., Any], ufunc: np.ufunc, name: str) -> None:
         self.function = function
         self.ufunc = ufunc
         self.name = name
+        # The number of array inputs: ``perform`` hands a call with more arguments (its
+        # outputs given positionally, ``add(x, y, out)``) to this hook.
+        self.nin = ufunc.nin
 
     def __call__(self, op: Op, args: tuple, params: Mapping[str, Any]) -> Any:
         return self.run(args, params)
@@ -84,6 +87,7 @@ class UfuncKeywords:
     def run(self, args: tuple, keywords: Mapping[str, Any]) -> Any:
         """``function(*args)`` with NumPy's ufunc ``keywords``."""
         ufunc, name = self.ufunc, self.name
+        args, keywords = positional_outputs(ufunc, name, args, keywords)
         options = _options(ufunc, name, args, keywords, _DEFAULTS)
         outs = _outputs(options["out"], ufunc.nout, name)
         if options["where"] is not True and all(o is None for o in outs):
@@ -107,7 +111,7 @@ class UfuncKeywords:
         if mask is True:
             results = self.function(*operands)
         else:
-            operands = _masked(operands, mask)
+            operands = masked_operands(operands, mask)
             with np.errstate(all="ignore"):  # the excluded entries, computed and discarded
                 results = self.function(*operands)
         results = results if isinstance(results, tuple) else (results,)
@@ -118,7 +122,31 @@ class UfuncKeywords:
         return given[0] if ufunc.nout == 1 else tuple(given)
 
 
-def _masked(operands: list, mask: Any) -> list:
+def positional_outputs(
+    ufunc: np.ufunc, name: str, args: tuple, keywords: Mapping[str, Any]
+) -> tuple[tuple, Mapping[str, Any]]:
+    """``(arrays, keywords)`` of a call that may give its outputs positionally, as NumPy
+    takes them: ``add(x, y, out)`` is ``add(x, y, out=out)``, ``divmod(x, y, q, r)`` is
+    ``divmod(x, y, out=(q, r))``. Only the ``nin`` inputs are left in ``arrays``."""
+    nin, nout = ufunc.nin, ufunc.nout
+    if len(args) <= nin:
+        return args, keywords
+    if len(args) > nin + nout:
+        raise TypeError(
+            f"kenaz.numpy.{name}: takes {nin} input(s) and at most {nout} output(s) "
+            f"positionally, got {len(args)} arguments"
+        )
+    if keywords.get("out") is not None:
+        raise TypeError(
+            f"kenaz.numpy.{name}: cannot specify 'out' as both a positional and keyword "
+            "argument (pass it once, as out=...)"
+        )
+    given = args[nin:]
+    outs = given[0] if nout == 1 else given + (None,) * (nout - len(given))
+    return args[:nin], {**keywords, "out": outs}
+
+
+def masked_operands(operands: list, mask: Any) -> list:
     """The operands with the mask on their way in: where it is False, an entry it keeps,
     without derivative (``where(mask, x, stop_gradient(x[kept]))``). So the derivative
     there is zero, never ``0 * inf``, and the discarded entries are computed at a point
@@ -223,6 +251,14 @@ def _dtype_of(x: Any) -> Any:
     return as_tensor(x).dtype
 
 
+def result_dtype(ufunc: np.ufunc, *operands: Any) -> np.dtype:
+    """The dtype NumPy's ``ufunc`` gives for ``operands`` (one output), Python numbers
+    weak as NEP 50 has them: for composites that compute in steps whose constants or
+    ``where`` would otherwise decide it (``hypot(x32, 4.0)`` is float32)."""
+    dtypes = tuple(_dtype_of(x) for x in operands) + (None,) * ufunc.nout
+    return ufunc.resolve_dtypes(dtypes)[ufunc.nin]
+
+
 def _loop_dtypes(ufunc: np.ufunc, operands: list, options: dict) -> tuple | None:
     """NumPy's loop (input and output dtypes) for ``dtype``/``signature``, or None."""
     dtype, signature = options["dtype"], options["signature"]
@@ -242,11 +278,14 @@ def _cast(x: Any, dtype: np.dtype) -> Tensor:
 
 
 def ufunc_signature(nin: int) -> inspect.Signature:
-    """NumPy's ufunc signature for ``nin`` inputs, ``out`` by keyword."""
+    """NumPy's ufunc signature for ``nin`` inputs: ``out`` positional or by keyword."""
     kinds = inspect.Parameter
     arrays = [inspect.Parameter(f"x{i + 1}" if nin > 1 else "x", kinds.POSITIONAL_ONLY)
               for i in range(nin)]  # fmt: skip
-    keywords = [inspect.Parameter(k, kinds.KEYWORD_ONLY, default=v) for k, v in _DEFAULTS.items()]
+    keywords = [inspect.Parameter("out", kinds.POSITIONAL_OR_KEYWORD, default=None)] + [
+        inspect.Parameter(k, kinds.KEYWORD_ONLY, default=v)
+        for k, v in _DEFAULTS.items() if k != "out"
+    ]  # fmt: skip
     return inspect.Signature(arrays + keywords)
 
 
@@ -265,8 +304,10 @@ def _wrap_composite(function: Callable[..., Any], ufunc: np.ufunc, name: str) ->
     """``function`` taking the ufunc keywords; a call without them runs it directly."""
     keywords = UfuncKeywords(function, ufunc, name)
 
+    nin = ufunc.nin
+
     def call(*args: Any, **params: Any) -> Any:
-        if not params:
+        if not params and len(args) == nin:
             return function(*args)
         return keywords.run(args, params)
 
@@ -291,6 +332,7 @@ class GufuncKeywords(UfuncKeywords):
 
     def run(self, args: tuple, keywords: Mapping[str, Any]) -> Any:
         ufunc, name = self.ufunc, self.name
+        args, keywords = positional_outputs(ufunc, name, args, keywords)
         options = _options(ufunc, name, args, keywords, _GUFUNC_DEFAULTS)
         outs = _outputs(options["out"], ufunc.nout, name)
         if not handlers_installed() and _numpy_values(args):
@@ -355,11 +397,14 @@ def _placed(result: Tensor, inputs: list, output: Any, keepdims: bool) -> Tensor
 
 
 def gufunc_signature(ufunc: np.ufunc) -> inspect.Signature:
-    """NumPy's signature of the generalized ufunc ``ufunc``, ``out`` by keyword."""
+    """NumPy's signature of the generalized ufunc ``ufunc``: ``out`` positional or by
+    keyword."""
     kinds = inspect.Parameter
     arrays = [inspect.Parameter(f"x{i + 1}", kinds.POSITIONAL_ONLY) for i in range(ufunc.nin)]
-    keywords = [inspect.Parameter(k, kinds.KEYWORD_ONLY, default=v)
-                for k, v in _GUFUNC_DEFAULTS.items()]  # fmt: skip
+    keywords = [inspect.Parameter("out", kinds.POSITIONAL_OR_KEYWORD, default=None)] + [
+        inspect.Parameter(k, kinds.KEYWORD_ONLY, default=v)
+        for k, v in _GUFUNC_DEFAULTS.items() if k != "out"
+    ]  # fmt: skip
     return inspect.Signature(arrays + keywords)
 
 
@@ -369,8 +414,10 @@ def _wrap_gufunc(function: Callable[..., Any], ufunc: np.ufunc, name: str) -> Ca
     keywords = GufuncKeywords(function, ufunc, name)
     own = set(inspect.signature(function).parameters) - {"out"}
 
+    nin = ufunc.nin
+
     def call(*args: Any, **params: Any) -> Any:
-        if not params or params.keys() <= own:
+        if len(args) == nin and (not params or params.keys() <= own):
             return function(*args, **params)
         return keywords.run(args, params)
 

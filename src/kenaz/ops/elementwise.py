@@ -321,6 +321,17 @@ log = unary_with_slope(
     slope_derivative=lambda x: -1 / (x * x),
 )
 log1p = unary("log1p", neutral_unary(np.log1p, "log1p"), d_x=lambda x: 1 / (x + 1))
+def _cbrt_impl(x):
+    xp = namespace(x)
+    if xp is np or hasattr(xp, "cbrt"):
+        return xp.cbrt(x)
+    return xp.sign(x) * xp.abs(x) ** (1 / 3)  # the Array API has no cbrt
+
+
+_cbrt_impl.numpy_impl = np.cbrt  # type: ignore[attr-defined]
+# The real cube root. Its derivative 1 / (3 cbrt(x)**2) is +inf at 0 (as sqrt's): a
+# composite sign(x) * |x|**(1/3) gave 0 * inf = nan there.
+cbrt = unary("cbrt", _cbrt_impl, d_ans=lambda ans: 1 / (3 * (ans * ans)))
 sqrt = unary_with_slope(
     "sqrt",
     neutral_unary(np.sqrt, "sqrt"),
@@ -544,7 +555,10 @@ def _pow_d_base(x, y):
     # and 0.0**-1 (inf, with a warning) is never computed. Only there: elsewhere the formula
     # stays exact, so that its own derivative in y (x**(y-1) * (1 + y log x), the mixed
     # second derivative) is right also at y == 0 (substituting for every y == 0 gave 1, not 1/x).
-    return y * power(x, where(logical_and(equal(y, 0), equal(x, 0)), 1.0, y) - 1)
+    # An integer exponent stays integer (a Python 1, not 1.0): a float64 exponent would make
+    # the derivative of a float32 base float64 (power(x32, int8 array) is float32).
+    one = 1 if np.dtype(getattr(y, "dtype", np.float64)).kind in "iub" else 1.0
+    return y * power(x, where(logical_and(equal(y, 0), equal(x, 0)), one, y) - 1)
 
 
 def _pow_d_exponent(ans, x):

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ..backend import NUMPY_TYPES, backend_dtype, common, namespace
+from ..backend import NUMPY_TYPES, backend_dtype, common, namespace, value_of
 from ..backend import einsum as backend_einsum
 from ..convert import array_argument
 from ..effects import Op, each_argument
@@ -208,10 +208,12 @@ def _einsum_vjp(index, ans, *operands, spec):
 
 
 def _eye_like(values: Tensor, n: int) -> Any:
-    """The identity matrix of size ``n`` on the backend of ``values``."""
-    if type(values._value) in NUMPY_TYPES:
+    """The identity matrix of size ``n`` on the backend of ``values`` (also a vmap view or
+    a jit-traced tensor, which have no value of their own to read: ``value_of``)."""
+    value = value_of(values)
+    if value is None or type(value) in NUMPY_TYPES:
         return np.eye(n, dtype=values.dtype)
-    xp = namespace(values._value)
+    xp = namespace(value)
     return xp.eye(n, dtype=backend_dtype(xp, values.dtype))
 
 

@@ -1,13 +1,17 @@
 """NumPy's ufunc keywords (``out``, ``where``, ``casting``, ``order``, ``dtype``, ``subok``,
 ``signature``) for kenaz functions that stand for ufuncs (``scipy.special``'s).
 
+The semantics are those of ``kenaz.numpy``'s ufuncs (``kenaz.numpy._ufunc_keywords``):
 ``dtype`` (or the output type of ``signature``) casts the inputs, after ``casting``
-allows it; ``where`` keeps the result where it holds and ``out``'s values (zeros
-without ``out``: NumPy leaves that memory uninitialized) elsewhere, differentiably;
-``out`` receives the result in place, as NumPy's ``out`` does, outside
-transformations (kenaz's mutation rules: a tensor a transformation tracks is not
-written into). ``order`` is a memory layout and ``subok`` a subclass choice: checked
-and accepted, the result is a Tensor.
+allows it; ``out`` (by keyword or positionally, ``expit(x, o)``, as NumPy takes it)
+receives the result in place, as NumPy's ``out`` does, outside transformations
+(kenaz's mutation rules: a tensor a transformation tracks is not written into);
+``where`` keeps the result where it holds and ``out``'s values elsewhere, with a zero
+derivative there (the inputs pass the mask on their way in, so no ``0 * inf``). Without
+``out``, ``where`` raises: NumPy and SciPy leave those entries uninitialized (arbitrary
+memory), and any fill kenaz chose would look like a computed value. ``order`` is a
+memory layout and ``subok`` a subclass choice: checked and accepted, the result is a
+Tensor.
 """
 
 from __future__ import annotations
@@ -20,7 +24,8 @@ import numpy as np
 
 from ..convert import accepts_nested_lists, as_tensor
 from ..effects import Op
-from ..mutation import write_out
+from ..numpy._out import into_out
+from ..numpy._ufunc_keywords import masked_operands
 from ..ops import elementwise as ew
 from ..ops.special import scipy_special
 from ..tensor import Tensor
@@ -58,28 +63,40 @@ def with_ufunc_keywords(function: Callable[..., Tensor], name: str, nin: int) ->
         subok: bool = True,
         signature: Any = None,
     ) -> Any:
+        if len(args) == nin + 1 and out is None:  # NumPy's positional out: expit(x, o)
+            args, out = args[:nin], args[nin]
+        elif len(args) == nin + 1:
+            raise TypeError(
+                f"kenaz.scipy.special.{name}: cannot specify 'out' as both a positional and "
+                "keyword argument (pass it once, as out=...)"
+            )
         if len(args) != nin:
-            raise TypeError(f"kenaz.scipy.special.{name}: takes {nin} arrays, got {len(args)}")
+            raise TypeError(
+                f"kenaz.scipy.special.{name}: takes {nin} array(s) and an optional out, got "
+                f"{len(args)} arguments"
+            )
+        if where is not True and out is None:
+            raise TypeError(
+                f"kenaz.scipy.special.{name}: where= needs out=, which holds the values kept "
+                "where the mask is False (SciPy leaves them uninitialized). Pass out=, or write "
+                f"kenaz.numpy.where(mask, kenaz.scipy.special.{name}(...), fill)"
+            )
         if order not in ("K", "A", "C", "F"):
             raise ValueError(f"kenaz.scipy.special.{name}: order must be K, A, C or F")
         if signature is not None and dtype is None:
             dtype = _output_dtype(signature)
         if dtype is not None:
             args = tuple(_cast(a, np.dtype(dtype), casting, name) for a in args)
-        result = function(*args)
+        if where is True:
+            result = function(*args)
+        else:  # the excluded entries are computed at a kept point, with no derivative
+            with np.errstate(all="ignore"):
+                result = function(*masked_operands(list(args), where))
         if dtype is not None and result.dtype != np.dtype(dtype):
             result = ew.astype(result, dtype)
-        if where is not True:
-            target = out[0] if isinstance(out, tuple) else out
-            kept = (
-                Tensor(np.zeros(result.shape, result.dtype))
-                if target is None
-                else as_tensor(target)
-            )
-            result = ew.where(where, result, kept)
-        if out is None:
-            return result
-        return write_out(out, result, f"kenaz.scipy.special.{name}", casting)
+        mask = None if where is True else where
+        label = f"kenaz.scipy.special.{name}"
+        return into_out(out, result, label, casting=casting, mask=mask, broadcast=True)
 
     kinds = inspect.Parameter
     arrays = [inspect.Parameter(f"x{i + 1}" if nin > 1 else "x", kinds.POSITIONAL_ONLY)

@@ -13,7 +13,9 @@ import numpy as _np
 
 from .. import numpy as _knp
 from ..effects import Op as _Op
+from ..numpy._ufunc_keywords import result_dtype as _result_dtype
 from ..ops import batching as _batching
+from ..ops import bits as _bits
 from ..ops import elementwise as _ew
 from ..ops import special as _ops
 from ..tensor import Tensor
@@ -61,13 +63,25 @@ yv = _public(_ops.yv, "yv")
 psi = _public(_ops.digamma, "psi")
 loggamma = _public(_ops.gammaln, "loggamma")
 jn = _public(_ops.jv, "jn")
-yn = _public(_ops.yv, "yn")
 sinc = _public(_knp.sinc, "sinc")  # NumPy's, which SciPy re-exports
 
 
 def _float(x: Any) -> Tensor:
     x = x if isinstance(x, Tensor) else Tensor(x)
     return x if x.dtype.kind in "fc" else _ew.astype(x, _np.float64)
+
+
+def _floats(name: str, *args: Any) -> list[Tensor]:
+    """``args`` as tensors of the dtype SciPy's ufunc ``name`` computes in, Python numbers
+    weak (NEP 50): ``rel_entr(1.5, x32)`` is float32, as SciPy's. A composite converts its
+    arguments with this first, since an op on Python numbers alone gives a float64 tensor
+    that would then promote."""
+    dtype = _result_dtype(getattr(_ops.scipy_special(), name), *args)
+    return [
+        _ew.astype(a, dtype) if isinstance(a, Tensor) and a.dtype != dtype
+        else a if isinstance(a, Tensor) else Tensor(_np.asarray(a, dtype))
+        for a in args
+    ]  # fmt: skip
 
 
 @_public
@@ -86,8 +100,11 @@ def logsumexp(
     Tensor(0.69314718)
     """
     a = _float(a)
-    shift = _ew.stop_gradient(_knp.amax(a, axis=axis, keepdims=True))
-    shift = _ew.where(_ew.isfinite(shift), shift, 0.0)
+    if a.size == 0:  # an empty sum: log(0) = -inf, as SciPy (max has no identity to shift by)
+        shift: Any = 0.0
+    else:
+        shift = _ew.stop_gradient(_knp.amax(a, axis=axis, keepdims=True))
+        shift = _ew.where(_ew.isfinite(shift), shift, 0.0)
     terms = _ew.exp(a - shift)
     if b is not None:
         terms = terms * b
@@ -131,16 +148,19 @@ def log_expit(x: Any) -> Tensor:
     return -_knp.logaddexp(0.0, -_float(x))
 
 
+_SQRT_HALF = float(_np.sqrt(0.5))
+
+
 @_public
 def ndtr(x: Any) -> Tensor:
     """The standard normal distribution function."""
-    return 0.5 * erfc(-_float(x) / _np.sqrt(2.0))
+    return 0.5 * erfc(-_float(x) * _SQRT_HALF)  # a Python float: float32 stays float32
 
 
 @_public
 def betaln(a: Any, b: Any) -> Tensor:
     """``log(abs(beta(a, b)))``."""
-    a, b = _float(a), _float(b)
+    a, b = _floats("betaln", a, b)
     return gammaln(a) + gammaln(b) - gammaln(a + b)
 
 
@@ -148,6 +168,14 @@ def betaln(a: Any, b: Any) -> Tensor:
 def beta(a: Any, b: Any) -> Tensor:
     """The beta function ``Gamma(a) Gamma(b) / Gamma(a + b)``, for ``a, b > 0``."""
     return _ew.exp(betaln(a, b))
+
+
+@_public
+def yn(n: Any, x: Any) -> Tensor:
+    """The Bessel function of the second kind of integer order ``n`` (a float ``n`` is
+    truncated, as SciPy's ``yn`` does; ``yv`` takes real orders)."""
+    order = n if isinstance(n, int) else _bits.trunc(n)
+    return _ops.yv(order, x)
 
 
 @_public
@@ -160,7 +188,7 @@ def polygamma(n: Any, x: Any) -> Tensor:
 def multigammaln(a: Any, d: int) -> Tensor:
     """Log of the multivariate gamma function of dimension ``d``."""
     a = _float(a)
-    total = 0.25 * d * (d - 1) * _np.log(_np.pi)
+    total = 0.25 * d * (d - 1) * float(_np.log(_np.pi))  # no NumPy scalar: no promotion
     for j in range(d):
         total = total + gammaln(a - 0.5 * j)
     return total
@@ -176,14 +204,14 @@ def entr(x: Any) -> Tensor:
 @_public
 def rel_entr(x: Any, y: Any) -> Tensor:
     """``x log(x / y)`` (0 at ``x == 0``)."""
-    x, y = _float(x), _float(y)
+    x, y = _floats("rel_entr", x, y)
     return xlogy(x, x) - xlogy(x, y)
 
 
 @_public
 def kl_div(x: Any, y: Any) -> Tensor:
     """``x log(x / y) - x + y``."""
-    x, y = _float(x), _float(y)
+    x, y = _floats("kl_div", x, y)
     return rel_entr(x, y) - x + y
 
 

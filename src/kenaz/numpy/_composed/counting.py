@@ -85,13 +85,14 @@ def _edges(a: Tensor, bins: Any, value_range: Any, weights: Any) -> Tensor:
         low, high = Tensor(0.0), Tensor(1.0)
     else:
         low, high = reduction.amin(a), reduction.amax(a)
-    dtype = np.result_type(a.dtype if a.dtype.kind == "f" else np.float64, np.float64)
+    dtype = a.dtype if a.dtype.kind == "f" else np.dtype(np.float64)  # NumPy's edges
     low, high = ew.astype(low, dtype), ew.astype(high, dtype)
     if float(read_value(low)) == float(read_value(high)):  # NumPy widens an empty range
         low, high = low - 0.5, high + 0.5
-    steps = np.linspace(0.0, 1.0, int(bins) + 1)[:-1]
-    # the last edge is `high` itself (as numpy.linspace ends): the maximum stays inside
-    inner = low + (high - low) * steps
+    # numpy.linspace's formula, in the data's float dtype (NumPy's edges to the last bit):
+    # i * ((high - low) / bins) + low; the last edge is `high` itself, so that the
+    # maximum stays inside
+    inner = np.arange(int(bins)).astype(dtype) * ((high - low) / int(bins)) + low
     return shape.concatenate([inner, shape.reshape(high, (1,))], axis=0)
 
 

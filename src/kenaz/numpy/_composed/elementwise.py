@@ -19,6 +19,7 @@ from ...ops import special as _special
 from ...tensor import Tensor
 from .._namespace import composite as _composite
 from .._out import into_out
+from .._ufunc_keywords import result_dtype
 from ._arguments import _float, _t
 
 __all__ = [
@@ -79,9 +80,12 @@ def copysign(x: Any, y: Any) -> Tensor:
 
 @_composite
 def heaviside(x: Any, h0: Any) -> Tensor:
-    """0 for ``x < 0``, ``h0`` at 0, 1 for ``x > 0`` (differentiable in ``h0``)."""
+    """0 for ``x < 0``, ``h0`` at 0, 1 for ``x > 0`` (differentiable in ``h0``), of the
+    dtype NumPy's ufunc gives (a Python ``h0`` does not promote: float32 stays float32)."""
     x = _t(x)
-    return _ew.where(_ew.less(x, 0), 0.0, _ew.where(_ew.greater(x, 0), 1.0, h0))
+    dtype = result_dtype(_np.heaviside, x, h0)
+    step = _ew.where(_ew.less(x, 0), 0.0, _ew.where(_ew.greater(x, 0), 1.0, h0))
+    return step if step.dtype == dtype else _ew.astype(step, dtype)
 
 
 @_composite

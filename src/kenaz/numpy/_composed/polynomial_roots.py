@@ -16,6 +16,7 @@ from ...ops import decompositions as dec
 from ...ops import elementwise as ew
 from ...ops import shape
 from ...tensor import Tensor
+from .._arrays import take_along_axis
 from .._namespace import composite as _composite
 
 __all__ = ["roots", "polydiv", "sort_complex"]
@@ -91,11 +92,14 @@ def sort_complex(a: Any) -> Tensor:
     a = as_tensor(a)
     values = read_value(a)
     order = np.lexsort((np.imag(values), np.real(values)), axis=-1)
-    result = shape.take_along_axis(a, order, axis=-1) if a.ndim > 1 else a[order]
+    result = take_along_axis(a, order, axis=-1) if a.ndim > 1 else a[order]
     if result.dtype.kind != "c":
-        complex_dtype = np.result_type(result.dtype if result.dtype.kind == "f" else np.float64,
-                                       np.complex64)  # fmt: skip
-        if result.dtype.kind in "iub" and result.dtype.itemsize <= 2:
-            complex_dtype = np.complex64  # NumPy's choice for small integers
+        # NumPy's choice: complex64 for small integers, clongdouble for longdouble, else
+        # complex128 (float32 too).
+        complex_dtype = np.complex128
+        if result.dtype.char in "bhBH":
+            complex_dtype = np.complex64
+        elif result.dtype == np.longdouble and np.longdouble != np.float64:
+            complex_dtype = np.clongdouble
         result = ew.astype(result, complex_dtype)
     return result
