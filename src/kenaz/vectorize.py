@@ -109,6 +109,9 @@ class BatchHandler(Handler):
     ``level``). ``alive`` becomes False when the ``vmap`` call returns.
     """
 
+    # An op none of whose arguments is a view of this handler's is handed on unchanged
+    passes_plain_tensors = True
+
     def __init__(self, axis_size: int) -> None:
         self.axis_size = axis_size
         self.alive = True
@@ -131,33 +134,40 @@ class BatchHandler(Handler):
         return [v if a is None else self.view(fresh_identity(v), a) for v, a in zip(values, axes)]
 
     def handle(self, op: Op, args: tuple, params: dict) -> Any:
-        # One pass over the arguments: replace our views by their batches.
-        batch_axes: list[int | None] | None = None
-        i = 0
-        for a in args:  # (no `enumerate`: its tuple per argument costs more than a count)
-            if type(a) is BatchedTensor and a._batcher is self:
-                if batch_axes is None:  # the first view: copy the arguments once
-                    values = list(args)
-                    batch_axes = [None] * len(args)
-                values[i] = a._batched
-                batch_axes[i] = a._batch_axis
-            elif (type(a) is list or type(a) is tuple) and holds_tensor(a):
-                return perform_stacked(self, op, args, params)  # kenaz.convert's one rule
-            i += 1
-        if batch_axes is None:  # nothing here is batched by this vmap
-            return perform_args(op, args, params)
+        # Replace our views by their batches. Unary and binary ops (nearly all) are
+        # unrolled: a loop, and the lists it fills, cost a tenth of this handler's time.
         rule = op.batch
         out_axis = -1  # no layout found yet
-        if rule is _elementwise:
-            # `batching.elementwise`'s cases that need no moves, inlined: most ops of a
-            # vmapped function are these. A unary op keeps the layout, wherever the batch
-            # axis is; a binary one too when the batch axes line up, or when the unbatched
-            # operand broadcasts from the right past the batched one's batch axis.
-            if i == 1:
-                out_axis = batch_axes[0]
-            elif i == 2:
-                x, y = values
-                bx, by = batch_axes
+        arity = len(args)
+        if arity == 2:
+            x, y = args
+            if type(x) is BatchedTensor and x._batcher is self:
+                bx = x._batch_axis
+                x = x._batched
+                if type(y) is BatchedTensor and y._batcher is self:
+                    by = y._batch_axis
+                    y = y._batched
+                elif (type(y) is list or type(y) is tuple) and holds_tensor(y):
+                    return perform_stacked(self, op, args, params)  # kenaz.convert's one rule
+                else:
+                    by = None
+            elif type(y) is BatchedTensor and y._batcher is self:
+                if (type(x) is list or type(x) is tuple) and holds_tensor(x):
+                    return perform_stacked(self, op, args, params)
+                bx = None
+                by = y._batch_axis
+                y = y._batched
+            elif ((type(x) is list or type(x) is tuple) and holds_tensor(x)) or (
+                (type(y) is list or type(y) is tuple) and holds_tensor(y)
+            ):
+                return perform_stacked(self, op, args, params)
+            else:  # nothing here is batched by this vmap
+                return perform_args(op, args, params)
+            if rule is _elementwise:
+                # `batching.elementwise`'s cases that need no moves, inlined: most ops of
+                # a vmapped function are these. A binary op keeps the layout when the batch
+                # axes line up, or when the unbatched operand broadcasts from the right
+                # past the batched one's batch axis.
                 if bx == by:
                     if x.ndim == y.ndim:
                         out_axis = bx
@@ -171,11 +181,44 @@ class BatchHandler(Handler):
                         out_axis = by
                     elif isinstance(x, Tensor) and x.ndim < y.ndim - by:
                         out_axis = by
+            # (a tuple to perform the op on as it is; a list for the rule, as a rule takes)
+            values = (x, y) if out_axis >= 0 else [x, y]
+            batch_axes = [bx, by]
+        elif arity == 1:
+            x = args[0]
+            if type(x) is BatchedTensor and x._batcher is self:
+                batch_axes = [x._batch_axis]
+                if rule is _elementwise:  # a unary op keeps the layout, wherever the axis is
+                    out_axis = x._batch_axis
+                    values = (x._batched,)
+                else:
+                    values = [x._batched]
+            elif (type(x) is list or type(x) is tuple) and holds_tensor(x):
+                return perform_stacked(self, op, args, params)
+            else:
+                return perform_args(op, args, params)
+        else:  # one pass over the arguments
+            batch_axes: list[int | None] | None = None
+            i = 0
+            for a in args:  # (no `enumerate`: its tuple per argument costs more than a count)
+                if type(a) is BatchedTensor and a._batcher is self:
+                    if batch_axes is None:  # the first view: copy the arguments once
+                        values = list(args)
+                        batch_axes = [None] * arity
+                    values[i] = a._batched
+                    batch_axes[i] = a._batch_axis
+                elif (type(a) is list or type(a) is tuple) and holds_tensor(a):
+                    return perform_stacked(self, op, args, params)  # kenaz.convert's one rule
+                i += 1
+            if batch_axes is None:  # nothing here is batched by this vmap
+                return perform_args(op, args, params)
         try:
             if out_axis >= 0:
-                out = perform_args(op, tuple(values), params)
-            else:
+                out = perform_args(op, values, params)
+            elif params:
                 out, out_axis = (rule or _per_example_loop)(op, values, batch_axes, **params)
+            else:  # (no empty `**params`: it would build a dict)
+                out, out_axis = (rule or _per_example_loop)(op, values, batch_axes)
         except ShapeError as error:  # NumPy saw batched shapes; the user wrote per-example ones
             raise per_example_shape_error(op.name, args, error) from None
         if op.multiple_results:
