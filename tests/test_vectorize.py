@@ -495,3 +495,21 @@ def test_plain_inputs_of_grad_inside_vmap_skip_the_alias_only_when_nothing_sees_
         seen = per_example(w, knp.asarray(XS)).numpy()
     assert reached_vmap.count("alias") == 1 and "alias" in counter.names
     assert np.array_equal(plain, seen)
+
+
+def test_elementwise_rule_pads_the_lower_rank_as_its_general_path_does() -> None:
+    """Two operands batched in front with different per-example ranks: the elementwise
+    rule's short path (one reshape of the lower-rank one) gives what its general path gives
+    when the same batches come with the batch axis elsewhere, bit for bit."""
+    from kenaz.ops import batching
+    from kenaz.ops.elementwise import multiply, subtract
+
+    x = knp.asarray(RNG.uniform(-1, 1, (5, 4, 1)))  # per example (4, 1)
+    y = knp.asarray(RNG.uniform(-1, 1, (5, 3)))  # per example (3,)
+    for op in (multiply, subtract):
+        for a, b in ((x, y), (y, x)):
+            short, short_axis = batching.elementwise(op, [a, b], [0, 0])
+            moved = knp.moveaxis(a, 0, -1)
+            general, general_axis = batching.elementwise(op, [moved, b], [a.ndim - 1, 0])
+            assert short_axis == general_axis == 0
+            assert np.array_equal(short.numpy(), general.numpy())
