@@ -73,9 +73,13 @@ class BatchedTensor(Tensor):
     def shape(self) -> tuple[int, ...]:
         example_shape = self._example_shape
         if example_shape is None:  # computed on first use: many views are never asked
-            batched_shape = self._batched.shape
             axis = self._batch_axis
-            example_shape = self._example_shape = batched_shape[:axis] + batched_shape[axis + 1 :]
+            if axis == 0:  # (the usual place: one slice)
+                example_shape = self._batched.shape[1:]
+            else:
+                batched_shape = self._batched.shape
+                example_shape = batched_shape[:axis] + batched_shape[axis + 1 :]
+            self._example_shape = example_shape
         return example_shape
 
     if not TYPE_CHECKING:  # (type checkers read Tensor's declaration)
@@ -181,18 +185,19 @@ class BatchHandler(Handler):
                         out_axis = by
                     elif isinstance(x, Tensor) and x.ndim < y.ndim - by:
                         out_axis = by
-            # (a tuple to perform the op on as it is; a list for the rule, as a rule takes)
-            values = (x, y) if out_axis >= 0 else [x, y]
-            batch_axes = [bx, by]
+            # A tuple to perform the op on as it is; lists for a rule, as rules take them
+            if out_axis >= 0:
+                values = (x, y)
+            else:
+                values, batch_axes = [x, y], [bx, by]
         elif arity == 1:
             x = args[0]
             if type(x) is BatchedTensor and x._batcher is self:
-                batch_axes = [x._batch_axis]
                 if rule is _elementwise:  # a unary op keeps the layout, wherever the axis is
                     out_axis = x._batch_axis
                     values = (x._batched,)
                 else:
-                    values = [x._batched]
+                    values, batch_axes = [x._batched], [x._batch_axis]
             elif (type(x) is list or type(x) is tuple) and holds_tensor(x):
                 return perform_stacked(self, op, args, params)
             else:
@@ -418,9 +423,8 @@ def _simple_inputs(args: tuple, in_axes: Any, axis_size: int | None) -> tuple | 
         return None
     axes: list[int | None] = []
     size = None
-    for i in range(count):
-        arg = args[i]
-        entry = in_axes[i] if type(in_axes) is tuple else in_axes
+    entries = in_axes if type(in_axes) is tuple else (in_axes,) * count
+    for arg, entry in zip(args, entries):
         if entry is None:
             if type(arg) not in LEAF_TYPES:
                 if type(arg) is not tuple:
@@ -454,14 +458,20 @@ def _run_simple(f: Callable, args: tuple, axes: list, size: int, out_axes: Any) 
     ]
     try:
         result = run_in("vmap", f, views, batcher)
-        if (
-            type(result) is BatchedTensor
-            and result._batcher is batcher
-            and result._batch_axis == 0
-            and type(out_axes) is int
-            and out_axes == 0
-        ):
-            return result._batched  # one output, batched along axis 0 as asked: no move
+        if type(out_axes) is int and out_axes == 0:  # the default: batch axes first
+            if type(result) is BatchedTensor:
+                if result._batcher is batcher and result._batch_axis == 0:
+                    return result._batched  # one output, batched along axis 0: no move
+            elif type(result) is tuple:  # a tuple of them (grad's of a tuple of parameters)
+                outs = []
+                for leaf in result:
+                    if type(leaf) is not BatchedTensor or leaf._batcher is not batcher:
+                        break
+                    if leaf._batch_axis != 0:
+                        break
+                    outs.append(leaf._batched)
+                else:
+                    return tuple(outs)  # what `_unbatch_outputs` gives them, without moves
         return _unbatch_outputs(result, batcher, out_axes)
     finally:
         batcher.alive = False
