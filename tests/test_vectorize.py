@@ -513,3 +513,20 @@ def test_elementwise_rule_pads_the_lower_rank_as_its_general_path_does() -> None
             general, general_axis = batching.elementwise(op, [moved, b], [a.ndim - 1, 0])
             assert short_axis == general_axis == 0
             assert np.array_equal(short.numpy(), general.numpy())
+
+
+def test_a_tuple_of_outputs_batched_in_front_equals_the_pytree_path() -> None:
+    """A tuple of outputs, each batched along axis 0 with ``out_axes=0`` (vmap of grad with
+    respect to a tuple of parameters), is returned without the pytree pass over outputs:
+    the same tensors as that pass gives (``out_axes`` spelled per output), and an output
+    batched elsewhere, or not batched, still goes through it."""
+    w, b = knp.asarray(RNG.uniform(-1, 1, (3, 2))), knp.asarray(RNG.uniform(-1, 1, 2))
+    loss = grad(lambda p, x: knp.sum(knp.tanh(x @ p[0] + p[1])))
+    xs = knp.asarray(XS)
+    fast = vmap(loss, in_axes=((None, None), 0))((w, b), xs)
+    general = vmap(loss, in_axes=((None, None), 0), out_axes=(0, 0))((w, b), xs)
+    assert type(fast) is tuple and len(fast) == 2
+    for got, expected in zip(fast, general, strict=True):
+        assert np.array_equal(got.numpy(), expected.numpy())
+    mixed = vmap(lambda x: (x * 2.0, knp.sum(w), x.T), in_axes=1)(knp.asarray(np.ones((2, 5, 3))))
+    assert [m.shape for m in mixed] == [(5, 2, 3), (5,), (5, 3, 2)]
