@@ -449,7 +449,7 @@ def test_binary_ops_take_every_kind_of_operand_as_the_loop_does() -> None:
         "view, plain": (lambda x: x - w, (xs,), 0),
         "plain, view": (lambda x: knp.arctan2(w, x), (xs,), 0),
         "view, number": (lambda x: x / 3.0, (xs,), 0),
-        "number, view": (lambda x: 2 ** x, (xs,), 0),
+        "number, view": (lambda x: 2**x, (xs,), 0),
         "view, list": (lambda x: knp.add(x, parts), (xs,), 0),
         "list, view": (lambda x: knp.multiply(parts, x), (xs,), 0),
         "view (3,), view (3, 1)": (lambda x, y: x - y[:, None], (xs, ys), 0),
