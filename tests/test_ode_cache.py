@@ -125,3 +125,64 @@ def test_changes_are_seen_by_the_key_not_only_by_the_second_trace():
     from_object.__defaults__[0].rate = 1.0
     after = [_cache.snapshot(f, []) for f in (from_class, from_object)]
     assert before[0] != after[0] and before[1] != after[1]
+
+
+_OTHER_MODULE = """
+import kenaz.numpy as knp
+from {package} import rates
+
+CONSTANT = 0.5
+
+
+def helper(y):
+    return -CONSTANT * y
+
+
+def through_package(y):
+    return -rates.RATE * y
+
+
+def by_computed_name(y, name="CONSTANT"):
+    return -globals()[name] * y
+"""
+
+
+@pytest.fixture
+def other_module(tmp_path, monkeypatch):
+    """A real module of the user's, ``other``, importing a submodule ``{package}.rates``."""
+    import importlib
+    import sys
+
+    package = f"odecache_{tmp_path.name.replace('-', '_')}"
+    (tmp_path / package).mkdir()
+    (tmp_path / package / "__init__.py").write_text("")
+    (tmp_path / package / "rates.py").write_text("RATE = 0.5\n")
+    (tmp_path / f"{package}_other.py").write_text(_OTHER_MODULE.format(package=package))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    other = importlib.import_module(f"{package}_other")
+    yield other, importlib.import_module(package)
+    for name in [n for n in sys.modules if n.startswith(package)]:
+        del sys.modules[name]
+
+
+def test_a_global_read_through_another_module_is_read_again(other_module):
+    other, package = other_module
+    from_constant = lambda y, t: -other.CONSTANT * y  # noqa: E731
+    from_helper = lambda y, t: other.helper(y)  # noqa: E731
+    from_submodule = lambda y, t: -package.rates.RATE * y  # noqa: E731
+    via_package = lambda y, t: other.through_package(y)  # noqa: E731
+    computed = lambda y, t: other.by_computed_name(y)  # noqa: E731
+    for value in (0.5, 1.5, 2.0):
+        other.CONSTANT = package.rates.RATE = value
+        for func in (from_constant, from_helper, from_submodule, via_package, computed):
+            for _ in range(3):  # the first solve, the check, and one from the cache
+                assert final(func) == pytest.approx(np.exp(-value), rel=1e-7)
+
+
+def test_a_read_by_a_computed_name_is_never_cached(other_module):
+    from kenaz.scipy.integrate import _cache
+
+    other, _ = other_module
+    assert _cache.snapshot(lambda y, t: other.helper(y), []) is not None
+    assert _cache.snapshot(lambda y, t: other.by_computed_name(y), []) is None
+    assert _cache.snapshot(lambda y, t: getattr(other, "CONSTANT") * y, []) is None  # noqa: B009

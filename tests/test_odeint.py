@@ -327,3 +327,84 @@ def test_a_changed_closed_over_value_is_not_replayed():
         assert float(final(1.0)) == pytest.approx(np.exp(-value * 1.1), rel=1e-8)
         expected = -value * 1.1 * np.exp(-value * 1.1)
         assert float(kenaz.grad(final)(1.0)) == pytest.approx(expected, rel=1e-6)
+
+
+def _not_pure_warnings(record):
+    return [w for w in record if "not pure" in str(w.message)]
+
+
+def test_jit_of_a_function_that_solves_compiles_and_agrees_with_eager():
+    """Each trace makes a new system (func closes over a traced tensor, and over an array
+    too large to key by value, made anew); the purity check finds them equal: traced once,
+    checked once, never run eagerly, and every new input solved anew."""
+
+    def at_end(rate, start):
+        ramp = np.linspace(0.5, 1.5, 100)  # made at each trace: compared by value
+
+        def rhs(y, t):
+            return knp.sum(y[:, None] * ramp, axis=1) * (-rate / 100)
+
+        return knp.sum(odeint(rhs, start, times, **TIGHT)[-1] * knp.array([1.0, -2.0]))
+
+    jitted = kenaz.jit(at_end)
+    start = y0
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        for rate in (0.5, 0.7, 3.0, 0.5):
+            assert float(jitted(rate, start)) == pytest.approx(
+                float(at_end(rate, start)), rel=1e-12
+            )
+    assert not _not_pure_warnings(record) and jitted.impure is None
+    assert jitted.cache_info() == (1, 3, 1, 1)  # traces, hits, size, checks
+
+    slope = kenaz.jit(kenaz.grad(at_end))
+    for rate in (0.5, 0.9, 2.0):
+        expected = float(kenaz.grad(at_end)(rate, start))
+        assert float(slope(rate, start)) == pytest.approx(expected, rel=1e-9)
+        assert float(kenaz.grad(jitted)(rate, start)) == pytest.approx(expected, rel=1e-9)
+    assert slope.impure is None and slope.cache_info().traces == 1
+
+
+def test_a_changed_solver_option_is_not_replayed_under_jit():
+    options = {"rtol": 1e-10}
+
+    def at_end(rate):
+        return odeint(lambda y, t: -rate * y, y0, times, **options)[-1, 0]
+
+    jitted = kenaz.jit(at_end)
+    jitted(0.5)
+    options["rtol"] = 1e-3  # the second trace's system solves otherwise: not the same
+    with pytest.warns(RuntimeWarning, match="not pure"):
+        assert float(jitted(0.5)) == float(at_end(0.5))
+    assert jitted.impure is not None
+
+
+def test_full_output_under_jit_is_refused_never_stale():
+    from kenaz.errors import ConcretizationError
+
+    def with_info(rate):
+        solved, info = odeint(lambda y, t: -rate * y, y0, times, full_output=True)
+        return solved[-1, 0], info["nfe"]
+
+    with pytest.raises(ConcretizationError, match="full_output.*not available under jit"):
+        kenaz.jit(with_info)(0.5)
+    assert with_info(0.5)[1][-1] != with_info(9.0)[1][-1]  # what jit would have frozen
+
+
+def test_jit_of_a_solve_whose_func_runs_eagerly_compiles_and_reads_its_state_then():
+    switch = [0.5]
+
+    def rhs(y, t, rate):  # `float(t)`: cannot be traced, so it runs eagerly at each step
+        return -rate * y if float(t) < switch[0] else -2.0 * rate * y
+
+    def at_end(rate):
+        return odeint(rhs, y0, times, (rate,), **TIGHT)[-1, 0]
+
+    jitted = kenaz.jit(at_end)
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        for rate, when in ((0.5, 0.5), (0.7, 0.5), (0.7, 0.2)):
+            switch[0] = when
+            assert float(jitted(rate)) == float(at_end(rate))
+    assert not _not_pure_warnings(record) and jitted.impure is None
+    assert jitted.cache_info().traces == 1

@@ -84,3 +84,23 @@ def test_quad_weights_are_scipys_and_differentiable(weight, wvar, b):
         by_limit = kenaz.grad(lambda upper: weighted(0.7, upper))(b)
         w = np.cos(wvar * b) if weight == "cos" else 1 / (b - wvar)
         assert float(by_limit) == pytest.approx(np.exp(-0.7 * b) * w, rel=1e-10)
+
+
+def test_jit_compiles_quad_and_its_error_estimate_is_never_the_traces():
+    from kenaz.errors import ConcretizationError
+
+    def area(k):
+        return quad(lambda x: knp.exp(-k * x) * knp.sin(1.3 * x), 0.0, 2.0)
+
+    jitted = kenaz.jit(lambda k: area(k)[0])
+    for k in map(knp.asarray, (0.5, 0.7, 3.0)):  # (a tensor, as grad passes: one signature)
+        assert float(jitted(k)) == pytest.approx(float(area(k)[0]), rel=1e-12)
+        expected = float(kenaz.grad(lambda k: area(k)[0])(k))
+        assert float(kenaz.grad(jitted)(k)) == pytest.approx(expected, rel=1e-9)
+    assert jitted.impure is None and jitted.cache_info().traces == 1
+
+    error = kenaz.jit(area)(0.5)[1]
+    with pytest.raises(ConcretizationError, match="abserr is not available under jit"):
+        float(error)
+    with pytest.raises(ConcretizationError, match="full_output"):
+        kenaz.jit(lambda k: quad(lambda x: k * x, 0.0, 1.0, full_output=1)[0])(0.5)

@@ -149,3 +149,31 @@ def test_event_times_and_the_state_there_are_differentiable():
     np.testing.assert_allclose([float(g) for g in when], expected, rtol=1e-6)
     speed = kenaz.grad(lambda h: landing(h, v0, level)[1])(h0)
     assert float(speed) == pytest.approx(-GRAVITY / root, rel=1e-6)
+
+
+def test_jit_compiles_a_solve_and_its_counts_are_never_the_traces():
+    """Traced once, checked once, every input solved anew; the solver's counts, the
+    solver's own output times and events depend on the values: unavailable under jit."""
+    from kenaz.errors import ConcretizationError
+
+    def at_end(k):
+        solved = solve_ivp(lambda t, y: -k * y, (0.0, 1.5), y0, t_eval=t_eval, rtol=1e-8)
+        return knp.sum(solved.y[:, -1]), solved
+
+    jitted = kenaz.jit(lambda k: at_end(k)[0])
+    for k in map(knp.asarray, (0.5, 0.7, 3.0)):  # (a tensor, as grad passes: one signature)
+        assert float(jitted(k)) == pytest.approx(float(at_end(k)[0]), rel=1e-12)
+        expected = float(kenaz.grad(lambda k: at_end(k)[0])(k))
+        assert float(kenaz.grad(jitted)(k)) == pytest.approx(expected, rel=1e-9)
+    assert jitted.impure is None and jitted.cache_info().traces == 1
+
+    counted = kenaz.jit(lambda k: at_end(k)[1].nfev)(0.5)
+    with pytest.raises(ConcretizationError, match="result.nfev is not available under jit"):
+        int(counted)
+    assert "not available under jit" in repr(counted)
+    assert at_end(0.5)[1].nfev != at_end(30.0)[1].nfev  # what jit would have frozen
+    with pytest.raises(ConcretizationError, match="Pass t_eval"):
+        kenaz.jit(lambda k: solve_ivp(lambda t, y: -k * y, (0.0, 1.5), y0).y)(0.5)
+    event = lambda t, y, k=None: y[0] - 0.5  # noqa: E731
+    with pytest.raises(ConcretizationError, match="events"):
+        kenaz.jit(lambda k: solve_ivp(lambda t, y: -k * y, (0.0, 2.0), y0, events=event).y)(0.5)

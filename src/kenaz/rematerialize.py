@@ -11,11 +11,21 @@ running it and lifted into inputs of the call (:mod:`kenaz.call`), so they
 are differentiated like arguments. Under a ``grad`` that run is the forward
 pass itself (:class:`ForwardPass`): the function runs twice in all, forward
 and recompute, as in JAX and PyTorch.
+
+Under a ``vmap`` inside a ``grad``, the call's batching rule makes it a
+checkpoint of the batched function one level out, whose own run finds what
+it closes over (and is the forward pass). So the ``vmap``'s level runs no
+discovery of its own: twice in all again. Only a per-example tensor of that
+``vmap`` read through a closure needs one (it must be lifted where the
+``vmap`` batches it): the run one level out meets it, stops
+(:class:`ClosedOverView`), and the call is performed again with the
+discovery run.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextvars import ContextVar
 from typing import Any, ParamSpec, TypeVar, overload
 
 from .call import Call, CallFunction, CallInfo, ClosureGuard, Discovery, run_call
@@ -31,10 +41,40 @@ from .ops.axes import batch_size
 from .ops.elementwise import alias
 from .reverse import ReverseHandler
 from .tensor import Tensor
-from .vectorize import BatchHandler, batched_function
+from .vectorize import BatchedTensor, BatchHandler, batched_function
 
 # The handlers under which a checkpoint is no op (no reverse mode to save memory for).
 _SEES_THROUGH = (ForwardHandler, LinearizeHandler, BatchHandler)
+
+# The vmap whose level performs a checkpoint with no discovery run (see the module doc),
+# while it does so.
+_undiscovered: ContextVar[BatchHandler | None] = ContextVar("undiscovered", default=None)
+
+
+class ClosedOverView(Exception):
+    """A checkpointed function read a per-example tensor of ``batcher`` (a ``vmap`` not
+    installed where the function runs) that its call did not lift: the call at that
+    ``vmap``'s level is performed again, after a discovery run that lifts it."""
+
+    def __init__(self, batcher: BatchHandler) -> None:
+        super().__init__(
+            "kenaz.checkpoint: the function read a per-example tensor of a running vmap "
+            "through a closure, outside that vmap, and no checkpoint call lifted it (a bug "
+            "of kenaz's: please report it, with the function)"
+        )
+        self.batcher = batcher
+
+
+def _check_views(tensors: Sequence[Any]) -> None:
+    """Raise :class:`ClosedOverView` for a view among ``tensors`` of a running ``vmap``
+    that is not installed here (its batching rule is running one level out). A view of a
+    finished ``vmap`` is left to raise its own error when used."""
+    for tensor in tensors:
+        if type(tensor) is BatchedTensor:
+            batcher = tensor._batcher
+            if batcher.alive and all(h is not batcher for h in current_handlers()):
+                raise ClosedOverView(batcher)
+
 
 P = ParamSpec("P")  # the function's parameters: checkpoint keeps its signature
 R = TypeVar("R")
@@ -52,6 +92,7 @@ class Checkpointed(CallFunction):
 
     kind = "checkpoint"
     keeps_discovery = True  # its output is the primal when nothing runs outside (_primal)
+    reads_views = False  # whether it was seen reading a vmap's view through a closure
 
     def make_op(self, name: str) -> Call:
         return Call(name, run_call, reverse=_reverse, batch=_batch)
@@ -62,18 +103,48 @@ class Checkpointed(CallFunction):
         the call: run it, or batch it whole), with no discovery run."""
         return all(type(h) in _SEES_THROUGH for h in current_handlers())
 
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        stack = installed_stack()
+        batcher = stack[1] if stack else None
+        if type(batcher) is not BatchHandler or self.reads_views:
+            return super().__call__(*args, **kwargs)
+        # Under a vmap: first with no discovery run at its level (see the module doc).
+        token = _undiscovered.set(batcher)
+        try:
+            return super().__call__(*args, **kwargs)
+        except ClosedOverView as stopped:
+            if stopped.batcher is not batcher:
+                raise
+        finally:
+            _undiscovered.reset(token)
+        # A view of this vmap is closed over: lifted by a discovery run here, now and at
+        # the function's later calls (a layer's, in a loop: stopped once, not at each).
+        self.reads_views = True
+        return super().__call__(*args, **kwargs)
+
     def discover(self, call: CallInfo, leaves: list[Any]) -> Discovery:
         """Under a ``grad``/``vjp`` (the innermost handler) that tracks an argument, the
         discovery run is the forward pass: run one level out, as the reverse rule would run
         it, noting the tensors of that ``grad`` the function reads without being given
-        them (:class:`ForwardPass`). Elsewhere, a run on plain values (CallFunction's)."""
+        them (:class:`ForwardPass`). Under a ``vmap`` that batches an argument, none at
+        first (see the module doc). Elsewhere, a run on plain values (CallFunction's)."""
         stack = installed_stack()
         innermost = stack[1]
-        if type(innermost) is not ReverseHandler:
-            return super().discover(call, leaves)
-        level = innermost.level
-        if not any(isinstance(x, Tensor) and x._trace and level in x._trace for x in leaves):
-            return super().discover(call, leaves)  # the grad passes the op on: no rule runs
+        if innermost is _undiscovered.get() and any(
+            type(x) is BatchedTensor and x._batcher is innermost for x in leaves
+        ):
+            # Its batching rule runs next: a checkpoint of the batched function, one level
+            # out, whose discovery finds what it closes over (or stops at a view of this
+            # vmap, which __call__ then lifts with a discovery run here).
+            return Discovery([], [], leaves, None, None)
+        level = getattr(innermost, "level", None)
+        if type(innermost) is not ReverseHandler or not any(
+            isinstance(x, Tensor) and x._trace and level in x._trace for x in leaves
+        ):
+            # (under a grad that tracks no argument, it passes the op on: no rule runs)
+            found = super().discover(call, leaves)
+            _check_views(found.captured)  # (a view of a vmap running its rule: run again)
+            return found
         with outside_innermost():
             # Fresh identities one level out (the outer transformations record each as the
             # tensor it stands for), so that reading an argument through a closure as well
@@ -207,6 +278,7 @@ class ForwardPass(ReadsRecorder):
         self.captured: list[Tensor] = []
 
     def _found(self, tensor: Tensor) -> None:
+        _check_views((tensor,))  # (a view of a vmap running its rule: run again, see above)
         trace = tensor._trace
         tracked = trace is not None and self.level in trace
         (self.captured if tracked else self.read).append(tensor)

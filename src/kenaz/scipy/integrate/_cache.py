@@ -5,11 +5,16 @@ solve whose ``func`` reads the same Python state as an earlier one, with
 arguments of the same structure, shapes and dtypes, reuses that solve's
 :class:`~._system.System` (its compiled code and the derived systems of its
 derivatives). What ``func`` reads is *snapshotted*: its code, the values in
-its closure, its defaults, the globals its code names (and, for a module it
-names, the attributes its code names), a bound method's instance, a
-partial's arguments, recursively, with arrays and plain tensors by value. So
-a changed closed-over value, global or attribute changes the key and
-``func`` is traced again.
+its closure, its defaults, the globals its code names (and, for a module or
+class it names, the attributes its code names, through packages and
+submodules: ``pkg.sub.RATE``), a bound method's instance, a partial's
+arguments, recursively, with arrays and plain tensors by value; a function
+it calls in another module is snapshotted the same way, with that module's
+globals. So a changed closed-over value, global or attribute changes the key
+and ``func`` is traced again. A name the code holds as a string constant
+counts as named (``operator.attrgetter("rate")``). Code that reads state by
+a name computed as it runs (``globals()``, ``getattr``, ``vars``, ``eval``)
+gives no key: such a ``func`` is traced at every solve.
 
 Nothing that a transformation tracks is ever part of a cached program: a
 snapshot that meets a tracked tensor (or a ``vmap`` view) gives no key, and
@@ -50,11 +55,23 @@ def _library(obj: Any) -> bool:
     return isinstance(module, str) and module.split(".")[0] in _LIBRARIES
 
 
+# Names whose use reads state by a name known only when the code runs: a snapshot of the
+# names the code holds cannot cover it (``globals()[name]``, ``getattr(module, name)``).
+_DYNAMIC_READS = frozenset(
+    {"globals", "vars", "locals", "eval", "exec", "getattr", "__getattribute__", "__dict__",
+     "__import__", "import_module"}
+)  # fmt: skip
+
+
 def _code_names(code: types.CodeType) -> set[str]:
+    """The names ``code`` (and the functions defined in it) reads: globals, attributes, and
+    identifiers held as string constants (``attrgetter("rate")``, ``config["rate"]``)."""
     names = set(code.co_names)
     for const in code.co_consts:
         if isinstance(const, types.CodeType):
             names |= _code_names(const)
+        elif isinstance(const, str) and const.isidentifier():
+            names.add(const)
     return names
 
 
@@ -87,8 +104,11 @@ class _Snapshot:
         if kind is types.ModuleType:
             if _library(obj) or not names:
                 return ("module", obj.__name__)
-            # A user's module: the attributes the code names (`config.scale`).
-            found = tuple((n, self.of(getattr(obj, n))) for n in sorted(names) if hasattr(obj, n))
+            # A user's module: the attributes the code names (`config.scale`), and in turn
+            # those of a submodule or class it holds (`pkg.sub.rate`, `config.Options.rate`).
+            found = tuple(
+                (n, self.of(getattr(obj, n), names)) for n in sorted(names) if hasattr(obj, n)
+            )
             return ("module", obj.__name__, found)
         if kind is types.MethodType:
             return ("method", self.of(obj.__func__), self.of(obj.__self__))
@@ -98,7 +118,7 @@ class _Snapshot:
             return self._function(obj)
         if isinstance(obj, type) and not _library(obj):  # a user's class: what the code names
             found = tuple(
-                (n, self.of(getattr(obj, n))) for n in sorted(names or ()) if hasattr(obj, n)
+                (n, self.of(getattr(obj, n), names)) for n in sorted(names or ()) if hasattr(obj, n)
             )
             return ("class", obj, found)
         if _library(type(obj)) or _library(obj):
@@ -118,6 +138,9 @@ class _Snapshot:
         self.seen[id(fn)] = len(self.seen)
         code = fn.__code__
         names = _code_names(code)
+        dynamic = names & _DYNAMIC_READS
+        if dynamic:
+            raise _NoKey(f"{fn.__qualname__} reads state by computed names ({min(dynamic)})")
         cells = tuple(self.of(c.cell_contents, names) for c in fn.__closure__ or ())
         defaults = self.of(fn.__defaults__, names), self.of(fn.__kwdefaults__, names)
         module = fn.__globals__

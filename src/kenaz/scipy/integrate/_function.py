@@ -115,6 +115,10 @@ class Function:
             _refuse_tracked_reads(user_fn, example_y, t0, params, who)
             self.params = params
             self.system = System(user_fn, size, integrator, name, traceable=False)
+            # It runs `func` itself at each step, reading what `func` reads then: another
+            # solve of the same `func` with the same non-parameter arguments is the same.
+            static = [x for i, x in enumerate(leaves) if i not in set(dynamic)]
+            self.system.eager_key = (func, treedef, static, shape, tfirst)
             return
         # The program with its captured tensors as trailing inputs: a function of its
         # parameters only, which the rules may differentiate, batch and compile again.

@@ -21,6 +21,38 @@ import numpy as np
 _DERIVED_ODEINT = ("rtol", "atol", "mxstep", "hmax", "hmin", "mxordn", "mxords")
 
 
+def same_settings(a: Any, b: Any) -> bool:
+    """Whether two settings (options, tolerances, a method) are the same: arrays by value,
+    containers item by item, a callable (a user's ``Dfun`` or ``jac``) only as itself."""
+    if a is b:
+        return True
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, (np.ndarray, np.generic)):
+        return a.shape == b.shape and a.dtype == b.dtype and bool(np.array_equal(a, b))
+    if isinstance(a, (tuple, list)):
+        return len(a) == len(b) and all(same_settings(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(same_settings(a[k], b[k]) for k in a)
+    if callable(a):
+        return False
+    try:
+        return bool(a == b)
+    except Exception:  # noqa: BLE001 - no usable ==: only identity counts
+        return False
+
+
+def same_integrator(a: Any, b: Any) -> bool:
+    """Whether two integrators solve alike (same kind, method, options and Jacobian): two
+    solves whose systems are the same program and whose integrators are alike compute the
+    same thing, so ``jit``'s purity check may take one for the other."""
+    if a is b:
+        return True
+    if type(a) is not type(b):
+        return False
+    return same_settings(a.settings(), b.settings())
+
+
 def _scalar_tolerance(value: Any) -> Any:
     """Per-component tolerances fit the user's state only: the tightest for derived ones."""
     if value is None or np.ndim(value) == 0:
@@ -37,6 +69,10 @@ class Odeint:
         self.jacobian = jacobian  # Dfun(y, t) on NumPy values, for the user's system only
         self.derived = False
         self.info: dict[str, Any] | None = None
+
+    def settings(self) -> tuple:
+        """What decides how it solves (see :func:`same_integrator`)."""
+        return (self.options, self.jacobian, self.derived)
 
     def integrate(
         self, rhs: Callable, y0: np.ndarray, times: np.ndarray, jac: Callable | None = None
@@ -115,6 +151,10 @@ class _SharedInfo:
     def derived(self) -> bool:
         return getattr(self.inner, "derived", False)
 
+    def settings(self) -> tuple:
+        """The inner integrator's (the user's only receives its ``info``)."""
+        return (type(self.inner), self.inner.settings())
+
     def integrate(
         self, rhs: Callable, y0: np.ndarray, times: np.ndarray, jac: Callable | None = None
     ) -> np.ndarray:
@@ -155,6 +195,10 @@ class Ivp:
         self.options = options
         self.dense_output = dense_output
         self._local = threading.local()
+
+    def settings(self) -> tuple:
+        """What decides how it solves (see :func:`same_integrator`)."""
+        return (self.method, self.rtol, self.atol, self.options, self.dense_output)
 
     @property
     def info(self) -> Any:

@@ -11,6 +11,14 @@ The derived systems the solve op's rules integrate (the adjoint, the forward
 sensitivities, a batch of systems) are :class:`System` s too, built from
 this one with kenaz's own ``vjp``, ``jvp`` and ``vmap`` and cached on it:
 each is traced and compiled once, whatever the number of solves.
+
+A system is the ``system=`` parameter of the solve op, so ``jit``'s purity
+check compares the systems of two traces of a function that solves. Each
+trace makes a new one (the right-hand side is traced anew, as it may read
+tensors the function computed); two are equal when they are the same
+program (constants compared by value), derived the same way, with integrators
+that solve alike (:meth:`System.__eq__`). A system that runs eagerly is
+equal only to itself.
 """
 
 from __future__ import annotations
@@ -25,6 +33,7 @@ from ... import numpy as _knp
 from ...compiler import program as program_module
 from ...compiler import staged as _staged
 from ...compiler.passes import optimize
+from ...compiler.purity import first_difference
 from ...effects import handlers_installed, no_handlers
 from ...errors import ConcretizationError
 from ...forward import jvp
@@ -33,6 +42,7 @@ from ...reverse import vjp
 from ...tensor import Tensor
 from ...vectorize import vmap
 from ._fingerprint import compiled_program, fingerprint, fuse_scalar_stacks, share, shared
+from ._integrators import same_integrator, same_settings
 from ._scalar import scalar_code
 
 
@@ -103,9 +113,43 @@ class System:
         # between solves, whose systems are new objects (see `shared_compile`).
         self.identity: Any = None
         self.origin: Any = None  # that program: kept with what is shared (its ids stay taken)
+        self.derivation: tuple = ()  # the keys of `derived` from the origin's system to this
+        # A system run eagerly (no origin): the user's function and what else it was given.
+        self.eager_key: tuple | None = None
 
     def __repr__(self) -> str:
         return f"<ode {self.name}: {self.size} states>"
+
+    def __eq__(self, other: object) -> bool:
+        """The same system: the same traced program (its constants compared by value, as
+        ``jit``'s purity check compares them), derived the same way, of the same size, and
+        an integrator that solves alike. One that runs eagerly: the same user's function
+        (the very object: it reads its state as it runs) given the same other arguments."""
+        if self is other:
+            return True
+        if type(other) is not System:
+            return NotImplemented
+        if not (
+            self.size == other.size
+            and self.derivation == other.derivation
+            and getattr(self, "out_shape", None) == getattr(other, "out_shape", None)
+            and same_integrator(self.integrator, other.integrator)
+        ):
+            return False
+        mine, theirs = self.origin, other.origin
+        if mine is not None and theirs is not None:
+            return mine is theirs or first_difference(mine, theirs) is None
+        mine, theirs = self.eager_key, other.eager_key  # (both None: one was traced)
+        return (
+            mine is not None
+            and theirs is not None
+            and mine[0] is theirs[0]
+            and same_settings(mine[1:], theirs[1:])
+        )
+
+    def __hash__(self) -> int:
+        # What equal systems share, and set at construction (identity and origin come later).
+        return hash((System, self.size))
 
     # -- the right-hand side on NumPy values ----------------------------------------------------
     def rhs(self, params: Sequence[Any]) -> Callable[[np.ndarray, float], np.ndarray]:
@@ -212,6 +256,7 @@ class System:
                 found = self._derived.get(key)
                 if found is None:
                     found = self._derived[key] = build()
+                    found.derivation = (*self.derivation, key)
                     if self.identity is not None:
                         found.identity, found.origin = (self.identity, key), self.origin
         return found

@@ -28,6 +28,7 @@ from ._function import Function
 from ._integrators import Ivp
 from ._solve import solve
 from ._system import values_of
+from ._traced import Unavailable, refuse, traced
 from .odepack import as_float_tensor
 
 __all__ = ["solve_ivp", "OdeResult", "DenseSolution"]
@@ -112,6 +113,11 @@ def solve_ivp(
     -------
     OdeResult
         SciPy's fields; ``t`` and ``y`` are tensors (``y`` of shape ``(n, len(t))``).
+        Under ``jit`` (a solve that depends on the jitted function's inputs), the
+        counts ``nfev``, ``njev`` and ``nlu`` raise
+        :class:`~kenaz.errors.ConcretizationError` when used (they depend on the
+        values; the program would replay its trace's), and ``t_eval`` is
+        required and ``events`` refused, for the same reason.
 
     Examples
     --------
@@ -157,6 +163,21 @@ def solve_ivp(
     function = Function(fun, y0.shape, args, True, integrator, y0, t0, "solve_ivp", solver_key)
     params, system = function.params, function.system
     integrator = system.integrator
+    # Under jit, what the solver decides from the values (steps, events, counts) would be
+    # the trace's, replayed for new inputs: refused, or unavailable (see ._traced).
+    under_jit = traced([y0, t0, tf, *params, *([] if t_eval is None else [t_eval])])
+    if under_jit and events is not None:
+        raise refuse(
+            "solve_ivp",
+            "events=... (how many events occur, and when, is found from the values)",
+            "Call solve_ivp with events outside jit.",
+        )
+    if under_jit and t_eval is None:
+        raise refuse(
+            "solve_ivp",
+            "the output at the solver's own steps (without t_eval)",
+            "Pass t_eval=... (the output times) to solve under jit.",
+        )
     t_events = y_events = stop = None
     if events is not None:
         located = Events(events, args)
@@ -200,16 +221,26 @@ def solve_ivp(
             back = found[1:][np.argsort(order)]
             return _knp.transpose(back) if t.ndim else back[0]
 
-        sol = DenseSolution(getattr(result, "sol", None), solve_to)
+        # (SciPy's interpolant is the trace's under jit: every time is solved for instead)
+        sol = DenseSolution(None if under_jit else getattr(result, "sol", None), solve_to)
+    counts = {key: getattr(result, key, 0) for key in ("nfev", "njev", "nlu")}
+    if under_jit:
+        counts = {
+            key: Unavailable(
+                "solve_ivp",
+                f"result.{key}",
+                "Call solve_ivp outside jit to read it, or use only result.t and result.y in "
+                "the jitted function.",
+            )
+            for key in counts
+        }
     return OdeResult(
         t=times[outputs],
         y=_knp.transpose(ys),
         sol=sol,
         t_events=t_events,
         y_events=y_events,
-        nfev=getattr(result, "nfev", 0),
-        njev=getattr(result, "njev", 0),
-        nlu=getattr(result, "nlu", 0),
+        **counts,
         status=1 if events is not None and stop is not None else getattr(result, "status", 0),
         message=(
             "A termination event occurred."

@@ -22,6 +22,7 @@ from ._fingerprint import value_key as _value_key
 from ._function import Function
 from ._integrators import Odeint
 from ._solve import solve
+from ._traced import refuse, traced
 
 __all__ = ["odeint"]
 
@@ -109,7 +110,10 @@ mxhnil, mxordn, mxords, printmessg : optional
         and method orders; ``Dfun`` serves the solution only (called with
         NumPy values, as SciPy calls it).
     full_output : bool, optional
-        Also return SciPy's ``infodict`` of the solution's solve.
+        Also return SciPy's ``infodict`` of the solution's solve. Not under
+        ``jit`` (when the solve depends on the jitted function's inputs): its
+        counts depend on the values, and a compiled program would replay those
+        of its trace, so that raises :class:`~kenaz.errors.ConcretizationError`.
     tfirst : bool, optional
         ``func(t, y, *args)``, as in SciPy.
 
@@ -160,6 +164,13 @@ mxhnil, mxordn, mxords, printmessg : optional
     # solves get a system of their own (no cache).
     solver_key = None if full_output or Dfun is not None else _value_key(options)
     function = Function(func, y0.shape, args, tfirst, integrator, y0, t[0], "odeint", solver_key)
+    if full_output and traced([y0, t, *function.params]):
+        raise refuse(
+            "odeint",
+            "full_output's infodict (nfe, nst, the step sizes...)",
+            "Call odeint(..., full_output=True) outside jit, or leave full_output out of the "
+            "jitted function.",
+        )
     flat = _knp.reshape(y0, (-1,))
     ys = solve(flat, t, *function.params, system=function.system)
     ys = _knp.reshape(ys, (t.shape[0], *y0.shape))

@@ -23,25 +23,60 @@ from ... import numpy as _knp
 from ... import tree
 from ...compiler import program as program_module
 from ...compiler import staged as _staged
+from ...compiler.purity import first_difference
 from ...effects import Op, handlers_installed
 from ...forward import jvp
 from ...ops import batching
 from ...reverse import vjp
 from ...tensor import Tensor
 from ._function import _as_parameter, _is_parameter
+from ._integrators import same_settings
 from ._system import scalars, values_of
+from ._traced import Unavailable, refuse, traced
 from .odepack import as_float_tensor
 
 __all__ = ["quad", "trapezoid", "simpson", "cumulative_trapezoid"]
 
 
 class Integrand:
-    """``fn(x, *params) -> (size,)``: a scalar-to-vector function, compiled per signature."""
+    """``fn(x, *params) -> (size,)``: a scalar-to-vector function, compiled per signature.
 
-    def __init__(self, fn: Callable, size: int, options: dict[str, Any], name: str) -> None:
+    ``origin`` is the traced program ``fn`` replays (or derives from, by the keys of
+    ``derivation``): two integrands of the same program, derived alike, with the same
+    options are equal, so that ``jit``'s purity check finds two traces of a function
+    that integrates the same (each trace makes a new integrand).
+    """
+
+    def __init__(
+        self,
+        fn: Callable,
+        size: int,
+        options: dict[str, Any],
+        name: str,
+        origin: Any = None,
+        derivation: tuple = (),
+    ) -> None:
         self.fn, self.size, self.options, self.name = fn, size, options, name
+        self.origin, self.derivation = origin, derivation
         self._compiled: dict[tuple, Callable] = {}
         self._derived: dict[Any, Integrand] = {}
+
+    def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
+        if type(other) is not Integrand:
+            return NotImplemented
+        if self.origin is None or other.origin is None:
+            return False
+        return (
+            self.size == other.size
+            and self.derivation == other.derivation
+            and same_settings(self.options, other.options)
+            and (self.origin is other.origin or first_difference(self.origin, other.origin) is None)
+        )
+
+    def __hash__(self) -> int:
+        return hash((Integrand, self.size))
 
     def numpy(self, params: list[Any]) -> Callable[[float], np.ndarray]:
         params = scalars(params)
@@ -61,7 +96,12 @@ class Integrand:
         found = self._derived.get(key)
         if found is None:
             found = self._derived[key] = Integrand(
-                fn, size, self.options, f"{key[0]} of {self.name}"
+                fn,
+                size,
+                self.options,
+                f"{key[0]} of {self.name}",
+                self.origin,
+                (*self.derivation, key),
             )
         return found
 
@@ -242,7 +282,10 @@ def quad(
         The integral.
     abserr : float
         SciPy's estimate of its absolute error (then ``infodict`` with
-        ``full_output``).
+        ``full_output``). Under ``jit`` (an integral that depends on the jitted
+        function's inputs) it raises :class:`~kenaz.errors.ConcretizationError`
+        when used, and ``full_output`` raises at once: they depend on the
+        values, and a compiled program would replay those of its trace.
 
     Examples
     --------
@@ -291,7 +334,22 @@ def quad(
     def fn(x: Any, *all_params: Any) -> Tensor:
         return program_module.replay(core, (x, *all_params))[0]
 
-    integrand = Integrand(fn, 1, options, program.name)
+    integrand = Integrand(fn, 1, options, program.name, core)
+
+    if traced([a, b, *params, *captured]):  # under jit: SciPy's diagnostics are the trace's
+        if full_output:
+            raise refuse(
+                "quad",
+                "full_output's infodict",
+                "Call quad(..., full_output=1) outside jit, or leave full_output out of the "
+                "jitted function.",
+            )
+        error = Unavailable(
+            "quad",
+            "the error estimate abserr",
+            "Call quad outside jit to read it, or use only the integral in the jitted function.",
+        )
+        return integral(a, b, *params, *captured, integrand=integrand)[0], error
     value = integral(a, b, *params, *captured, integrand=integrand)[0]
     info = getattr(integrand, "info", (np.nan,))
     if full_output:
