@@ -256,7 +256,10 @@ class ReverseHandler(TapeHandler):
         skipped when no output received a cotangent. Multiple-result ops and
         calls record their entries this way.
         """
-        self.tape.append((tuple(self.track(o) for o in outs), edges, op))
+        nodes = []  # (a loop: a generator would make `self` a cell)
+        for o in outs:
+            nodes.append(self.track(o))
+        self.tape.append((tuple(nodes), edges, op))
 
     def backward(
         self, seeds: dict[int, Tensor], nodes: Sequence[int | None], consume: bool = False
@@ -293,7 +296,10 @@ class ReverseHandler(TapeHandler):
         if len(nodes) == 1:  # one input, the common case: no comprehension's frame
             node = nodes[0]
             return [None if node is None else cotangents[node]]
-        return [None if n is None else cotangents[n] for n in nodes]
+        found = []  # (a loop: a comprehension would make `cotangents` a cell, read per entry)
+        for n in nodes:
+            found.append(None if n is None else cotangents[n])
+        return found
 
 
 def _any_float(outs: Sequence[Tensor]) -> bool:

@@ -227,7 +227,7 @@ class BatchHandler(Handler):
         except ShapeError as error:  # NumPy saw batched shapes; the user wrote per-example ones
             raise per_example_shape_error(op.name, args, error) from None
         if op.multiple_results:
-            return tuple(self.view(o, a) for o, a in zip(out, out_axis, strict=True))
+            return self._views_of(out, out_axis)
         if out_axis is None:
             return out
         view = _new(BatchedTensor)  # `self.view`, inlined: this runs once per op
@@ -237,6 +237,11 @@ class BatchHandler(Handler):
         view._example_shape = None
         view._trace = None
         return view
+
+    def _views_of(self, outs: Sequence[Any], axes: Sequence[int | None]) -> tuple[Any, ...]:
+        """The views of a multiple-result op's outputs. (A method of its own: a generator
+        in ``handle`` would make ``self`` a cell, allocated at every op.)"""
+        return tuple(self.view(o, a) for o, a in zip(outs, axes, strict=True))
 
     def handle_call(self, call: Any, args: tuple, params: dict) -> Any:
         """A call: its batching rule (as for any op), or, without one, its function
@@ -453,9 +458,9 @@ def _simple_inputs(args: tuple, in_axes: Any, axis_size: int | None) -> tuple | 
 def _run_simple(f: Callable, args: tuple, axes: list, size: int, out_axes: Any) -> Any:
     """:func:`_run_vectorized` for the arguments :func:`_simple_inputs` took."""
     batcher = BatchHandler(size)
-    views = [
-        a if axis is None else batcher.view(fresh_identity(a), axis) for a, axis in zip(args, axes)
-    ]
+    views = []
+    for a, axis in zip(args, axes):  # (a loop: a comprehension would make `batcher` a cell)
+        views.append(a if axis is None else batcher.view(fresh_identity(a), axis))
     try:
         result = run_in("vmap", f, views, batcher)
         if type(out_axes) is int and out_axes == 0:  # the default: batch axes first
