@@ -113,6 +113,7 @@ CASES = {
     "small": "benchmarks.ab:small_cases",
     "w3-w5": "benchmarks.ab:array_workload_cases",
     "decompositions": "benchmarks.decompositions_ab:cases",
+    "transforms": "benchmarks.transforms_ab:cases",
 }
 
 

@@ -323,3 +323,52 @@ def test_transformations_copy_the_function_s_attributes_as_functools_wraps_does(
                     expected = {k: v for k, v in expected.items() if k != "__wrapped__"}
                     found = {k: v for k, v in found.items() if k != "__wrapped__"}
                 assert found == expected, (transform.__name__, f, name)
+
+
+def test_tape_entries_of_unary_and_binary_ops_follow_the_op_tables() -> None:
+    """The tape handler's unrolled unary and binary paths record what its general loop
+    records: one edge per tracked argument with a rule, its node, what the op states the
+    pullback keeps (``rule_tables.kept_by``) and a pullback equal to the rule's; none for
+    an untracked argument, an integer output or a rule-less argument (``where``'s
+    condition, the general loop's case)."""
+    from kenaz.effects import handler, perform_args
+    from kenaz.ops.elementwise import add, arctan2, greater, multiply, sin, where
+    from kenaz.reverse import ReverseHandler
+    from kenaz.rule_tables import kept_by
+    from kenaz.tensor import Tensor
+
+    rng = np.random.default_rng(5)
+    x0, y0 = knp.asarray(rng.uniform(-1, 1, 3)), knp.asarray(rng.uniform(-1, 1, 3))
+    g = knp.asarray(rng.uniform(-1, 1, 3))
+    cases = [  # (op, which of its arguments are watched)
+        (multiply, (True, True)),
+        (multiply, (True, False)),
+        (multiply, (False, True)),
+        (arctan2, (True, True)),
+        (add, (True, True)),
+        (sin, (True,)),
+        (greater, (True, True)),  # a boolean output: no entry
+        (where, (False, True, True)),  # three arguments: the general loop
+    ]
+    for op, watched in cases:
+        rev = ReverseHandler()
+        values = [x0 > 0, x0, y0] if len(watched) == 3 else [x0, y0][: len(watched)]
+        args = tuple(rev.watch(v) if w else v for v, w in zip(values, watched, strict=True))
+        with handler(rev):
+            out = perform_args(op, args, {})
+        if out.dtype.kind not in "fc":
+            assert rev.tape == [], op.name
+            continue
+        node, edges, recorded = rev.tape[-1]
+        assert recorded is op and out._trace[rev.level] == node
+        expected = [
+            (i, a._trace[rev.level])
+            for i, a in enumerate(args)
+            if isinstance(a, Tensor) and a._trace and op.vjp[i] is not None
+        ]
+        assert [parent for parent, _, _ in edges] == [n for _, n in expected], op.name
+        for (i, _), (_, pullback, kept) in zip(expected, edges, strict=True):
+            want = kept_by(op.saves, i, out, args)
+            assert kept is want or (type(kept) is tuple and kept == want), op.name
+            rule = op.vjp[i](out, *args)
+            assert np.array_equal(np.asarray(pullback(g)), np.asarray(rule(g))), op.name

@@ -434,3 +434,99 @@ def test_common_calls_skip_the_pytree_inputs_and_agree_with_them(
     with pytest.raises(ValueError, match="different sizes"):
         vmap(lambda a, b: a + b)(xs, knp.ones((2, 4)))
     assert len(made) == 2
+
+
+def test_binary_ops_take_every_kind_of_operand_as_the_loop_does() -> None:
+    """The batching handler's unrolled binary path (views, plain tensors, numbers, lists of
+    tensors in either place, batch axes that line up or not) gives what running the function
+    per example gives (``method="loop"``), bit for bit."""
+    xs, ys = knp.asarray(XS), knp.asarray(YS)
+    w = knp.asarray(RNG.uniform(-1, 1, 3))
+    parts = [knp.asarray(0.5), knp.asarray(-1.5), knp.asarray(2.0)]
+    cases = {
+        "view, view": (lambda x, y: knp.arctan2(x, y), (xs, ys), 0),
+        "views on different axes": (lambda x, y: x * y, (xs, ys.T), (0, 1)),
+        "view, plain": (lambda x: x - w, (xs,), 0),
+        "plain, view": (lambda x: knp.arctan2(w, x), (xs,), 0),
+        "view, number": (lambda x: x / 3.0, (xs,), 0),
+        "number, view": (lambda x: 2**x, (xs,), 0),
+        "view, list": (lambda x: knp.add(x, parts), (xs,), 0),
+        "list, view": (lambda x: knp.multiply(parts, x), (xs,), 0),
+        "view (3,), view (3, 1)": (lambda x, y: x - y[:, None], (xs, ys), 0),
+        "three operands": (lambda x, y: knp.where(x > 0, x, y), (xs, ys), 0),
+    }
+    for name, (f, args, in_axes) in cases.items():
+        expected = vmap(f, in_axes=in_axes, method="loop")(*args).numpy()
+        got = vmap(f, in_axes=in_axes)(*args).numpy()
+        assert got.dtype == expected.dtype and np.array_equal(got, expected), name
+
+
+def test_plain_inputs_of_grad_inside_vmap_skip_the_alias_only_when_nothing_sees_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``grad`` inside ``vmap`` gives a plain (shared) tensor its fresh identity without
+    performing the alias through vmap's handler, which would only hand it on. With a
+    handler outside that sees ops (a counter) the alias is performed, and it sees it. The
+    per-example gradients are the same, bit for bit."""
+    import kenaz.vectorize as vectorize
+
+    class CountOps(kenaz.Handler):
+        def __init__(self) -> None:
+            self.names: list[str] = []
+
+        def handle(self, op, args, params):
+            self.names.append(op.name)
+            return kenaz.perform_args(op, args, params)
+
+    reached_vmap: list[str] = []
+    real_handle = vectorize.BatchHandler.handle
+
+    def spy(self, op, args, params):
+        reached_vmap.append(op.name)
+        return real_handle(self, op, args, params)
+
+    monkeypatch.setattr(vectorize.BatchHandler, "handle", spy)
+    w = knp.asarray(RNG.uniform(-1, 1, (3, 2)))
+    per_example = vmap(grad(lambda w, x: knp.sum(knp.tanh(x @ w))), in_axes=(None, 0))
+    plain = per_example(w, knp.asarray(XS)).numpy()
+    assert "alias" not in reached_vmap
+    counter = CountOps()
+    with counter:
+        seen = per_example(w, knp.asarray(XS)).numpy()
+    assert reached_vmap.count("alias") == 1 and "alias" in counter.names
+    assert np.array_equal(plain, seen)
+
+
+def test_elementwise_rule_pads_the_lower_rank_as_its_general_path_does() -> None:
+    """Two operands batched in front with different per-example ranks: the elementwise
+    rule's short path (one reshape of the lower-rank one) gives what its general path gives
+    when the same batches come with the batch axis elsewhere, bit for bit."""
+    from kenaz.ops import batching
+    from kenaz.ops.elementwise import multiply, subtract
+
+    x = knp.asarray(RNG.uniform(-1, 1, (5, 4, 1)))  # per example (4, 1)
+    y = knp.asarray(RNG.uniform(-1, 1, (5, 3)))  # per example (3,)
+    for op in (multiply, subtract):
+        for a, b in ((x, y), (y, x)):
+            short, short_axis = batching.elementwise(op, [a, b], [0, 0])
+            moved = knp.moveaxis(a, 0, -1)
+            general, general_axis = batching.elementwise(op, [moved, b], [a.ndim - 1, 0])
+            assert short_axis == general_axis == 0
+            assert np.array_equal(short.numpy(), general.numpy())
+
+
+def test_a_tuple_of_outputs_batched_in_front_equals_the_pytree_path() -> None:
+    """A tuple of outputs, each batched along axis 0 with ``out_axes=0`` (vmap of grad with
+    respect to a tuple of parameters), is returned without the pytree pass over outputs:
+    the same tensors as that pass gives (``out_axes`` spelled per output), and an output
+    batched elsewhere, or not batched, still goes through it."""
+    w, b = knp.asarray(RNG.uniform(-1, 1, (3, 2))), knp.asarray(RNG.uniform(-1, 1, 2))
+    loss = grad(lambda p, x: knp.sum(knp.tanh(x @ p[0] + p[1])))
+    xs = knp.asarray(XS)
+    fast = vmap(loss, in_axes=((None, None), 0))((w, b), xs)
+    general = vmap(loss, in_axes=((None, None), 0), out_axes=(0, 0))((w, b), xs)
+    assert type(fast) is tuple and len(fast) == 2
+    for got, expected in zip(fast, general, strict=True):
+        assert np.array_equal(got.numpy(), expected.numpy())
+    mixed = vmap(lambda x: (x * 2.0, knp.sum(w), x.T), in_axes=1)(knp.asarray(np.ones((2, 5, 3))))
+    assert [m.shape for m in mixed] == [(5, 2, 3), (5,), (5, 3, 2)]

@@ -125,6 +125,8 @@ def split_aux(result: Any, where: str) -> tuple[Any, Any]:
 
 
 def normalize_argnums(argnums: int | Sequence[int], nargs: int, where: str) -> tuple[int, ...]:
+    if type(argnums) is int and 0 <= argnums < nargs:  # the common case (argnums=0): valid
+        return (argnums,)
     if isinstance(argnums, (int, np.integer)):
         nums: tuple[Any, ...] = (argnums,)
     elif isinstance(argnums, (tuple, list)):
@@ -340,13 +342,16 @@ def check_vmap_arguments(in_axes: Any, out_axes: Any, axis_size: Any, method: st
     for axes, name, of in ((in_axes, "in_axes", "arguments"), (out_axes, "out_axes", "outputs")):
         # Ints, None and tuples of them without optree: its flatten briefly releases the GIL, and a
         # thread doing that every few hundred microseconds starves threads that wait for it.
+        # (`type(...) is int` leaves out bools: such axes need no further check)
         if axes is None or type(axes) is int:
-            leaves: Any = (axes,)
-        elif type(axes) is tuple and all(a is None or type(a) is int for a in axes):
-            leaves = axes
-        else:
-            leaves = optree.tree_leaves(axes, none_is_leaf=True, namespace=NAMESPACE)
-        for leaf in leaves:
+            continue
+        if type(axes) is tuple:
+            for a in axes:  # (a loop, not `all(...)`: no generator to make)
+                if a is not None and type(a) is not int:
+                    break
+            else:
+                continue
+        for leaf in optree.tree_leaves(axes, none_is_leaf=True, namespace=NAMESPACE):
             if leaf is not None and (
                 not isinstance(leaf, (int, np.integer)) or isinstance(leaf, bool)
             ):

@@ -43,6 +43,7 @@ __all__ = [
     "read_scopes",
     "each_argument",
     "identity",
+    "plain_ops_recorded",
 ]
 
 # The handler stack, in a ContextVar so threads and asyncio tasks never see each
@@ -378,6 +379,13 @@ class Handler:
     #: ``level`` (its key in tensors' records) to set this.
     differentiates: bool = False
 
+    #: True for a handler that hands on, unchanged, every op none of whose arguments
+    #: is its own (``vmap``'s, whose own are its batched views): an op on plain tensors
+    #: passes through it as if it were not installed, so a transformation inside it may
+    #: give a plain tensor its fresh identity without performing the alias through it
+    #: (:func:`kenaz.transform.fresh_identity`).
+    passes_plain_tensors: bool = False
+
     def handle(self, op: Op, args: tuple[Any, ...], params: dict[str, Any]) -> Any:
         """Handle one op. The default forwards it unchanged to the next handler out."""
         return perform_args(op, args, params)
@@ -544,6 +552,19 @@ def run_in(
             _handlers.reset(token)
         if phase_token is not None:
             _scopes.reset(phase_token)
+
+
+def plain_ops_recorded() -> bool:
+    """Whether an op on plain tensors, performed now, would reach a handler that sees it:
+    one not marked :attr:`Handler.passes_plain_tensors` (which hands such ops on). Then a
+    transformation must perform the alias that gives a plain tensor its fresh identity;
+    otherwise the alias's result is the tensor's value wrapped anew."""
+    stack = _handlers.get()
+    while stack is not None:
+        stack, h = stack
+        if not h.passes_plain_tensors:
+            return True
+    return False
 
 
 def current_scopes() -> tuple[str, ...]:

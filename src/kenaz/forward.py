@@ -274,8 +274,11 @@ class LinearizeHandler(TapeHandler):
 
         ``parents`` pairs each tracked argument's position with its node number.
         """
-        if op.multiple_results:
-            node: Any = tuple(self.track(o) for o in out)
+        if op.multiple_results:  # (a loop: a generator would make `self` a cell, per op)
+            nodes = []
+            for o in out:
+                nodes.append(self.track(o))
+            node: Any = tuple(nodes)
         else:
             node = self.track(out)
         self.entries.append((op, args, params, out, parents, node))

@@ -40,6 +40,7 @@ from .effects import (
     run_in,
 )
 from .mutation import check_saved
+from .rule_tables import kept_by
 from .tensor import Tensor, _make, holds_tensor, tracked_records
 from .transform import (
     TapeHandler,
@@ -85,55 +86,108 @@ class ReverseHandler(TapeHandler):
             return self.handle_joint(op, args, params)
         if not op.differentiable:
             return perform_args(op, args, params)
-        # `tracked_records(op.name, args, level)`, inlined: the (position, node) pairs
-        # of the tracked arguments. The call alone was 3% of grad's time per op.
         level = self.level
-        tracked = []
-        position = 0
-        for a in args:
-            if isinstance(a, Tensor):
-                trace = a._trace
-                if trace:
-                    node = trace.get(level)
-                    if node is not None:
-                        tracked.append((position, node))
-            elif isinstance(a, SEQUENCES) and holds_tensor(a):  # a constant: no tuple built
+        if len(args) == 2:  # binary, and below unary: unrolled (no loop, no pairs to build)
+            x, y = args
+            if isinstance(x, Tensor):
+                trace = x._trace
+                node_x = trace.get(level) if trace else None
+            elif isinstance(x, SEQUENCES) and holds_tensor(x):  # a constant: no tuple built
                 return perform_stacked(self, op, args, params)  # kenaz.convert's one rule
-            position += 1
-        out = perform_args(op, args, params)  # after the scan: a list must be stacked first
-        if not tracked:
-            return out  # nothing here depends on the watched inputs
-        if op.multiple_results:
-            if not any(o.dtype.kind in "fc" for o in out):
+            else:
+                node_x = None
+            if isinstance(y, Tensor):
+                trace = y._trace
+                node_y = trace.get(level) if trace else None
+            elif isinstance(y, SEQUENCES) and holds_tensor(y):
+                return perform_stacked(self, op, args, params)
+            else:
+                node_y = None
+            out = perform_args(op, args, params)  # after the scan: a list must be stacked first
+            if node_x is None and node_y is None:
+                return out  # nothing here depends on the watched inputs
+            if op.multiple_results:
+                if not _any_float(out):
+                    return out
+            elif out.dtype.kind not in "fc":
+                return out  # integer and boolean outputs carry no gradient
+            makers, saves = op.vjp, op.saves
+            if makers is None:  # a jvp rule only: transposed
+                makers = _transposed_jvp_makers(op)
+            # The loop's triples below, for x and y (no `**params` when empty: a dict per
+            # edge; `kept_by` called only for a rule that keeps something)
+            edges = []
+            if node_x is not None and (maker := makers[0]) is not None:
+                kept = None if saves[0] is None else kept_by(saves, 0, out, args)
+                pullback = maker(out, x, y, **params) if params else maker(out, x, y)
+                edges.append((node_x, pullback, kept))
+            if node_y is not None and (maker := makers[1]) is not None:
+                kept = None if saves[1] is None else kept_by(saves, 1, out, args)
+                pullback = maker(out, x, y, **params) if params else maker(out, x, y)
+                edges.append((node_y, pullback, kept))
+        elif len(args) == 1:
+            x = args[0]
+            if isinstance(x, Tensor):
+                trace = x._trace
+                node_x = trace.get(level) if trace else None
+            elif isinstance(x, SEQUENCES) and holds_tensor(x):
+                return perform_stacked(self, op, args, params)
+            else:
+                node_x = None
+            out = perform_args(op, args, params)
+            if node_x is None:
                 return out
-        elif out.dtype.kind not in "fc":
-            return out  # integer and boolean outputs carry no gradient
-        makers = op.vjp
-        if makers is None:
-            makers = _transposed_jvp_makers(op)
-        # One (parent node, pullback, kept) triple per tracked argument with a rule; an
-        # argument without one (an index, a condition) gets no cotangent. `kept` is what
-        # the pullback keeps as the op states it (`Op.saves`: None, one value, or a tuple
-        # of them): what kenaz.mutation checks for in-place changes before a backward pass.
-        saves = op.saves
-        edges = []
-        for i, parent in tracked:  # a loop, not a comprehension: no frame of its own
-            maker = makers[i]
+            if op.multiple_results:
+                if not _any_float(out):
+                    return out
+            elif out.dtype.kind not in "fc":
+                return out
+            makers = op.vjp
+            maker = (_transposed_jvp_makers(op) if makers is None else makers)[0]
+            edges = []
             if maker is not None:
-                kept = saves[i]  # `rule_tables.kept_by(saves, i, out, args)`, inlined: a code
-                if kept is not None:
-                    kept = (
-                        args[kept] if kept >= 0 else out if kept == -1 else saves[kept](out, args)
-                    )  # and below, no `**params` when empty: it would build a dict per edge
-                if params:
-                    pullback = maker(out, *args, **params)
-                elif position == 2:  # binary: a call with its arguments spelled out, which
-                    pullback = maker(out, args[0], args[1])  # CPython runs inline (no `*`)
-                elif position == 1:
-                    pullback = maker(out, args[0])
-                else:
-                    pullback = maker(out, *args)
-                edges.append((parent, pullback, kept))
+                saves = op.saves
+                kept = None if saves[0] is None else kept_by(saves, 0, out, args)
+                pullback = maker(out, x, **params) if params else maker(out, x)
+                edges.append((node_x, pullback, kept))
+        else:
+            # `tracked_records(op.name, args, level)`, inlined: the (position, node) pairs
+            # of the tracked arguments. The call alone was 3% of grad's time per op.
+            tracked = []
+            position = 0
+            for a in args:
+                if isinstance(a, Tensor):
+                    trace = a._trace
+                    if trace:
+                        node = trace.get(level)
+                        if node is not None:
+                            tracked.append((position, node))
+                elif isinstance(a, SEQUENCES) and holds_tensor(a):
+                    return perform_stacked(self, op, args, params)
+                position += 1
+            out = perform_args(op, args, params)
+            if not tracked:
+                return out
+            if op.multiple_results:
+                if not _any_float(out):
+                    return out
+            elif out.dtype.kind not in "fc":
+                return out
+            makers, saves = op.vjp, op.saves
+            if makers is None:  # a jvp rule only: transposed
+                makers = _transposed_jvp_makers(op)
+            # One (parent node, pullback, kept) triple per tracked argument with a rule; an
+            # argument without one (an index, a condition) gets no cotangent. `kept` is what
+            # the pullback keeps as the op states it (`Op.saves`: None, one value, or a
+            # tuple of them): what kenaz.mutation checks for in-place changes before a
+            # backward pass.
+            edges = []
+            for i, parent in tracked:  # a loop, not a comprehension: no frame of its own
+                maker = makers[i]
+                if maker is not None:
+                    kept = None if saves[i] is None else kept_by(saves, i, out, args)
+                    pullback = maker(out, *args, **params) if params else maker(out, *args)
+                    edges.append((parent, pullback, kept))
         if op.multiple_results:
             self.record(out, edges, op)
             return out
@@ -202,7 +256,10 @@ class ReverseHandler(TapeHandler):
         skipped when no output received a cotangent. Multiple-result ops and
         calls record their entries this way.
         """
-        self.tape.append((tuple(self.track(o) for o in outs), edges, op))
+        nodes = []  # (a loop: a generator would make `self` a cell)
+        for o in outs:
+            nodes.append(self.track(o))
+        self.tape.append((tuple(nodes), edges, op))
 
     def backward(
         self, seeds: dict[int, Tensor], nodes: Sequence[int | None], consume: bool = False
@@ -239,7 +296,16 @@ class ReverseHandler(TapeHandler):
         if len(nodes) == 1:  # one input, the common case: no comprehension's frame
             node = nodes[0]
             return [None if node is None else cotangents[node]]
-        return [None if n is None else cotangents[n] for n in nodes]
+        found = []  # (a loop: a comprehension would make `cotangents` a cell, read per entry)
+        for n in nodes:
+            found.append(None if n is None else cotangents[n])
+        return found
+
+
+def _any_float(outs: Sequence[Tensor]) -> bool:
+    """Whether any of a multiple-result op's outputs is float or complex (integer and
+    boolean outputs carry no gradient)."""
+    return any(o.dtype.kind in "fc" for o in outs)
 
 
 class SharedPullback:

@@ -16,7 +16,7 @@ from typing import Any
 from . import tree
 from .backend import full_like
 from .checks import check_inputs, derivative_leaf, float0_zeros, input_leaves, split_aux
-from .effects import Handler, Op, fresh_level, handlers_installed, run_in
+from .effects import Handler, Op, fresh_level, handlers_installed, plain_ops_recorded, run_in
 from .ops.elementwise import alias, copy
 from .tensor import Tensor, _make
 
@@ -66,10 +66,16 @@ class TapeHandler(Handler):
             if not allow_int and x.dtype.kind not in "fc":
                 check_inputs(list(zip(positions or range(len(primals)), primals)), False, where)
         watched, nodes = [], []
-        level, node, outer = self.level, self.node_count, handlers_installed()
+        level, node = self.level, self.node_count
+        # `fresh_identity`'s two tests, once: is a handler outside, and does one see plain ops
+        outer = handlers_installed() is not None
+        seen = outer and plain_ops_recorded()
         for x in leaves:  # `watch`, inlined: this runs for every input leaf
             if x.dtype.kind in "fc":
-                x = alias(x) if outer else _make(x._value)  # `fresh_identity`
+                if seen or (outer and type(x) is not Tensor):  # `fresh_identity`
+                    x = alias(x)
+                else:
+                    x = _make(x._value)
                 set_record(x, level, node)
                 nodes.append(node)
                 node += 1
@@ -90,8 +96,11 @@ class TapeHandler(Handler):
 
 def fresh_identity(x: Tensor) -> Tensor:
     """``x`` under a new identity, for a transformation to record its facts on: an alias
-    performed outward, or with no handler (nothing records it) the alias's result."""
-    return alias(x) if handlers_installed() else _make(x._value)
+    performed outward, or where no handler would see it (none installed, or for a plain
+    tensor only ``vmap``'s: :func:`kenaz.effects.plain_ops_recorded`) the alias's result."""
+    if handlers_installed() is None or (type(x) is Tensor and not plain_ops_recorded()):
+        return _make(x._value)
+    return alias(x)
 
 
 def set_record(x: Tensor, level: int, record: Any) -> None:

@@ -73,9 +73,13 @@ class BatchedTensor(Tensor):
     def shape(self) -> tuple[int, ...]:
         example_shape = self._example_shape
         if example_shape is None:  # computed on first use: many views are never asked
-            batched_shape = self._batched.shape
             axis = self._batch_axis
-            example_shape = self._example_shape = batched_shape[:axis] + batched_shape[axis + 1 :]
+            if axis == 0:  # (the usual place: one slice)
+                example_shape = self._batched.shape[1:]
+            else:
+                batched_shape = self._batched.shape
+                example_shape = batched_shape[:axis] + batched_shape[axis + 1 :]
+            self._example_shape = example_shape
         return example_shape
 
     if not TYPE_CHECKING:  # (type checkers read Tensor's declaration)
@@ -109,6 +113,9 @@ class BatchHandler(Handler):
     ``level``). ``alive`` becomes False when the ``vmap`` call returns.
     """
 
+    # An op none of whose arguments is a view of this handler's is handed on unchanged
+    passes_plain_tensors = True
+
     def __init__(self, axis_size: int) -> None:
         self.axis_size = axis_size
         self.alive = True
@@ -131,33 +138,40 @@ class BatchHandler(Handler):
         return [v if a is None else self.view(fresh_identity(v), a) for v, a in zip(values, axes)]
 
     def handle(self, op: Op, args: tuple, params: dict) -> Any:
-        # One pass over the arguments: replace our views by their batches.
-        batch_axes: list[int | None] | None = None
-        i = 0
-        for a in args:  # (no `enumerate`: its tuple per argument costs more than a count)
-            if type(a) is BatchedTensor and a._batcher is self:
-                if batch_axes is None:  # the first view: copy the arguments once
-                    values = list(args)
-                    batch_axes = [None] * len(args)
-                values[i] = a._batched
-                batch_axes[i] = a._batch_axis
-            elif (type(a) is list or type(a) is tuple) and holds_tensor(a):
-                return perform_stacked(self, op, args, params)  # kenaz.convert's one rule
-            i += 1
-        if batch_axes is None:  # nothing here is batched by this vmap
-            return perform_args(op, args, params)
+        # Replace our views by their batches. Unary and binary ops (nearly all) are
+        # unrolled: a loop, and the lists it fills, cost a tenth of this handler's time.
         rule = op.batch
         out_axis = -1  # no layout found yet
-        if rule is _elementwise:
-            # `batching.elementwise`'s cases that need no moves, inlined: most ops of a
-            # vmapped function are these. A unary op keeps the layout, wherever the batch
-            # axis is; a binary one too when the batch axes line up, or when the unbatched
-            # operand broadcasts from the right past the batched one's batch axis.
-            if i == 1:
-                out_axis = batch_axes[0]
-            elif i == 2:
-                x, y = values
-                bx, by = batch_axes
+        arity = len(args)
+        if arity == 2:
+            x, y = args
+            if type(x) is BatchedTensor and x._batcher is self:
+                bx = x._batch_axis
+                x = x._batched
+                if type(y) is BatchedTensor and y._batcher is self:
+                    by = y._batch_axis
+                    y = y._batched
+                elif (type(y) is list or type(y) is tuple) and holds_tensor(y):
+                    return perform_stacked(self, op, args, params)  # kenaz.convert's one rule
+                else:
+                    by = None
+            elif type(y) is BatchedTensor and y._batcher is self:
+                if (type(x) is list or type(x) is tuple) and holds_tensor(x):
+                    return perform_stacked(self, op, args, params)
+                bx = None
+                by = y._batch_axis
+                y = y._batched
+            elif ((type(x) is list or type(x) is tuple) and holds_tensor(x)) or (
+                (type(y) is list or type(y) is tuple) and holds_tensor(y)
+            ):
+                return perform_stacked(self, op, args, params)
+            else:  # nothing here is batched by this vmap
+                return perform_args(op, args, params)
+            if rule is _elementwise:
+                # `batching.elementwise`'s cases that need no moves, inlined: most ops of
+                # a vmapped function are these. A binary op keeps the layout when the batch
+                # axes line up, or when the unbatched operand broadcasts from the right
+                # past the batched one's batch axis.
                 if bx == by:
                     if x.ndim == y.ndim:
                         out_axis = bx
@@ -171,15 +185,49 @@ class BatchHandler(Handler):
                         out_axis = by
                     elif isinstance(x, Tensor) and x.ndim < y.ndim - by:
                         out_axis = by
+            # A tuple to perform the op on as it is; lists for a rule, as rules take them
+            if out_axis >= 0:
+                values = (x, y)
+            else:
+                values, batch_axes = [x, y], [bx, by]
+        elif arity == 1:
+            x = args[0]
+            if type(x) is BatchedTensor and x._batcher is self:
+                if rule is _elementwise:  # a unary op keeps the layout, wherever the axis is
+                    out_axis = x._batch_axis
+                    values = (x._batched,)
+                else:
+                    values, batch_axes = [x._batched], [x._batch_axis]
+            elif (type(x) is list or type(x) is tuple) and holds_tensor(x):
+                return perform_stacked(self, op, args, params)
+            else:
+                return perform_args(op, args, params)
+        else:  # one pass over the arguments
+            batch_axes: list[int | None] | None = None
+            i = 0
+            for a in args:  # (no `enumerate`: its tuple per argument costs more than a count)
+                if type(a) is BatchedTensor and a._batcher is self:
+                    if batch_axes is None:  # the first view: copy the arguments once
+                        values = list(args)
+                        batch_axes = [None] * arity
+                    values[i] = a._batched
+                    batch_axes[i] = a._batch_axis
+                elif (type(a) is list or type(a) is tuple) and holds_tensor(a):
+                    return perform_stacked(self, op, args, params)  # kenaz.convert's one rule
+                i += 1
+            if batch_axes is None:  # nothing here is batched by this vmap
+                return perform_args(op, args, params)
         try:
             if out_axis >= 0:
-                out = perform_args(op, tuple(values), params)
-            else:
+                out = perform_args(op, values, params)
+            elif params:
                 out, out_axis = (rule or _per_example_loop)(op, values, batch_axes, **params)
+            else:  # (no empty `**params`: it would build a dict)
+                out, out_axis = (rule or _per_example_loop)(op, values, batch_axes)
         except ShapeError as error:  # NumPy saw batched shapes; the user wrote per-example ones
             raise per_example_shape_error(op.name, args, error) from None
         if op.multiple_results:
-            return tuple(self.view(o, a) for o, a in zip(out, out_axis, strict=True))
+            return self._views_of(out, out_axis)
         if out_axis is None:
             return out
         view = _new(BatchedTensor)  # `self.view`, inlined: this runs once per op
@@ -189,6 +237,11 @@ class BatchHandler(Handler):
         view._example_shape = None
         view._trace = None
         return view
+
+    def _views_of(self, outs: Sequence[Any], axes: Sequence[int | None]) -> tuple[Any, ...]:
+        """The views of a multiple-result op's outputs. (A method of its own: a generator
+        in ``handle`` would make ``self`` a cell, allocated at every op.)"""
+        return tuple(self.view(o, a) for o, a in zip(outs, axes, strict=True))
 
     def handle_call(self, call: Any, args: tuple, params: dict) -> Any:
         """A call: its batching rule (as for any op), or, without one, its function
@@ -375,9 +428,8 @@ def _simple_inputs(args: tuple, in_axes: Any, axis_size: int | None) -> tuple | 
         return None
     axes: list[int | None] = []
     size = None
-    for i in range(count):
-        arg = args[i]
-        entry = in_axes[i] if type(in_axes) is tuple else in_axes
+    entries = in_axes if type(in_axes) is tuple else (in_axes,) * count
+    for arg, entry in zip(args, entries):
         if entry is None:
             if type(arg) not in LEAF_TYPES:
                 if type(arg) is not tuple:
@@ -406,19 +458,25 @@ def _simple_inputs(args: tuple, in_axes: Any, axis_size: int | None) -> tuple | 
 def _run_simple(f: Callable, args: tuple, axes: list, size: int, out_axes: Any) -> Any:
     """:func:`_run_vectorized` for the arguments :func:`_simple_inputs` took."""
     batcher = BatchHandler(size)
-    views = [
-        a if axis is None else batcher.view(fresh_identity(a), axis) for a, axis in zip(args, axes)
-    ]
+    views = []
+    for a, axis in zip(args, axes):  # (a loop: a comprehension would make `batcher` a cell)
+        views.append(a if axis is None else batcher.view(fresh_identity(a), axis))
     try:
         result = run_in("vmap", f, views, batcher)
-        if (
-            type(result) is BatchedTensor
-            and result._batcher is batcher
-            and result._batch_axis == 0
-            and type(out_axes) is int
-            and out_axes == 0
-        ):
-            return result._batched  # one output, batched along axis 0 as asked: no move
+        if type(out_axes) is int and out_axes == 0:  # the default: batch axes first
+            if type(result) is BatchedTensor:
+                if result._batcher is batcher and result._batch_axis == 0:
+                    return result._batched  # one output, batched along axis 0: no move
+            elif type(result) is tuple:  # a tuple of them (grad's of a tuple of parameters)
+                outs = []
+                for leaf in result:
+                    if type(leaf) is not BatchedTensor or leaf._batcher is not batcher:
+                        break
+                    if leaf._batch_axis != 0:
+                        break
+                    outs.append(leaf._batched)
+                else:
+                    return tuple(outs)  # what `_unbatch_outputs` gives them, without moves
         return _unbatch_outputs(result, batcher, out_axes)
     finally:
         batcher.alive = False

@@ -63,6 +63,13 @@ def elementwise(op, args, batch_axes, **params):
             return op(x, y, **params), bx
         if bx is None and ndim_of(x) < y.ndim - by:
             return op(x, y, **params), by
+        if bx == 0 and by == 0:  # both batched in front, ranks differ: pad the lower one
+            x_shape, y_shape = x.shape, y.shape
+            if len(x_shape) < len(y_shape):
+                x = _pad_after_batch(x, x_shape, len(y_shape))
+            else:
+                y = _pad_after_batch(y, y_shape, len(x_shape))
+            return op(x, y, **params), 0
     ndims = [ndim_of(a) for a in args]
     rank = max(n - (ax is not None) for n, ax in zip(ndims, batch_axes, strict=True))
     common = _common_batch_axis(ndims, batch_axes, rank)
@@ -70,6 +77,13 @@ def elementwise(op, args, batch_axes, **params):
         return op(*args, **params), common
     moved = [move_batch_to_front(a, ax, rank) for a, ax in zip(args, batch_axes, strict=True)]
     return op(*moved, **params), 0
+
+
+def _pad_after_batch(x, x_shape: tuple[int, ...], ndim: int):
+    """``x`` (batch axis first) with unit axes after the batch axis up to ``ndim`` axes:
+    what ``move_batch_to_front(x, 0, ndim - 1)`` gives, for a rank it is known to lack."""
+    padded = (x_shape[0],) + (1,) * (ndim - len(x_shape)) + x_shape[1:]
+    return shape._reshape(x, shape=padded, order="C")
 
 
 def _common_batch_axis(ndims: list[int], batch_axes: Sequence[int | None], rank: int) -> int | None:

@@ -82,14 +82,15 @@ def _matmul_impl(x, y):
 
 def _matmul_batch(op, args, batch_axes):
     (x, y), (bx, by) = args, batch_axes
-    x_ndim = batching.ndim_of(x) - (bx is not None)  # per-example ranks
-    y_ndim = batching.ndim_of(y) - (by is not None)
+    # Per-example ranks (`batching.ndim_of`, inlined: this rule runs for every product)
+    x_ndim = (x.ndim if isinstance(x, Tensor) else np.ndim(x)) - (bx is not None)
+    y_ndim = (y.ndim if isinstance(y, Tensor) else np.ndim(y)) - (by is not None)
     # A batch of vectors times a shared matrix is one matrix product (one BLAS call).
     if by is None and x_ndim == 1 and y_ndim == 2:
-        return _product_of_matrices(op, batching.move_batch_to_front(x, bx), y), 0
+        return _product_of_two_matrices(op, batching.move_batch_to_front(x, bx), y), 0
     if bx is None and x_ndim == 2 and y_ndim == 1:  # x @ y_i for all i: Y @ x.T
         y_rows = batching.move_batch_to_front(y, by)
-        return _product_of_matrices(op, y_rows, shape._transpose(x, axes=(1, 0))), 0
+        return _product_of_two_matrices(op, y_rows, shape._transpose(x, axes=(1, 0))), 0
     # Otherwise: batched vectors become matrices, stacks get equal ranks, batch axis first.
     rank = max(x_ndim, y_ndim, 2)
     x_vector, y_vector = bx is not None and x_ndim == 1, by is not None and y_ndim == 1
@@ -117,6 +118,11 @@ def _product_of_matrices(op, x, y):
     if batching.ndim_of(x) >= 2 and batching.ndim_of(y) >= 2 and batching.shape_of(x)[-1] == 1:
         return x * y
     return op(x, y)
+
+
+def _product_of_two_matrices(op, x, y):
+    """:func:`_product_of_matrices` of two operands known to be matrices."""
+    return x * y if x.shape[-1] == 1 else op(x, y)
 
 
 # Globals: NumPy's module attributes are slow reads (`kenaz.ops.elementwise._ndarray`).
