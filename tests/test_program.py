@@ -8,6 +8,7 @@ import pytest
 import kenaz
 import kenaz.numpy as knp
 from kenaz.compiler.codegen import generate_source
+from kenaz.compiler.interpreter import interpret
 from kenaz.compiler.passes import common_subexpressions, dead_code, optimize
 from kenaz.compiler.program import Const, Program, Var, replay
 from kenaz.compiler.staged import split_program
@@ -129,7 +130,7 @@ def test_optimize_notes_each_variables_last_read() -> None:
         b = knp.cos(a) + a
         return b * y, a
 
-    optimized = optimize(kenaz.make_program(f)(knp.ones(3), knp.ones(3)))
+    optimized = optimize(kenaz.make_program(f)(knp.ones(3), knp.ones(3)), plan=False)
     expected: dict = {}
     for index, eq in enumerate(optimized.equations):
         for atom in eq.inputs:
@@ -139,6 +140,56 @@ def test_optimize_notes_each_variables_last_read() -> None:
         expected[atom.id] = len(optimized.equations)
     assert optimized.last_reads == expected
     assert optimized.last_reads[optimized.inputs[1].id] == len(optimized.equations) - 1
+
+
+_CONSTANT = np.array([0.5, -1.5, 2.0])
+
+
+def _plans() -> list:
+    """Programs whose plans exercise the slot scan: reuse, constants, several results,
+    outputs repeated or passed through, dead results."""
+
+    def chain(x, y):
+        a = knp.sin(x) * y
+        unused = knp.exp(a)  # noqa: F841 - dead
+        b = knp.cos(a) + a * _CONSTANT
+        return b * y, a, x, a
+
+    def several(m, x):
+        w, v = knp.linalg.eigh(m)  # two results: only `w` read (v's write is the scratch slot)
+        u = knp.linalg.eigh(m + 1.0)[1]  # only the second read
+        return knp.sum(w) * x + u[0], x * x + x
+
+    def reuse(x):
+        for _ in range(6):
+            x = knp.tanh(x) * 2.0 + knp.sin(x)
+        return x, 3.0
+
+    m = knp.array([[2.0, 0.5, 0.0], [0.5, 1.0, 0.2], [0.0, 0.2, 3.0]])
+    x = knp.array([0.3, -0.7, 1.1])
+    return [(chain, (x, x + 1.0)), (several, (m, x)), (reuse, (x,))]
+
+
+@pytest.mark.parametrize("case", range(3))
+def test_the_plan_made_with_dead_code_runs_as_the_forward_scans(case: int) -> None:
+    # `optimize` makes the interpreter's plan in its backward walk (live_plan); the same
+    # equations without it are planned forward (last reads first): the same results, the
+    # same equations kept as `dead_code` keeps, and as few slots.
+    f, args = _plans()[case]
+    program = kenaz.make_program(f)(*args)
+    optimized = optimize(program)
+    assert optimized.plan is not None
+    unplanned = optimize(program, plan=False)
+    assert unplanned.plan is None
+    assert [eq.op for eq in optimized.equations] == [eq.op for eq in unplanned.equations]
+    values = [np.asarray(a) for a in args]
+    planned_results = interpret(optimized)(*values)
+    forward_results = interpret(unplanned)(*values)
+    assert len(planned_results) == len(forward_results) == len(program.outputs)
+    for mine, theirs in zip(planned_results, forward_results, strict=True):
+        assert type(mine) is type(theirs)
+        np.testing.assert_array_equal(mine, theirs, strict=True)
+    assert len(optimized.plan[0]) <= len(interpret.__globals__["_plan"](unplanned, False)[0])
 
 
 def test_an_alias_of_a_tracer_is_a_fresh_tracer_of_its_variable() -> None:

@@ -130,6 +130,11 @@ class Program:
         Set by :func:`kenaz.compiler.passes.optimize`: the index of the equation
         reading each variable last (``len(equations)`` for an output's), which
         the interpreter allocates its slots by. ``None``: not computed.
+    plan : tuple or None
+        Set by :func:`kenaz.compiler.passes.optimize`: the interpreter's plan of
+        these equations (:func:`kenaz.compiler.interpreter.live_plan`), made in the
+        walk that dropped the dead code. ``None``: :func:`~kenaz.compiler.interpreter.interpret`
+        makes it.
 
     ``str(program)`` prints one equation per line, and :meth:`graph` draws it.
     """
@@ -152,6 +157,7 @@ class Program:
         self.in_tree = in_tree
         self.out_tree = out_tree
         self.last_reads: dict[int, int] | None = None
+        self.plan: tuple | None = None
 
     def with_equations(
         self, equations: list[Equation], outputs: list[Any] | None = None

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ..ops.elementwise import alias, stop_gradient
+from .interpreter import live_plan
 from .program import Const, Equation, Program, Var, iterate_primitives
 
 __all__ = [
@@ -28,14 +29,16 @@ __all__ = [
 IDENTITY_OPS = frozenset({alias, stop_gradient})
 
 
-def optimize(program: Program) -> Program:
+def optimize(program: Program, plan: bool = True) -> Program:
     """``program`` with every pass applied (the program itself is not changed).
 
     Two walks over the equations: forward, the calls inlined, identities dropped and
     common subexpressions merged (:func:`common_subexpressions` on
-    :func:`iterate_primitives`); backward, dead code dropped (:func:`dead_code`), which
-    also notes where each variable is read for the last time (``last_reads`` of the
-    result, what the interpreter and the code generator allocate slots by).
+    :func:`iterate_primitives`); backward, dead code dropped. With ``plan`` (the
+    default), that backward walk also makes the interpreter's plan (``plan`` of the
+    result: :func:`~kenaz.compiler.interpreter.live_plan`), which the first call then
+    runs at once; else it notes where each variable is read for the last time
+    (``last_reads`` of the result: :func:`dead_code`).
     """
     substitutions: dict[int, Var | Const] = {}
     equations: Sequence[Equation] = program.equations
@@ -47,6 +50,13 @@ def optimize(program: Program) -> Program:
     outputs = program.outputs
     if substitutions:
         outputs = [_substitute(o, substitutions) for o in outputs]
+    if plan:
+        captured = program.captured
+        inputs = [*program.inputs, *[v for v, _ in captured]] if captured else program.inputs
+        equations, made = live_plan(equations, inputs, outputs)
+        optimized = program.with_equations(equations, outputs)
+        optimized.plan = made
+        return optimized
     last_reads: dict[int, int] = {}
     equations = dead_code(equations, outputs, last_reads)
     optimized = program.with_equations(equations, outputs)
