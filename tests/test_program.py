@@ -10,7 +10,7 @@ import kenaz.numpy as knp
 from kenaz.compiler.codegen import generate_source
 from kenaz.compiler.interpreter import interpret
 from kenaz.compiler.passes import common_subexpressions, dead_code, optimize
-from kenaz.compiler.program import Const, Program, Var, replay
+from kenaz.compiler.program import Const, Equation, Program, Var, replay
 from kenaz.compiler.staged import split_program
 
 
@@ -121,6 +121,94 @@ def test_dead_code_and_common_subexpressions() -> None:
     substitutions: dict = {}
     assert len(common_subexpressions(program.equations, substitutions)) == 3
     assert len(dead_code(program.equations, program.outputs)) == 3
+
+
+def _reference_common_subexpressions(equations: list, substitutions: dict) -> list:
+    """Common subexpressions the plain way: every equation keyed in full at once (op, sorted
+    parameters, operands substituted: a variable by id, a number by type and value, another
+    constant by identity); identity ops forwarded; unhashable parameters never merged."""
+    from kenaz.compiler.passes import IDENTITY_OPS
+
+    def atom(a):
+        a = substitutions.get(a.id, a) if type(a) is Var else a
+        return a
+
+    def key_of(a):
+        if type(a) is Var:
+            return ("v", a.id)
+        kind = type(a.value)
+        numbers = (int, float, bool, complex, str)
+        return ("c", kind, a.value) if kind in numbers else ("o", id(a.value))
+
+    seen: dict = {}
+    kept = []
+    for eq in equations:
+        inputs = [atom(a) for a in eq.inputs]
+        if eq.op in IDENTITY_OPS and not eq.params and len(inputs) == 1:
+            substitutions[eq.outputs[0].id] = inputs[0]
+            continue
+        try:
+            key = (eq.op, tuple(sorted(eq.params.items())), *map(key_of, inputs))
+            hash(key)
+        except TypeError:
+            kept.append((eq.op, inputs, eq.params, eq.outputs))
+            continue
+        if key in seen:
+            for mine, theirs in zip(eq.outputs, seen[key].outputs, strict=True):
+                substitutions[mine.id] = theirs
+        else:
+            seen[key] = eq
+            kept.append((eq.op, inputs, eq.params, eq.outputs))
+    return kept
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_common_subexpressions_merge_as_a_full_key_would(seed: int) -> None:
+    # The pass keys an equation by its op and operands, and its parameters only when two
+    # meet: the same merges as keying every equation in full, on random equations over
+    # a few ops, operands (variables, numbers of several types, arrays by identity) and
+    # parameters (equal in another order, different, unhashable).
+    from kenaz.ops.elementwise import add, alias, stop_gradient, tanh
+
+    rng = np.random.default_rng(seed)
+    f64 = np.dtype("float64")
+    first_array, second_array = np.ones(3), np.ones(3)
+    constants = [2.0, 2, True, first_array, second_array, None]
+    parameters = [
+        {},
+        {},
+        {"axis": 0},
+        {"axis": 1},
+        {"axis": 0, "keepdims": False},
+        {"keepdims": False, "axis": 0},
+        {"index": np.array([1])},
+    ]
+    variables = [Var(i, (3,), f64) for i in range(3)]
+    equations = []
+    for _ in range(60):
+        op = [add, tanh, alias, stop_gradient][rng.integers(4)]
+        count = 1 if op is not add else 2
+        inputs = []
+        for _ in range(count):
+            if rng.random() < 0.75:
+                inputs.append(variables[rng.integers(len(variables))])
+            else:
+                inputs.append(Const(constants[rng.integers(len(constants))]))
+        params = parameters[rng.integers(len(parameters))] if op is not alias else {}
+        out = Var(len(variables), (3,), f64)
+        variables.append(out)
+        equations.append(Equation(op, inputs, params, [out], False))
+    mine: dict = {}
+    kept = common_subexpressions(equations, mine, identities=True)
+    theirs: dict = {}
+    expected = _reference_common_subexpressions(equations, theirs)
+    assert mine == theirs
+    assert len(kept) == len(expected) < 60
+    for eq, (op, inputs, params, outputs) in zip(kept, expected, strict=True):
+        assert (eq.op, eq.params, eq.outputs) == (op, params, outputs)
+        assert [a.id if type(a) is Var else id(a.value) for a in eq.inputs] == [
+            a.id if type(a) is Var else id(a.value) for a in inputs
+        ]
 
 
 def test_optimize_notes_each_variables_last_read() -> None:
