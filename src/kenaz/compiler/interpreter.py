@@ -80,31 +80,35 @@ def live_plan(
     free: list[int] = []
     kept: list[Equation] = []
     steps: list[tuple] = []
+    get = slots.get  # (bound once: these run per equation and operand)
+    pop = slots.pop
     for eq in reversed(equations):
         writes: tuple | None = None
+        spare = -1  # the slot of a result freed here: the first operand needing one takes it
         if eq.multiple:
-            found = [slots.pop(v.id, -1) for v in eq.outputs]  # -1: the scratch slot
-            live = False
+            found = [pop(v.id, -1) for v in eq.outputs]  # -1: the scratch slot
             for slot in found:
                 if slot >= 0:
-                    live = True
                     free.append(slot)
-            if not live:
-                continue
+            if max(found) < 0:
+                continue  # no result is live
             writes = tuple(found)
             write = -1
         else:  # one result, the common case
-            write = slots.pop(eq.outputs[0].id, -1)
+            write = pop(eq.outputs[0].id, -1)
             if write < 0:
                 continue  # dead
-            free.append(write)
+            spare = write  # (`free.append`, then `free.pop` by an operand: the same, cheaper)
         kept.append(eq)
         reads = []
         for a in eq.inputs:
             if type(a) is Var:
-                slot = slots.get(a.id)
+                slot = get(a.id)
                 if slot is None:  # its last read: live from here back to its definition
-                    if free:
+                    if spare >= 0:
+                        slot = spare
+                        spare = -1
+                    elif free:
                         slot = free.pop()
                     else:
                         slot = count
@@ -115,6 +119,8 @@ def live_plan(
                 constants.append((count, a.value))
                 reads.append(count)
                 count += 1
+        if spare >= 0:
+            free.append(spare)
         op = eq.op
         steps.append((op.numpy_impl or op.impl, tuple(reads), eq.params or None, write, writes))
     kept.reverse()
