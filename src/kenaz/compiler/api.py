@@ -78,9 +78,11 @@ class Jitted(Generic[P, R]):
     ) -> None:
         self._fields(fun, static_argnums, static_argnames, optimize, check_purity, fuse)
         # `functools.update_wrapper(self, fun)`: for a plain function (nothing in its __dict__
-        # to copy) its names are stored here after the fields, which then stay in the
-        # object's compact layout (the general order cost a third of a small trace+compile).
-        if type(fun) is FunctionType and not fun.__dict__ and _WRAPPER_NAMES:
+        # to copy but the `__wrapped__` of a function that wraps another, as a vmap, grad or
+        # jacrev of one does: update_wrapper sets it to `fun` after copying it) its names are
+        # stored here after the fields, which then stay in the object's compact layout (the
+        # general order cost a third of a small trace+compile).
+        if type(fun) is FunctionType and _WRAPPER_NAMES and _plain_dict(fun.__dict__):
             self.__module__ = fun.__module__
             self.__name__ = fun.__name__
             self.__qualname__ = fun.__qualname__
@@ -367,6 +369,13 @@ _WRAPPER_NAMES = functools.WRAPPER_ASSIGNMENTS == (
     "__doc__",
     "__annotations__",
 ) and functools.WRAPPER_UPDATES == ("__dict__",)
+
+
+def _plain_dict(names: dict) -> bool:
+    """Whether a function's ``__dict__`` holds nothing ``functools.update_wrapper`` would
+    copy but ``__wrapped__`` (which it then sets to the function itself)."""
+    return not names or (len(names) == 1 and "__wrapped__" in names)
+
 
 _SCALARS = frozenset({bool, int, float, complex})
 _ARRAYS = NUMPY_TYPES - _SCALARS  # ndarray and NumPy's scalar types: a shape and a dtype
