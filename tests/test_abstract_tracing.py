@@ -151,3 +151,26 @@ def test_errors_are_the_ops_own() -> None:
         kenaz.make_program(lambda x, y: x + y)(np.ones(3), np.ones(4))
     with pytest.raises(ValueError, match="matmul"):
         kenaz.make_program(lambda x, y: x @ y)(np.ones((2, 3)), np.ones((2, 3)))
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_the_remembered_elementwise_types_give_the_rules_program(name: str, monkeypatch) -> None:
+    # The tracer looks one- and two-tracer ops up in the elementwise rule's memo before
+    # asking any rule: the same program as asking the rule every time (an empty memo).
+    import kenaz.compiler.program as program_module
+
+    f, args = CASES[name]
+    fast = str(trace(f, args, {}))
+    monkeypatch.setattr(program_module, "_elementwise_types", {})
+    assert str(trace(f, args, {})) == fast
+
+
+def test_a_remembered_type_is_told_from_a_weak_scalars() -> None:
+    # float32 * a float64 0-d array is float64; float32 * a Python float (a weak input) stays
+    # float32: the memo the tracer reads keys the weak type, not the dtype.
+    x = V32
+    strong = trace(lambda x, s: x * s, (x, np.float64(2.0)), {})
+    weak = trace(lambda x, s: x * s, (x, 2.0), {})
+    assert strong.equations[-1].outputs[0].dtype == np.float64
+    assert weak.equations[-1].outputs[0].dtype == np.float32
+    assert str(weak) == _programs(lambda x, s: x * s, (x, 2.0))[1]

@@ -244,7 +244,12 @@ def _elementwise(op: Op, inputs: Sequence[Var | Const], params: dict[str, Any]) 
     if dtypes is None:
         result = _run_quietly(op, [_small(a) for a in inputs], params)
         dtypes = _remember(_dtypes, dtype_key, _dtypes_of(op, result))
-    return _remember(_elementwise_types, key, [(shape, dtype) for dtype in dtypes])
+    return _remember(_elementwise_types, key, _typed(shape, dtypes))
+
+
+def _typed(shape: tuple[int, ...], dtypes: list[np.dtype]) -> Types:
+    # (A function: a comprehension in `_elementwise` would make `shape` a cell of it.)
+    return [(shape, dtype) for dtype in dtypes]
 
 
 def broadcast_shapes(shapes: Sequence[tuple[int, ...]]) -> tuple[int, ...]:

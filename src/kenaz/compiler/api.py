@@ -335,9 +335,7 @@ class _Entry:
     def result(self, tensors: list[Tensor]) -> Any:
         if len(tensors) == len(self.outputs):
             return tree.unflatten(self.out_tree, tensors)
-        found = iter(tensors)
-        leaves = [next(found) if isinstance(o, (Var, Const)) else o for o in self.outputs]
-        return tree.unflatten(self.out_tree, leaves)
+        return tree.unflatten(self.out_tree, _with_static_leaves(self.outputs, tensors))
 
     def run(self, values: list) -> Any:
         """The result on the input leaves' plain values, with no handler installed.
@@ -429,13 +427,25 @@ def _plain_signature(items: tuple | list, signature: list, values: list) -> bool
                 return False
             signature.append(dict)
             signature.append(tuple(keys))
-            if not _plain_signature([x[k] for k in keys], signature, values):
+            if not _plain_signature(_values_of(x, keys), signature, values):
                 return False
         elif x is None:
             signature.append(None)
         else:
             return False
     return True
+
+
+# (Comprehensions as functions: one in a function's body makes the names it reads cells, made
+# at every call of that function, also where the comprehension does not run.)
+def _with_static_leaves(outputs: list[Any], tensors: list[Tensor]) -> list[Any]:
+    """The result's leaves: ``tensors`` in order where ``outputs`` has a tensor, else its leaf."""
+    found = iter(tensors)
+    return [next(found) if isinstance(o, (Var, Const)) else o for o in outputs]
+
+
+def _values_of(mapping: dict, keys: list) -> list:
+    return [mapping[k] for k in keys]
 
 
 def _leaf_key(x: Any) -> Any:

@@ -86,8 +86,10 @@ def live_plan(
         writes: tuple | None = None
         spare = -1  # the slot of a result freed here: the first operand needing one takes it
         if eq.multiple:
-            found = [pop(v.id, -1) for v in eq.outputs]  # -1: the scratch slot
-            for slot in found:
+            found = []  # (a loop: a comprehension would make `pop` a cell, read per equation)
+            for v in eq.outputs:
+                slot = pop(v.id, -1)  # -1: the scratch slot
+                found.append(slot)
                 if slot >= 0:
                     free.append(slot)
             if max(found) < 0:

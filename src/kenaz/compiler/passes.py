@@ -49,7 +49,7 @@ def optimize(program: Program, plan: bool = True) -> Program:
     equations = common_subexpressions(equations, substitutions, identities=True)
     outputs = program.outputs
     if substitutions:
-        outputs = [_substitute(o, substitutions) for o in outputs]
+        outputs = _substituted(outputs, substitutions)
     if plan:
         captured = program.captured
         inputs = [*program.inputs, *[v for v, _ in captured]] if captured else program.inputs
@@ -73,6 +73,11 @@ def _substitute(atom: Any, substitutions: dict[int, Var | Const]) -> Any:
     if type(atom) is Var:
         return substitutions.get(atom.id, atom)
     return atom
+
+
+def _substituted(atoms: Sequence[Any], substitutions: dict[int, Var | Const]) -> list[Any]:
+    # (A function: a comprehension in a pass would make `substitutions` a cell of the pass.)
+    return [_substitute(a, substitutions) for a in atoms]
 
 
 def _rewrite(eq: Equation, substitutions: dict[int, Var | Const]) -> Equation:
@@ -136,7 +141,7 @@ def common_subexpressions(
         if substitutions:
             for a in inputs:  # a loop, not any(<generator>): this runs for every equation
                 if type(a) is Var and a.id in substitutions:
-                    inputs = [_substitute(a, substitutions) for a in inputs]
+                    inputs = _substituted(inputs, substitutions)
                     eq = Equation(op, inputs, params, eq.outputs, eq.multiple)
                     break
         # The key: the op, then per operand a variable's id or `_constant_key` (inlined for

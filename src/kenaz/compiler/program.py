@@ -50,7 +50,7 @@ from ..ops.elementwise import alias
 from ..tensor import Tensor, _make, holds_tensor
 from ..transform import gc_pause
 from ..vectorize import BatchedTensor
-from .abstract import rule_of, rules_seen
+from .abstract import _elementwise_types, rule_of, rules_seen
 from .ir import Const, Equation, Program, Var, iterate_primitives
 from .traced_errors import traced_value_error
 
@@ -346,72 +346,116 @@ class TracingHandler(Handler):
 
     # -- recording -------------------------------------------------------------------------
     def handle(self, op: Op, args: tuple, params: dict) -> Any:
-        if op is alias and len(args) == 1 and not params:
-            # An alias of a tracer (a transformation giving its input a fresh identity) is
-            # a fresh tracer of the same variable: the identity is the Python object's, and
-            # the program has no equation to drop later (optimize would forward it).
-            x = args[0]
-            if type(x) is Tracer and x._tracing is self.trace:
-                return _tracer(x._var, self.trace)
-        inputs: list[Var | Const] = []
-        traced = False
         trace = self.trace
-        for a in args:
-            kind = type(a)
-            if kind is Tracer and a._tracing is trace:
-                inputs.append(a._var)
-                traced = True
-            elif kind in _NUMBERS:  # `x * 2.0`: the common constant, told first
-                const = _new(Const)  # `Const(a)`, without its __init__'s call
-                const.value = a
-                inputs.append(const)
-            elif kind is Tensor and not a._trace:  # a plain constant (a closed-over weight)
-                const = _new(Const)
-                const.value = a._value
-                inputs.append(const)
-            elif isinstance(a, Tensor):
-                if _must_capture(a):
-                    inputs.append(self.capture(a)._var)
-                    traced = True
-                else:  # a plain constant
-                    inputs.append(Const(a._value))
-            else:
-                if isinstance(a, (list, tuple)) and holds_tensor(a):
-                    raise TypeError(
-                        f"kenaz.{op.name}: got a {type(a).__name__} of Tensors where an array "
-                        "was expected; while tracing pass a single Tensor (kenaz.numpy.stack "
-                        "or kenaz.numpy.array)"
-                    )
-                inputs.append(Const(a))
-        if not traced:  # constant folding: nothing here depends on the inputs
-            return perform_args(op, args, params)
-        if params:
-            for value in params.values():
-                if isinstance(value, Tensor):
-                    key = next(k for k, v in params.items() if v is value)
-                    raise TypeError(
-                        f"kenaz.{op.name}: parameter {key!r} is a Tensor; while tracing, "
-                        "parameters must be static Python values"
-                    )
         types = None
-        if self.abstract:
-            rule = rules_seen.get(op, _MISSING)
-            if rule is _MISSING:
-                rule = rule_of(op)
-            if rule is not None:
-                try:
-                    types = rule(op, inputs, params)
-                except Exception:  # noqa: BLE001 - no rule fits: the real run below says why
-                    types = None
+        inputs: list[Var | Const]
+        if not params and self.abstract:
+            # The common op: one or two tracers of this trace, no parameters, and result
+            # types remembered by the elementwise rule (its memo, keyed as its own first
+            # look-up keys it: a hit is an elementwise op's types): no rule to call, no loop.
+            count = len(args)
+            if count == 2:
+                a, b = args
+                if (
+                    type(a) is Tracer
+                    and a._tracing is trace
+                    and type(b) is Tracer
+                    and b._tracing is trace
+                ):
+                    x = a._var
+                    y = b._var
+                    types = _elementwise_types.get(
+                        (
+                            op,
+                            x.shape,
+                            x.dtype if x.weak is None else x.weak,
+                            y.shape,
+                            y.dtype if y.weak is None else y.weak,
+                        )
+                    )
+                    inputs = [x, y]
+            elif count == 1:
+                a = args[0]
+                if type(a) is Tracer and a._tracing is trace:
+                    x = a._var
+                    if op is alias:
+                        # An alias of a tracer (a transformation giving its input a fresh
+                        # identity) is a fresh tracer of the same variable (`_tracer`,
+                        # inlined): the identity is the Python object's, and the program
+                        # has no equation to drop later (optimize would forward it).
+                        t = _new(Tracer)
+                        t._var = x
+                        t._tracing = trace
+                        t._trace = None
+                        t.shape = shape = x.shape
+                        t.dtype = x.dtype
+                        t.ndim = len(shape)
+                        return t
+                    types = _elementwise_types.get(
+                        (op, x.shape, x.dtype if x.weak is None else x.weak)
+                    )
+                    inputs = [x]
+        if types is None:  # any other op: its operands told apart, its rule asked
+            if op is alias and len(args) == 1 and not params:  # (a trace on real values)
+                x = args[0]
+                if type(x) is Tracer and x._tracing is trace:
+                    return _tracer(x._var, trace)
+            inputs = []
+            traced = False
+            for a in args:
+                kind = type(a)
+                if kind is Tracer and a._tracing is trace:
+                    inputs.append(a._var)
+                    traced = True
+                elif kind in _NUMBERS:  # `x * 2.0`: the common constant, told first
+                    const = _new(Const)  # `Const(a)`, without its __init__'s call
+                    const.value = a
+                    inputs.append(const)
+                elif kind is Tensor and not a._trace:  # a plain constant (a closed-over one)
+                    const = _new(Const)
+                    const.value = a._value
+                    inputs.append(const)
+                elif isinstance(a, Tensor):
+                    if _must_capture(a):
+                        inputs.append(self.capture(a)._var)
+                        traced = True
+                    else:  # a plain constant
+                        inputs.append(Const(a._value))
+                else:
+                    if isinstance(a, (list, tuple)) and holds_tensor(a):
+                        raise TypeError(
+                            f"kenaz.{op.name}: got a {type(a).__name__} of Tensors where an "
+                            "array was expected; while tracing pass a single Tensor "
+                            "(kenaz.numpy.stack or kenaz.numpy.array)"
+                        )
+                    inputs.append(Const(a))
+            if not traced:  # constant folding: nothing here depends on the inputs
+                return perform_args(op, args, params)
+            if params:
+                for key, value in params.items():
+                    if isinstance(value, Tensor):
+                        raise TypeError(
+                            f"kenaz.{op.name}: parameter {key!r} is a Tensor; while tracing, "
+                            "parameters must be static Python values"
+                        )
+            if self.abstract:
+                rule = rules_seen.get(op, _MISSING)
+                if rule is _MISSING:
+                    rule = rule_of(op)
+                if rule is not None:
+                    try:
+                        types = rule(op, inputs, params)
+                    except Exception:  # noqa: BLE001 - no rule fits: the real run says why
+                        types = None
         multiple = op.multiple_results
         if types is None:  # run on the real values
             self.computed = True
-            values = [self.value(a) if type(a) is Var else a.value for a in inputs]
+            values = _real_values(self, inputs)
             try:
                 result = op.impl(*values, **params)
             except ValueError as error:
                 raise explain_backend_error(op.name, tuple(values), error) from None
-            outputs = [self._known(r) for r in (result if multiple else (result,))]
+            outputs = _known_all(self, result if multiple else (result,))
         elif len(types) == 1 and not multiple:
             # One result, the common case: `Var(...)`, `Equation(...)` and `_tracer`, inlined
             # (calling a class with an __init__ costs about as much as all its stores).
@@ -445,7 +489,7 @@ class TracingHandler(Handler):
             return t
         else:
             count = self._count
-            outputs = [Var(count + k, shape, dtype) for k, (shape, dtype) in enumerate(types)]
+            outputs = _new_vars(count, types)
             self._count = count + len(outputs)
         eq = Equation(op, inputs, params, outputs, multiple)
         self.equations.append(eq)
@@ -455,7 +499,7 @@ class TracingHandler(Handler):
         if self._count >= self._pause_at:
             self._long()
         if multiple:
-            return tuple([_tracer(v, trace) for v in outputs])
+            return _tracers(outputs, trace)
         # (Not inlined: the common one-result op took the branch above; this is an op run
         # on real values, whose run costs far more than the call.)
         return _tracer(outputs[0], trace)
@@ -536,6 +580,25 @@ class TracingHandler(Handler):
         return traced_value_error(self.name, tracer._var, frame)
 
 
+# The comprehensions of `TracingHandler.handle`'s rare paths, as functions: a comprehension
+# in its body would make the names it reads cells, which every call creates and reads
+# through (CPython 3.11), on the common path too.
+def _real_values(tracing: TracingHandler, inputs: list[Var | Const]) -> list[Any]:
+    return [tracing.value(a) if type(a) is Var else a.value for a in inputs]
+
+
+def _known_all(tracing: TracingHandler, results: Sequence[Any]) -> list[Var]:
+    return [tracing._known(r) for r in results]
+
+
+def _new_vars(count: int, types: Sequence[tuple[tuple[int, ...], Any]]) -> list[Var]:
+    return [Var(count + k, shape, dtype) for k, (shape, dtype) in enumerate(types)]
+
+
+def _tracers(outputs: list[Var], trace: Trace) -> tuple[Tracer, ...]:
+    return tuple([_tracer(v, trace) for v in outputs])
+
+
 def _runs_a_function(op: Op) -> bool:
     """Whether a call op's implementation runs its function (``custom_vjp``, ``checkpoint``,
     ``jit``): then a trace records the function's ops. A call with an implementation of its
@@ -588,9 +651,9 @@ def trace(
     if flat is None:
         flat = tree.flatten(dynamic_arguments(args, kwargs, static) if static else (args, kwargs))
     leaves, in_tree = flat
-    traced_leaves = [
-        tracing.input(x) if type(x) is Tensor or is_traceable(x) else x for x in leaves
-    ]
+    traced_leaves = []  # (loops, not comprehensions: those would make cells of their names)
+    for x in leaves:
+        traced_leaves.append(tracing.input(x) if type(x) is Tensor or is_traceable(x) else x)
     traced_args, traced_kwargs = tree.unflatten(in_tree, traced_leaves)
     call_args, call_kwargs = traced_args, traced_kwargs
     if static:
@@ -608,14 +671,12 @@ def trace(
         result = f(*call_args, **call_kwargs)
         out_leaves, out_tree = tree.flatten(result)
         this = tracing.trace
-        outputs = [
-            o._var
-            if type(o) is Tracer and o._tracing is this
-            else tracing._atom(o)
-            if isinstance(o, Tensor)
-            else o
-            for o in out_leaves
-        ]
+        outputs = []
+        for o in out_leaves:
+            if type(o) is Tracer and o._tracing is this:
+                outputs.append(o._var)
+            else:
+                outputs.append(tracing._atom(o) if isinstance(o, Tensor) else o)
     finally:
         if tracing.paused:
             gc_pause.__exit__()
