@@ -154,15 +154,39 @@ def test_errors_are_the_ops_own() -> None:
 
 
 @pytest.mark.parametrize("name", list(CASES))
-def test_the_remembered_elementwise_types_give_the_rules_program(name: str, monkeypatch) -> None:
-    # The tracer looks one- and two-tracer ops up in the elementwise rule's memo before
-    # asking any rule: the same program as asking the rule every time (an empty memo).
+def test_the_remembered_types_give_the_rules_program(name: str, monkeypatch) -> None:
+    # The tracer looks ops of one variable, or of two operands (variables or arrays), up by
+    # their operands' types before asking any rule: the same program as asking the rule
+    # every time (an empty table, never filled), traced twice (the second from the table).
     import kenaz.compiler.program as program_module
 
     f, args = CASES[name]
+    trace(f, args, {})
     fast = str(trace(f, args, {}))
-    monkeypatch.setattr(program_module, "_elementwise_types", {})
+    monkeypatch.setattr(program_module, "types_seen", {})
     assert str(trace(f, args, {})) == fast
+    assert not program_module.types_seen
+
+
+def test_only_rules_their_operands_types_decide_are_remembered() -> None:
+    # A shape op's second operand may be an index array whose values make the shape: never
+    # remembered by types; an elementwise op's and a product's are.
+    from kenaz.compiler import abstract
+    from kenaz.ops import linalg, shape
+
+    f64 = np.dtype("float64")
+    types = [((3,), f64)]
+    for rule, operands, op, remembered in [
+        (abstract._shape_op, 2, shape._reshape, False),
+        (abstract._shape_op, 1, shape._reshape, True),
+        (abstract._elementwise, 2, batching.elementwise, True),
+        (abstract._matmul, 2, linalg._matmul, True),
+        (abstract._einsum, 2, linalg._einsum, False),
+        (abstract._reduction, 1, np.sum, True),
+    ]:
+        key = ("test key", op, operands)
+        abstract.remember_types(key, rule, types, operands)
+        assert (abstract.types_seen.pop(key, None) is types) == remembered, (rule, operands)
 
 
 def test_a_remembered_type_is_told_from_a_weak_scalars() -> None:

@@ -82,9 +82,9 @@ def live_plan(
     steps: list[tuple] = []
     get = slots.get  # (bound once: these run per equation and operand)
     pop = slots.pop
+    keep = kept.append
+    step = steps.append
     for eq in reversed(equations):
-        writes: tuple | None = None
-        spare = -1  # the slot of a result freed here: the first operand needing one takes it
         if eq.multiple:
             found = []  # (a loop: a comprehension would make `pop` a cell, read per equation)
             for v in eq.outputs:
@@ -94,15 +94,18 @@ def live_plan(
                     free.append(slot)
             if max(found) < 0:
                 continue  # no result is live
-            writes = tuple(found)
-            write = -1
+            writes: tuple | None = tuple(found)
+            write = spare = -1
         else:  # one result, the common case
             write = pop(eq.outputs[0].id, -1)
             if write < 0:
                 continue  # dead
-            spare = write  # (`free.append`, then `free.pop` by an operand: the same, cheaper)
-        kept.append(eq)
-        reads = []
+            writes = None
+            # The slot freed here: the first operand needing one takes it (as `free.append`
+            # then `free.pop` would, cheaper).
+            spare = write
+        keep(eq)
+        reads = []  # (a list: the interpreter only indexes it)
         for a in eq.inputs:
             if type(a) is Var:
                 slot = get(a.id)
@@ -124,7 +127,7 @@ def live_plan(
         if spare >= 0:
             free.append(spare)
         op = eq.op
-        steps.append((op.numpy_impl or op.impl, tuple(reads), eq.params or None, write, writes))
+        step((op.numpy_impl or op.impl, reads, eq.params or None, write, writes))
     kept.reverse()
     steps.reverse()
     template: list[Any] = [None] * (count + 1)  # the last slot is the scratch slot (-1)

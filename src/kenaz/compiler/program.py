@@ -50,7 +50,7 @@ from ..ops.elementwise import alias
 from ..tensor import Tensor, _make, holds_tensor
 from ..transform import gc_pause
 from ..vectorize import BatchedTensor
-from .abstract import _elementwise_types, rule_of, rules_seen
+from .abstract import remember_types, rule_of, rules_seen, types_seen
 from .ir import Const, Equation, Program, Var, iterate_primitives
 from .traced_errors import traced_value_error
 
@@ -68,6 +68,7 @@ __all__ = [
 ]
 
 _new = object.__new__
+_ndarray = np.ndarray
 _MISSING = object()
 _NUMBERS = frozenset({bool, int, float, complex})
 # A trace pauses the cyclic garbage collector once it has made this many variables.
@@ -349,36 +350,19 @@ class TracingHandler(Handler):
         trace = self.trace
         types = None
         inputs: list[Var | Const]
-        if not params and self.abstract:
-            # The common op: one or two tracers of this trace, no parameters, and result
-            # types remembered by the elementwise rule (its memo, keyed as its own first
-            # look-up keys it: a hit is an elementwise op's types): no rule to call, no loop.
+        key = None  # the op's key in `types_seen`, if its operands make one
+        if self.abstract:
+            # The common ops: one tracer of this trace (with or without parameters), or two
+            # operands without parameters, each a tracer or a plain tensor constant of NumPy's
+            # (one a tracer). Their result types depend on the operands' shapes and dtypes
+            # (and the parameters) alone, and are remembered by those: no operand loop, no
+            # rule asked (see `abstract.types_seen`).
             count = len(args)
-            if count == 2:
-                a, b = args
-                if (
-                    type(a) is Tracer
-                    and a._tracing is trace
-                    and type(b) is Tracer
-                    and b._tracing is trace
-                ):
-                    x = a._var
-                    y = b._var
-                    types = _elementwise_types.get(
-                        (
-                            op,
-                            x.shape,
-                            x.dtype if x.weak is None else x.weak,
-                            y.shape,
-                            y.dtype if y.weak is None else y.weak,
-                        )
-                    )
-                    inputs = [x, y]
-            elif count == 1:
+            if count == 1:
                 a = args[0]
                 if type(a) is Tracer and a._tracing is trace:
                     x = a._var
-                    if op is alias:
+                    if op is alias and not params:
                         # An alias of a tracer (a transformation giving its input a fresh
                         # identity) is a fresh tracer of the same variable (`_tracer`,
                         # inlined): the identity is the Python object's, and the program
@@ -391,10 +375,43 @@ class TracingHandler(Handler):
                         t.dtype = x.dtype
                         t.ndim = len(shape)
                         return t
-                    types = _elementwise_types.get(
-                        (op, x.shape, x.dtype if x.weak is None else x.weak)
-                    )
                     inputs = [x]
+                    if params:
+                        key = (op, x.shape, x.dtype, x.weak, *params.items())
+                        try:
+                            types = types_seen.get(key)
+                        except TypeError:  # an unhashable parameter: not remembered
+                            key = None
+                    else:
+                        key = (op, x.shape, x.dtype, x.weak)
+                        types = types_seen.get(key)
+            elif count == 2 and not params:
+                a, b = args
+                kind = type(a)
+                if kind is Tracer and a._tracing is trace:
+                    x = a._var
+                    first = (x.shape, x.dtype, x.weak)
+                    traced = True
+                elif kind is Tensor and not a._trace and type(a._value) is _ndarray:
+                    x = _new(Const)  # `Const(a._value)`, without its __init__'s call
+                    x.value = value = a._value
+                    first = (value.shape, value.dtype, None)
+                    traced = False
+                else:
+                    first = None
+                kind = type(b)
+                if first is None:
+                    pass
+                elif kind is Tracer and b._tracing is trace:
+                    y = b._var
+                    key = (op, *first, y.shape, y.dtype, y.weak)
+                elif traced and kind is Tensor and not b._trace and type(b._value) is _ndarray:
+                    y = _new(Const)
+                    y.value = value = b._value
+                    key = (op, *first, value.shape, value.dtype, None)
+                if key is not None:
+                    inputs = [x, y]
+                    types = types_seen.get(key)
         if types is None:  # any other op: its operands told apart, its rule asked
             if op is alias and len(args) == 1 and not params:  # (a trace on real values)
                 x = args[0]
@@ -447,6 +464,8 @@ class TracingHandler(Handler):
                         types = rule(op, inputs, params)
                     except Exception:  # noqa: BLE001 - no rule fits: the real run says why
                         types = None
+                    if key is not None and types is not None:
+                        remember_types(key, rule, types, len(inputs))
         multiple = op.multiple_results
         if types is None:  # run on the real values
             self.computed = True
