@@ -98,6 +98,11 @@ def test_calls_are_one_equation_with_a_body() -> None:
     inner = kenaz.jit(lambda x: x * 2.0)
     program = kenaz.make_program(lambda x: inner(x) + 1.0)(knp.ones(2))
     assert program.equations[0].op.name == "jit[<lambda>]"
+    # The trace notes that it recorded calls, so that optimize inlines their bodies (and need
+    # not look for one in a program without).
+    assert program.calls is True
+    assert [eq.op.name for eq in optimize(program).equations] == ["mul", "add"]
+    assert kenaz.make_program(lambda x: x * 2.0)(knp.ones(2)).calls is False
 
 
 def test_graph_draws_the_program() -> None:

@@ -135,6 +135,10 @@ class Program:
         these equations (:func:`kenaz.compiler.interpreter.live_plan`), made in the
         walk that dropped the dead code. ``None``: :func:`~kenaz.compiler.interpreter.interpret`
         makes it.
+    calls : bool or None
+        Whether some equation is a call (has a ``body``): set by
+        :func:`~kenaz.compiler.program.trace`, so that ``optimize`` need not look for
+        one. ``None``: not known.
 
     ``str(program)`` prints one equation per line, and :meth:`graph` draws it.
     """
@@ -158,6 +162,7 @@ class Program:
         self.out_tree = out_tree
         self.last_reads: dict[int, int] | None = None
         self.plan: tuple | None = None
+        self.calls: bool | None = None
 
     def with_equations(
         self, equations: list[Equation], outputs: list[Any] | None = None

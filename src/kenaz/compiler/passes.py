@@ -42,10 +42,11 @@ def optimize(program: Program, plan: bool = True) -> Program:
     """
     substitutions: dict[int, Var | Const] = {}
     equations: Sequence[Equation] = program.equations
-    for eq in equations:  # (the calls' bodies spliced in only if there is a call)
-        if eq.body is not None:
-            equations = list(iterate_primitives(equations))
-            break
+    if program.calls is not False:  # (a trace says whether it recorded one)
+        for eq in equations:  # (the calls' bodies spliced in only if there is a call)
+            if eq.body is not None:
+                equations = list(iterate_primitives(equations))
+                break
     equations = common_subexpressions(equations, substitutions, identities=True)
     outputs = program.outputs
     if substitutions:

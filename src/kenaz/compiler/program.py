@@ -205,6 +205,7 @@ class TracingHandler(Handler):
         self._pending: dict[int, Tensor] = {}  # variable id -> the tensor whose example it is
         self._producers: dict[int, Equation] = {}  # variable id -> the primitive making it
         self.computed = False  # whether some op ran on real values (one without a rule...)
+        self.calls = False  # whether it recorded a call (an equation with a body)
         # Variables made before the cyclic collector is paused (see `_long`): `trace` sets it.
         self._pause_at = sys.maxsize
         self.paused = False  # whether it paused the collector
@@ -554,6 +555,7 @@ class TracingHandler(Handler):
         inputs = [self._atom(x) for x in args]
         outputs = [o._var for o in results]
         eq = Equation(op, inputs, params, outputs, op.multiple_results, body=body)
+        self.calls = True
         known = {v.id for v in inputs if isinstance(v, Var)} | defined | {o.id for o in outputs}
         eq.closes_over = any(
             isinstance(a, Var) and a.id not in known
@@ -703,7 +705,7 @@ def trace(
         reset_stack(token)
         tracing.alive = False
         tracing.trace.handler = None  # a tracer kept past the trace keeps no handler alive
-    return Program(
+    program = Program(
         tracing.name,
         tracing.inputs,
         tracing.captured,
@@ -712,6 +714,8 @@ def trace(
         in_tree,
         out_tree,
     )
+    program.calls = tracing.calls
+    return program
 
 
 def is_traceable(x: Any) -> bool:

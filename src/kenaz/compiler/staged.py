@@ -107,6 +107,7 @@ class Staged:
             None,
             None,
         )
+        self.program.calls = program.calls
         self.optimize = optimize
         self.fuse = fuse
         self.neutral = neutral
