@@ -198,3 +198,17 @@ def test_a_remembered_type_is_told_from_a_weak_scalars() -> None:
     assert strong.equations[-1].outputs[0].dtype == np.float64
     assert weak.equations[-1].outputs[0].dtype == np.float32
     assert str(weak) == _programs(lambda x, s: x * s, (x, 2.0))[1]
+
+
+def test_a_second_trace_finds_every_remembered_type(monkeypatch) -> None:
+    # Per-example gradients: elementwise ops, products, reductions and shape ops with their
+    # parameters, all remembered at the first trace; the second asks no rule for any.
+    import kenaz.compiler.program as program_module
+
+    f, args = CASES["per-example grads"]
+    trace(f, args, {})
+    asked: list = []
+    monkeypatch.setattr(program_module, "remember_types", lambda *a: asked.append(a))
+    program = trace(f, args, {})
+    assert {eq.op.name for eq in program.equations} >= {"matmul", "tanh", "reshape", "sum"}
+    assert asked == []

@@ -450,10 +450,10 @@ class TracingHandler(Handler):
             if not traced:  # constant folding: nothing here depends on the inputs
                 return perform_args(op, args, params)
             if params:
-                for key, value in params.items():
+                for name, value in params.items():
                     if isinstance(value, Tensor):
                         raise TypeError(
-                            f"kenaz.{op.name}: parameter {key!r} is a Tensor; while tracing, "
+                            f"kenaz.{op.name}: parameter {name!r} is a Tensor; while tracing, "
                             "parameters must be static Python values"
                         )
             if self.abstract:
