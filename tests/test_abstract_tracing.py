@@ -39,6 +39,10 @@ CASES: dict[str, tuple[Callable, tuple]] = {
     "hvp": (lambda x, v: kenaz.hvp(lambda x: knp.sum(knp.tanh(M @ x) ** 2), (x,), (v,)), (V, V)),
     "weak scalars keep float32": (lambda x: x * 2.0 + 1 - x / 3, (V32,)),
     "Python number inputs": (lambda x, a, n: x * a + n, (V32, 2.5, 3)),
+    "numbers on either side": (
+        lambda x, i: (2 * x - x * 3, 2.0 / x + x**2, (7 - x) * 0.5, i * 2 + 3 * i, i / 2),
+        (V32, INTS.astype(np.int8)),
+    ),
     "integers and booleans": (
         lambda i, x: (knp.where(i % 3 == 0, x, -x), i // 2, (i > 4).astype(np.float32)),
         (INTS, M32[:3]),

@@ -216,6 +216,36 @@ def test_common_subexpressions_merge_as_a_full_key_would(seed: int) -> None:
         ]
 
 
+def _merging_cases() -> list:
+    x = knp.array([0.3, -0.7, 1.1])
+    w = np.array([2.0, 0.5, -1.0])
+    return [
+        (lambda x: knp.sin(x) * 2.0 + knp.cos(x) @ w, (x,), True),
+        (lambda x: knp.sin(x) + knp.sin(x), (x,), False),  # a repeat
+        (lambda x: kenaz.stop_gradient(x) * x, (x,), False),  # an identity op
+        (lambda x: knp.sum(x, axis=0) + knp.sum(x, axis=0, keepdims=True), (x,), False),
+        (lambda x: knp.exp(x * 2.0) - knp.exp(2.0 * x), (x,), True),  # not the same operands
+        (lambda x: (x * w + w * x, x * w), (x,), False),
+        (kenaz.grad(lambda x: knp.sum(knp.tanh(x * w) ** 2)), (x,), None),
+        (kenaz.vmap(kenaz.grad(loss), in_axes=(0, None)), (knp.ones((4, 3, 2)), X), None),
+    ]
+
+
+@pytest.mark.parametrize("case", range(8))
+def test_a_trace_notes_whether_its_equations_may_merge(case: int) -> None:
+    # A trace keys each equation by its op and operands: one whose equations are distinct
+    # (no repeat, no identity op) needs no common subexpressions, and optimize skips them:
+    # the same program as merging them.
+    f, args, distinct = _merging_cases()[case]
+    program = kenaz.make_program(f)(*args)
+    if distinct is not None:
+        assert program.distinct is distinct, str(program)
+    unknown = program.with_equations(program.equations)
+    unknown.calls = program.calls
+    assert unknown.distinct is None
+    assert str(optimize(program)) == str(optimize(unknown))
+
+
 def test_optimize_notes_each_variables_last_read() -> None:
     def f(x, y):
         a = knp.sin(x) * y

@@ -139,6 +139,11 @@ class Program:
         Whether some equation is a call (has a ``body``): set by
         :func:`~kenaz.compiler.program.trace`, so that ``optimize`` need not look for
         one. ``None``: not known.
+    distinct : bool or None
+        ``True`` if no two equations apply the same op to the same operands and none is
+        an identity op, as :func:`~kenaz.compiler.program.trace` notes while recording:
+        :func:`~kenaz.compiler.passes.common_subexpressions` would find nothing to merge.
+        ``False`` or ``None``: it may.
 
     ``str(program)`` prints one equation per line, and :meth:`graph` draws it.
     """
@@ -163,6 +168,7 @@ class Program:
         self.last_reads: dict[int, int] | None = None
         self.plan: tuple | None = None
         self.calls: bool | None = None
+        self.distinct: bool | None = None
 
     def with_equations(
         self, equations: list[Equation], outputs: list[Any] | None = None

@@ -47,7 +47,9 @@ def optimize(program: Program, plan: bool = True) -> Program:
             if eq.body is not None:
                 equations = list(iterate_primitives(equations))
                 break
-    equations = common_subexpressions(equations, substitutions, identities=True)
+    if not (program.distinct and program.calls is False):
+        # (A trace that found no repeat and no identity op leaves nothing to merge.)
+        equations = common_subexpressions(equations, substitutions, identities=True)
     outputs = program.outputs
     if substitutions:
         outputs = _substituted(outputs, substitutions)

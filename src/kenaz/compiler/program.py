@@ -46,7 +46,7 @@ from .. import tree
 from ..backend import is_backend_array, numpy_dtype
 from ..effects import Handler, Op, handler, no_handlers, perform_args, reset_stack, set_stack
 from ..errors import EscapedTracerError, explain_backend_error
-from ..ops.elementwise import alias
+from ..ops.elementwise import alias, stop_gradient
 from ..tensor import Tensor, _make, holds_tensor
 from ..transform import gc_pause
 from ..vectorize import BatchedTensor
@@ -69,6 +69,7 @@ __all__ = [
 
 _new = object.__new__
 _ndarray = np.ndarray
+_WEAK_FLOAT = ((), np.dtype(float), float)  # a Python float operand's (shape, dtype, weak)
 _MISSING = object()
 _NUMBERS = frozenset({bool, int, float, complex})
 # A trace pauses the cyclic garbage collector once it has made this many variables.
@@ -206,6 +207,13 @@ class TracingHandler(Handler):
         self._producers: dict[int, Equation] = {}  # variable id -> the primitive making it
         self.computed = False  # whether some op ran on real values (one without a rule...)
         self.calls = False  # whether it recorded a call (an equation with a body)
+        # Whether two equations may compute the same thing (common_subexpressions would
+        # merge them): each one-result equation keyed by its op and operands in `_keys`,
+        # where a repeat, or any other equation (an identity op, one run on real values, one
+        # with several results), sets it. The parameters are not keyed: the same op on the
+        # same operands with other parameters counts as a repeat (it may not be one).
+        self.repeats = False
+        self._keys: set[tuple] = set()
         # Variables made before the cyclic collector is paused (see `_long`): `trace` sets it.
         self._pause_at = sys.maxsize
         self.paused = False  # whether it paused the collector
@@ -342,6 +350,7 @@ class TracingHandler(Handler):
     def _record(self, op: Op, inputs: list[Var | Const], params: dict, outputs: list[Var]) -> None:
         eq = Equation(op, inputs, params, outputs, op.multiple_results)
         self.equations.append(eq)
+        self.repeats = True  # (not keyed: see `repeats`)
         producers = self._producers
         for var in outputs:
             producers[var.id] = eq
@@ -352,6 +361,7 @@ class TracingHandler(Handler):
         types = None
         inputs: list[Var | Const]
         key = None  # the op's key in `types_seen`, if its operands make one
+        same = None  # the equation's key among the trace's (see `repeats`), if it has one
         if self.abstract:
             # The common ops: one tracer of this trace (with or without parameters), or two
             # operands without parameters, each a tracer or a plain tensor constant of NumPy's
@@ -377,6 +387,7 @@ class TracingHandler(Handler):
                         t.ndim = len(shape)
                         return t
                     inputs = [x]
+                    same = (op, x.id)
                     if params:
                         key = (op, x.shape, x.dtype, x.weak, *params.items())
                         try:
@@ -392,11 +403,31 @@ class TracingHandler(Handler):
                 if kind is Tracer and a._tracing is trace:
                     x = a._var
                     first = (x.shape, x.dtype, x.weak)
+                    first_id = x.id
                     traced = True
                 elif kind is Tensor and not a._trace and type(a._value) is _ndarray:
                     x = _new(Const)  # `Const(a._value)`, without its __init__'s call
                     x.value = value = a._value
                     first = (value.shape, value.dtype, None)
+                    first_id = ~id(value)  # (a constant by identity, as the pass keys it)
+                    traced = False
+                elif kind is _ndarray:  # a closed-over NumPy array
+                    x = _new(Const)
+                    x.value = a
+                    first = (a.shape, a.dtype, None)
+                    first_id = ~id(a)
+                    traced = False
+                elif kind is float:  # `2.0 * x`: typed as a weak float variable would be
+                    x = _new(Const)
+                    x.value = a
+                    first = _WEAK_FLOAT
+                    first_id = (float, a)  # (a number by value, as the pass keys it)
+                    traced = False
+                elif kind is int:  # `2 * x`: typed by its value too (see `x * 2` below)
+                    x = _new(Const)
+                    x.value = a
+                    first = (int, a)
+                    first_id = (int, a)
                     traced = False
                 else:
                     first = None
@@ -406,14 +437,33 @@ class TracingHandler(Handler):
                 elif kind is Tracer and b._tracing is trace:
                     y = b._var
                     key = (op, *first, y.shape, y.dtype, y.weak)
+                    same = (op, first_id, y.id)
                 elif traced and kind is Tensor and not b._trace and type(b._value) is _ndarray:
                     y = _new(Const)
                     y.value = value = b._value
                     key = (op, *first, value.shape, value.dtype, None)
+                    same = (op, first_id, ~id(value))
+                elif traced and kind is _ndarray:
+                    y = _new(Const)
+                    y.value = b
+                    key = (op, *first, b.shape, b.dtype, None)
+                    same = (op, first_id, ~id(b))
+                elif traced and kind is float:  # `x * 2.0`
+                    y = _new(Const)
+                    y.value = b
+                    key = (op, *first, *_WEAK_FLOAT)
+                    same = (op, first_id, (float, b))
+                elif traced and kind is int:  # `x * 2`: typed by its value too (NEP 50
+                    y = _new(Const)  # checks that it fits the array's integer dtype)
+                    y.value = b
+                    key = (op, *first, int, b)
+                    same = (op, first_id, (int, b))
                 if key is not None:
                     inputs = [x, y]
                     types = types_seen.get(key)
         if types is None:  # any other op: its operands told apart, its rule asked
+            if op is stop_gradient:  # an identity op: the pass forwards it (and never
+                same = None  # remembers its types, so it is always told here)
             if op is alias and len(args) == 1 and not params:  # (a trace on real values)
                 x = args[0]
                 if type(x) is Tracer and x._tracing is trace:
@@ -465,7 +515,7 @@ class TracingHandler(Handler):
                         types = rule(op, inputs, params)
                     except Exception:  # noqa: BLE001 - no rule fits: the real run says why
                         types = None
-                    if key is not None and types is not None:
+                    if key is not None and types is not None and same is not None:
                         remember_types(key, rule, types, len(inputs))
         multiple = op.multiple_results
         if types is None:  # run on the real values
@@ -497,6 +547,10 @@ class TracingHandler(Handler):
             eq.closes_over = False
             self.equations.append(eq)
             self._producers[count] = eq
+            if same is None or same in self._keys:
+                self.repeats = True
+            else:
+                self._keys.add(same)
             if count >= self._pause_at:
                 self._long()
             t = _new(Tracer)
@@ -513,6 +567,7 @@ class TracingHandler(Handler):
             self._count = count + len(outputs)
         eq = Equation(op, inputs, params, outputs, multiple)
         self.equations.append(eq)
+        self.repeats = True  # (not keyed: see `repeats`)
         producers = self._producers
         for var in outputs:
             producers[var.id] = eq
@@ -715,6 +770,7 @@ def trace(
         out_tree,
     )
     program.calls = tracing.calls
+    program.distinct = not tracing.repeats
     return program
 
 

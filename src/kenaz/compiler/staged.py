@@ -108,6 +108,7 @@ class Staged:
             None,
         )
         self.program.calls = program.calls
+        self.program.distinct = program.distinct
         self.optimize = optimize
         self.fuse = fuse
         self.neutral = neutral
