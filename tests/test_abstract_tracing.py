@@ -216,3 +216,24 @@ def test_a_second_trace_finds_every_remembered_type(monkeypatch) -> None:
     program = trace(f, args, {})
     assert {eq.op.name for eq in program.equations} >= {"matmul", "tanh", "reshape", "sum"}
     assert asked == []
+
+
+def test_values_are_computed_on_demand_inside_and_after_a_calls_body() -> None:
+    # An op without a rule (cumsum) inside a call's body (checkpoint's, an inner jit's) reads
+    # a value made before the call, and one made in the body; after the call, another reads
+    # the call's output: the tracer finds each producer (the program's, the body's) then.
+    inner = kenaz.jit(lambda v: knp.cumsum(knp.exp(v) * 2.0, axis=0) * 3.0)
+    remat = kenaz.checkpoint(lambda v: knp.cumsum(knp.cos(v) * v, axis=0))
+
+    def f(x):
+        y = knp.sin(x) + 1.0
+        z = knp.cumsum(remat(y) + inner(y * 0.5), axis=0)
+        return knp.cumsum(z * y, axis=0)
+
+    x = rng.standard_normal(5)
+    program = kenaz.make_program(f)(x)
+    assert program.calls is True
+    expected = f(knp.asarray(x)).numpy()
+    jitted = kenaz.jit(f)
+    for _ in range(3):  # traced, checked, then the staged program
+        np.testing.assert_array_equal(jitted(x).numpy(), expected)

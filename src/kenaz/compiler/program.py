@@ -204,7 +204,11 @@ class TracingHandler(Handler):
         self._count = 0
         self._values: dict[int, Any] = {}  # variable id -> real value, where known
         self._pending: dict[int, Tensor] = {}  # variable id -> the tensor whose example it is
-        self._producers: dict[int, Equation] = {}  # variable id -> the primitive making it
+        # Variable id -> the primitive making it, made when a value is first computed (see
+        # `_producer_map`): the equations recorded so far, by list (id -> (list, how many).
+        self._producers: dict[int, Equation] = {}
+        self._indexed: dict[int, tuple[list[Equation], int]] = {}
+        self._outer: list[list[Equation]] = []  # the lists a call's body interrupts
         self.computed = False  # whether some op ran on real values (one without a rule...)
         self.calls = False  # whether it recorded a call (an equation with a body)
         # Whether two equations may compute the same thing (common_subexpressions would
@@ -309,7 +313,7 @@ class TracingHandler(Handler):
     def _compute(self, targets: Sequence[Var]) -> None:
         """Compute the values of ``targets``: the ops they depend on, in program order,
         each intermediate freed after its last read (only the targets are kept)."""
-        values, pending, producers = self._values, self._pending, self._producers
+        values, pending, producers = self._values, self._pending, self._producer_map()
         needed: dict[int, Equation] = {}  # by the id of its first output: program order
         stack = [v.id for v in targets]
         while stack:  # a walk, not recursion: a chain of a million ops is fine
@@ -347,13 +351,26 @@ class TracingHandler(Handler):
                         if not left and a.id in made and a.id not in keep:
                             del values[a.id]
 
-    def _record(self, op: Op, inputs: list[Var | Const], params: dict, outputs: list[Var]) -> None:
-        eq = Equation(op, inputs, params, outputs, op.multiple_results)
-        self.equations.append(eq)
-        self.repeats = True  # (not keyed: see `repeats`)
+    def _producer_map(self) -> dict[int, Equation]:
+        """Variable id -> the primitive making it, for every equation recorded so far (those
+        of calls' bodies too): kept up to date here, where it is needed, rather than at every
+        op. Each list of equations (the program's, the bodies being recorded) is indexed
+        from where the last look stopped (a list only grows while it is recorded)."""
         producers = self._producers
-        for var in outputs:
-            producers[var.id] = eq
+        indexed = self._indexed
+        for equations in (*self._outer, self.equations):
+            found = indexed.get(id(equations))
+            start = 0 if found is None else found[1]
+            if start < len(equations):
+                for eq in iterate_primitives(equations[start:]):
+                    for var in eq.outputs:
+                        producers[var.id] = eq
+                indexed[id(equations)] = (equations, len(equations))  # (kept: its id stays)
+        return producers
+
+    def _record(self, op: Op, inputs: list[Var | Const], params: dict, outputs: list[Var]) -> None:
+        self.equations.append(Equation(op, inputs, params, outputs, op.multiple_results))
+        self.repeats = True  # (not keyed: see `repeats`)
 
     # -- recording -------------------------------------------------------------------------
     def handle(self, op: Op, args: tuple, params: dict) -> Any:
@@ -515,8 +532,51 @@ class TracingHandler(Handler):
                         types = rule(op, inputs, params)
                     except Exception:  # noqa: BLE001 - no rule fits: the real run says why
                         types = None
-                    if key is not None and types is not None and same is not None:
-                        remember_types(key, rule, types, len(inputs))
+            if types is None or len(types) != 1 or op.multiple_results:
+                # Run on the real values, or several results: not inlined (the run costs far
+                # more than the calls).
+                return self._record_others(op, inputs, params, types)
+            if key is not None and same is not None:  # (`same`: not an identity op)
+                remember_types(key, rule, types, len(inputs))
+        # One result, the common case (and every remembered one): `Var(...)`,
+        # `Equation(...)` and `_tracer`, inlined (calling a class with an __init__ costs
+        # about as much as all its stores).
+        shape, dtype = types[0]
+        count = self._count
+        self._count = count + 1
+        var = _new(Var)
+        var.id = count
+        var.shape = shape
+        var.dtype = dtype
+        var.weak = None
+        eq = _new(Equation)
+        eq.op = op
+        eq.inputs = inputs
+        eq.params = params
+        eq.outputs = [var]
+        eq.multiple = False
+        eq.body = None
+        eq.closes_over = False
+        self.equations.append(eq)
+        if not self.repeats:
+            if same is None or same in self._keys:
+                self.repeats = True
+            else:
+                self._keys.add(same)
+        if count >= self._pause_at:
+            self._long()
+        t = _new(Tracer)
+        t._var = var
+        t._tracing = trace
+        t._trace = None
+        t.shape = shape
+        t.dtype = dtype
+        t.ndim = len(shape)
+        return t
+
+    def _record_others(self, op: Op, inputs: list[Var | Const], params: dict, types: Any) -> Any:
+        """Record an op with several results (of ``types``), or run it on the real values
+        (``types`` is None) and record it with those: :meth:`handle`'s rare paths."""
         multiple = op.multiple_results
         if types is None:  # run on the real values
             self.computed = True
@@ -526,58 +586,17 @@ class TracingHandler(Handler):
             except ValueError as error:
                 raise explain_backend_error(op.name, tuple(values), error) from None
             outputs = _known_all(self, result if multiple else (result,))
-        elif len(types) == 1 and not multiple:
-            # One result, the common case: `Var(...)`, `Equation(...)` and `_tracer`, inlined
-            # (calling a class with an __init__ costs about as much as all its stores).
-            shape, dtype = types[0]
-            count = self._count
-            self._count = count + 1
-            var = _new(Var)
-            var.id = count
-            var.shape = shape
-            var.dtype = dtype
-            var.weak = None
-            eq = _new(Equation)
-            eq.op = op
-            eq.inputs = inputs
-            eq.params = params
-            eq.outputs = [var]
-            eq.multiple = False
-            eq.body = None
-            eq.closes_over = False
-            self.equations.append(eq)
-            self._producers[count] = eq
-            if same is None or same in self._keys:
-                self.repeats = True
-            else:
-                self._keys.add(same)
-            if count >= self._pause_at:
-                self._long()
-            t = _new(Tracer)
-            t._var = var
-            t._tracing = trace
-            t._trace = None
-            t.shape = shape
-            t.dtype = dtype
-            t.ndim = len(shape)
-            return t
         else:
             count = self._count
             outputs = _new_vars(count, types)
             self._count = count + len(outputs)
-        eq = Equation(op, inputs, params, outputs, multiple)
-        self.equations.append(eq)
+        self.equations.append(Equation(op, inputs, params, outputs, multiple))
         self.repeats = True  # (not keyed: see `repeats`)
-        producers = self._producers
-        for var in outputs:
-            producers[var.id] = eq
         if self._count >= self._pause_at:
             self._long()
         if multiple:
-            return _tracers(outputs, trace)
-        # (Not inlined: the common one-result op took the branch above; this is an op run
-        # on real values, whose run costs far more than the call.)
-        return _tracer(outputs[0], trace)
+            return _tracers(outputs, self.trace)
+        return _tracer(outputs[0], self.trace)
 
     def handle_call(self, op: Any, args: tuple, params: dict) -> Any:
         """A call: one equation whose body holds the equations of the function it runs.
@@ -590,6 +609,7 @@ class TracingHandler(Handler):
         if not any(_is_traced(x, self) for x in args):
             return perform_args(op, args, params)  # constants only: fold (the stack is outside us)
         outer, self.equations = self.equations, []
+        self._outer.append(outer)
         try:
             with handler(self):
                 outs = op.run(args, params)
@@ -607,6 +627,7 @@ class TracingHandler(Handler):
                     results.append(o)
         finally:
             self.equations = outer
+            self._outer.pop()
         inputs = [self._atom(x) for x in args]
         outputs = [o._var for o in results]
         eq = Equation(op, inputs, params, outputs, op.multiple_results, body=body)
