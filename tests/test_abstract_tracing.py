@@ -39,6 +39,10 @@ CASES: dict[str, tuple[Callable, tuple]] = {
     "hvp": (lambda x, v: kenaz.hvp(lambda x: knp.sum(knp.tanh(M @ x) ** 2), (x,), (v,)), (V, V)),
     "weak scalars keep float32": (lambda x: x * 2.0 + 1 - x / 3, (V32,)),
     "Python number inputs": (lambda x, a, n: x * a + n, (V32, 2.5, 3)),
+    "numbers on either side": (
+        lambda x, i: (2 * x - x * 3, 2.0 / x + x**2, (7 - x) * 0.5, i * 2 + 3 * i, i / 2),
+        (V32, INTS.astype(np.int8)),
+    ),
     "integers and booleans": (
         lambda i, x: (knp.where(i % 3 == 0, x, -x), i // 2, (i > 4).astype(np.float32)),
         (INTS, M32[:3]),
@@ -151,3 +155,85 @@ def test_errors_are_the_ops_own() -> None:
         kenaz.make_program(lambda x, y: x + y)(np.ones(3), np.ones(4))
     with pytest.raises(ValueError, match="matmul"):
         kenaz.make_program(lambda x, y: x @ y)(np.ones((2, 3)), np.ones((2, 3)))
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_the_remembered_types_give_the_rules_program(name: str, monkeypatch) -> None:
+    # The tracer looks ops of one variable, or of two operands (variables or arrays), up by
+    # their operands' types before asking any rule: the same program as asking the rule
+    # every time (an empty table, never filled), traced twice (the second from the table).
+    import kenaz.compiler.program as program_module
+
+    f, args = CASES[name]
+    trace(f, args, {})
+    fast = str(trace(f, args, {}))
+    monkeypatch.setattr(program_module, "types_seen", {})
+    assert str(trace(f, args, {})) == fast
+    assert not program_module.types_seen
+
+
+def test_only_rules_their_operands_types_decide_are_remembered() -> None:
+    # A shape op's second operand may be an index array whose values make the shape: never
+    # remembered by types; an elementwise op's and a product's are.
+    from kenaz.compiler import abstract
+    from kenaz.ops import linalg, shape
+
+    f64 = np.dtype("float64")
+    types = [((3,), f64)]
+    for rule, operands, op, remembered in [
+        (abstract._shape_op, 2, shape._reshape, False),
+        (abstract._shape_op, 1, shape._reshape, True),
+        (abstract._elementwise, 2, batching.elementwise, True),
+        (abstract._matmul, 2, linalg._matmul, True),
+        (abstract._einsum, 2, linalg._einsum, False),
+        (abstract._reduction, 1, np.sum, True),
+    ]:
+        key = ("test key", op, operands)
+        abstract.remember_types(key, rule, types, operands)
+        assert (abstract.types_seen.pop(key, None) is types) == remembered, (rule, operands)
+
+
+def test_a_remembered_type_is_told_from_a_weak_scalars() -> None:
+    # float32 * a float64 0-d array is float64; float32 * a Python float (a weak input) stays
+    # float32: the memo the tracer reads keys the weak type, not the dtype.
+    x = V32
+    strong = trace(lambda x, s: x * s, (x, np.float64(2.0)), {})
+    weak = trace(lambda x, s: x * s, (x, 2.0), {})
+    assert strong.equations[-1].outputs[0].dtype == np.float64
+    assert weak.equations[-1].outputs[0].dtype == np.float32
+    assert str(weak) == _programs(lambda x, s: x * s, (x, 2.0))[1]
+
+
+def test_a_second_trace_finds_every_remembered_type(monkeypatch) -> None:
+    # Per-example gradients: elementwise ops, products, reductions and shape ops with their
+    # parameters, all remembered at the first trace; the second asks no rule for any.
+    import kenaz.compiler.program as program_module
+
+    f, args = CASES["per-example grads"]
+    trace(f, args, {})
+    asked: list = []
+    monkeypatch.setattr(program_module, "remember_types", lambda *a: asked.append(a))
+    program = trace(f, args, {})
+    assert {eq.op.name for eq in program.equations} >= {"matmul", "tanh", "reshape", "sum"}
+    assert asked == []
+
+
+def test_values_are_computed_on_demand_inside_and_after_a_calls_body() -> None:
+    # An op without a rule (cumsum) inside a call's body (checkpoint's, an inner jit's) reads
+    # a value made before the call, and one made in the body; after the call, another reads
+    # the call's output: the tracer finds each producer (the program's, the body's) then.
+    inner = kenaz.jit(lambda v: knp.cumsum(knp.exp(v) * 2.0, axis=0) * 3.0)
+    remat = kenaz.checkpoint(lambda v: knp.cumsum(knp.cos(v) * v, axis=0))
+
+    def f(x):
+        y = knp.sin(x) + 1.0
+        z = knp.cumsum(remat(y) + inner(y * 0.5), axis=0)
+        return knp.cumsum(z * y, axis=0)
+
+    x = rng.standard_normal(5)
+    program = kenaz.make_program(f)(x)
+    assert program.calls is True
+    expected = f(knp.asarray(x)).numpy()
+    jitted = kenaz.jit(f)
+    for _ in range(3):  # traced, checked, then the staged program
+        np.testing.assert_array_equal(jitted(x).numpy(), expected)

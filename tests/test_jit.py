@@ -565,3 +565,34 @@ def test_a_dropped_jitted_function_is_freed_without_the_cyclic_collector() -> No
     finally:
         if enabled:
             gc.enable()
+
+
+def _noted(fun: Any) -> Any:
+    fun.note = "copied to the jitted function"
+    return fun
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: kenaz.vmap(knp.sin),  # a function whose __dict__ holds __wrapped__ alone
+        lambda: kenaz.jacrev(knp.sin),
+        lambda: kenaz.grad(lambda x: knp.sum(x * x)),
+        lambda: _noted(kenaz.vmap(knp.sin)),  # more in its __dict__: the general path
+    ],
+)
+def test_a_wrapping_function_is_copied_as_update_wrapper_copies_it(make, monkeypatch) -> None:
+    # jit stores a wrapping function's names itself (not through functools.update_wrapper):
+    # the same attributes, values and order as the general path gives.
+    import kenaz.compiler.api as api
+
+    fun = make()
+    fast = vars(kenaz.jit(fun))
+    monkeypatch.setattr(api, "_plain_dict", lambda names: False)
+    general = vars(kenaz.jit(fun))
+    strip = {"_cache", "_lock", "_hits"}  # fresh objects per jitted function
+    assert [k for k in fast] == [k for k in general]
+    assert {k: v for k, v in fast.items() if k not in strip} == {
+        k: v for k, v in general.items() if k not in strip
+    }
+    assert fast["__wrapped__"] is fun

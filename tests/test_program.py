@@ -8,8 +8,9 @@ import pytest
 import kenaz
 import kenaz.numpy as knp
 from kenaz.compiler.codegen import generate_source
+from kenaz.compiler.interpreter import interpret
 from kenaz.compiler.passes import common_subexpressions, dead_code, optimize
-from kenaz.compiler.program import Const, Program, Var, replay
+from kenaz.compiler.program import Const, Equation, Program, Var, replay
 from kenaz.compiler.staged import split_program
 
 
@@ -97,6 +98,11 @@ def test_calls_are_one_equation_with_a_body() -> None:
     inner = kenaz.jit(lambda x: x * 2.0)
     program = kenaz.make_program(lambda x: inner(x) + 1.0)(knp.ones(2))
     assert program.equations[0].op.name == "jit[<lambda>]"
+    # The trace notes that it recorded calls, so that optimize inlines their bodies (and need
+    # not look for one in a program without).
+    assert program.calls is True
+    assert [eq.op.name for eq in optimize(program).equations] == ["mul", "add"]
+    assert kenaz.make_program(lambda x: x * 2.0)(knp.ones(2)).calls is False
 
 
 def test_graph_draws_the_program() -> None:
@@ -122,6 +128,124 @@ def test_dead_code_and_common_subexpressions() -> None:
     assert len(dead_code(program.equations, program.outputs)) == 3
 
 
+def _reference_common_subexpressions(equations: list, substitutions: dict) -> list:
+    """Common subexpressions the plain way: every equation keyed in full at once (op, sorted
+    parameters, operands substituted: a variable by id, a number by type and value, another
+    constant by identity); identity ops forwarded; unhashable parameters never merged."""
+    from kenaz.compiler.passes import IDENTITY_OPS
+
+    def atom(a):
+        a = substitutions.get(a.id, a) if type(a) is Var else a
+        return a
+
+    def key_of(a):
+        if type(a) is Var:
+            return ("v", a.id)
+        kind = type(a.value)
+        numbers = (int, float, bool, complex, str)
+        return ("c", kind, a.value) if kind in numbers else ("o", id(a.value))
+
+    seen: dict = {}
+    kept = []
+    for eq in equations:
+        inputs = [atom(a) for a in eq.inputs]
+        if eq.op in IDENTITY_OPS and not eq.params and len(inputs) == 1:
+            substitutions[eq.outputs[0].id] = inputs[0]
+            continue
+        try:
+            key = (eq.op, tuple(sorted(eq.params.items())), *map(key_of, inputs))
+            hash(key)
+        except TypeError:
+            kept.append((eq.op, inputs, eq.params, eq.outputs))
+            continue
+        if key in seen:
+            for mine, theirs in zip(eq.outputs, seen[key].outputs, strict=True):
+                substitutions[mine.id] = theirs
+        else:
+            seen[key] = eq
+            kept.append((eq.op, inputs, eq.params, eq.outputs))
+    return kept
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_common_subexpressions_merge_as_a_full_key_would(seed: int) -> None:
+    # The pass keys an equation by its op and operands, and its parameters only when two
+    # meet: the same merges as keying every equation in full, on random equations over
+    # a few ops, operands (variables, numbers of several types, arrays by identity) and
+    # parameters (equal in another order, different, unhashable).
+    from kenaz.ops.elementwise import add, alias, stop_gradient, tanh
+
+    rng = np.random.default_rng(seed)
+    f64 = np.dtype("float64")
+    first_array, second_array = np.ones(3), np.ones(3)
+    constants = [2.0, 2, True, first_array, second_array, None]
+    parameters = [
+        {},
+        {},
+        {"axis": 0},
+        {"axis": 1},
+        {"axis": 0, "keepdims": False},
+        {"keepdims": False, "axis": 0},
+        {"index": np.array([1])},
+    ]
+    variables = [Var(i, (3,), f64) for i in range(3)]
+    equations = []
+    for _ in range(60):
+        op = [add, tanh, alias, stop_gradient][rng.integers(4)]
+        count = 1 if op is not add else 2
+        inputs = []
+        for _ in range(count):
+            if rng.random() < 0.75:
+                inputs.append(variables[rng.integers(len(variables))])
+            else:
+                inputs.append(Const(constants[rng.integers(len(constants))]))
+        params = parameters[rng.integers(len(parameters))] if op is not alias else {}
+        out = Var(len(variables), (3,), f64)
+        variables.append(out)
+        equations.append(Equation(op, inputs, params, [out], False))
+    mine: dict = {}
+    kept = common_subexpressions(equations, mine, identities=True)
+    theirs: dict = {}
+    expected = _reference_common_subexpressions(equations, theirs)
+    assert mine == theirs
+    assert len(kept) == len(expected) < 60
+    for eq, (op, inputs, params, outputs) in zip(kept, expected, strict=True):
+        assert (eq.op, eq.params, eq.outputs) == (op, params, outputs)
+        assert [a.id if type(a) is Var else id(a.value) for a in eq.inputs] == [
+            a.id if type(a) is Var else id(a.value) for a in inputs
+        ]
+
+
+def _merging_cases() -> list:
+    x = knp.array([0.3, -0.7, 1.1])
+    w = np.array([2.0, 0.5, -1.0])
+    return [
+        (lambda x: knp.sin(x) * 2.0 + knp.cos(x) @ w, (x,), True),
+        (lambda x: knp.sin(x) + knp.sin(x), (x,), False),  # a repeat
+        (lambda x: kenaz.stop_gradient(x) * x, (x,), False),  # an identity op
+        (lambda x: knp.sum(x, axis=0) + knp.sum(x, axis=0, keepdims=True), (x,), False),
+        (lambda x: knp.exp(x * 2.0) - knp.exp(2.0 * x), (x,), True),  # not the same operands
+        (lambda x: (x * w + w * x, x * w), (x,), False),
+        (kenaz.grad(lambda x: knp.sum(knp.tanh(x * w) ** 2)), (x,), None),
+        (kenaz.vmap(kenaz.grad(loss), in_axes=(0, None)), (knp.ones((4, 3, 2)), X), None),
+    ]
+
+
+@pytest.mark.parametrize("case", range(8))
+def test_a_trace_notes_whether_its_equations_may_merge(case: int) -> None:
+    # A trace keys each equation by its op and operands: one whose equations are distinct
+    # (no repeat, no identity op) needs no common subexpressions, and optimize skips them:
+    # the same program as merging them.
+    f, args, distinct = _merging_cases()[case]
+    program = kenaz.make_program(f)(*args)
+    if distinct is not None:
+        assert program.distinct is distinct, str(program)
+    unknown = program.with_equations(program.equations)
+    unknown.calls = program.calls
+    assert unknown.distinct is None
+    assert str(optimize(program)) == str(optimize(unknown))
+
+
 def test_optimize_notes_each_variables_last_read() -> None:
     def f(x, y):
         a = knp.sin(x) * y
@@ -129,7 +253,7 @@ def test_optimize_notes_each_variables_last_read() -> None:
         b = knp.cos(a) + a
         return b * y, a
 
-    optimized = optimize(kenaz.make_program(f)(knp.ones(3), knp.ones(3)))
+    optimized = optimize(kenaz.make_program(f)(knp.ones(3), knp.ones(3)), plan=False)
     expected: dict = {}
     for index, eq in enumerate(optimized.equations):
         for atom in eq.inputs:
@@ -139,6 +263,56 @@ def test_optimize_notes_each_variables_last_read() -> None:
         expected[atom.id] = len(optimized.equations)
     assert optimized.last_reads == expected
     assert optimized.last_reads[optimized.inputs[1].id] == len(optimized.equations) - 1
+
+
+_CONSTANT = np.array([0.5, -1.5, 2.0])
+
+
+def _plans() -> list:
+    """Programs whose plans exercise the slot scan: reuse, constants, several results,
+    outputs repeated or passed through, dead results."""
+
+    def chain(x, y):
+        a = knp.sin(x) * y
+        unused = knp.exp(a)  # noqa: F841 - dead
+        b = knp.cos(a) + a * _CONSTANT
+        return b * y, a, x, a
+
+    def several(m, x):
+        w, v = knp.linalg.eigh(m)  # two results: only `w` read (v's write is the scratch slot)
+        u = knp.linalg.eigh(m + 1.0)[1]  # only the second read
+        return knp.sum(w) * x + u[0], x * x + x
+
+    def reuse(x):
+        for _ in range(6):
+            x = knp.tanh(x) * 2.0 + knp.sin(x)
+        return x, 3.0
+
+    m = knp.array([[2.0, 0.5, 0.0], [0.5, 1.0, 0.2], [0.0, 0.2, 3.0]])
+    x = knp.array([0.3, -0.7, 1.1])
+    return [(chain, (x, x + 1.0)), (several, (m, x)), (reuse, (x,))]
+
+
+@pytest.mark.parametrize("case", range(3))
+def test_the_plan_made_with_dead_code_runs_as_the_forward_scans(case: int) -> None:
+    # `optimize` makes the interpreter's plan in its backward walk (live_plan); the same
+    # equations without it are planned forward (last reads first): the same results, the
+    # same equations kept as `dead_code` keeps, and as few slots.
+    f, args = _plans()[case]
+    program = kenaz.make_program(f)(*args)
+    optimized = optimize(program)
+    assert optimized.plan is not None
+    unplanned = optimize(program, plan=False)
+    assert unplanned.plan is None
+    assert [eq.op for eq in optimized.equations] == [eq.op for eq in unplanned.equations]
+    values = [np.asarray(a) for a in args]
+    planned_results = interpret(optimized)(*values)
+    forward_results = interpret(unplanned)(*values)
+    assert len(planned_results) == len(forward_results) == len(program.outputs)
+    for mine, theirs in zip(planned_results, forward_results, strict=True):
+        assert type(mine) is type(theirs)
+        np.testing.assert_array_equal(mine, theirs, strict=True)
+    assert len(optimized.plan[0]) <= len(interpret.__globals__["_plan"](unplanned, False)[0])
 
 
 def test_an_alias_of_a_tracer_is_a_fresh_tracer_of_its_variable() -> None:

@@ -43,7 +43,15 @@ from ..ops import linalg as _linalg
 from ..ops import shape as _shape
 from .ir import Const, Var
 
-__all__ = ["result_types", "rule_of", "rules_seen", "broadcast_shapes", "zero_strided"]
+__all__ = [
+    "result_types",
+    "rule_of",
+    "rules_seen",
+    "types_seen",
+    "remember_types",
+    "broadcast_shapes",
+    "zero_strided",
+]
 
 Types = list[tuple[tuple[int, ...], np.dtype]]
 _ndarray = np.ndarray
@@ -58,6 +66,12 @@ _reduced: dict[tuple, Types] = {}  # (op, shape, dtype, weak, *params) -> a redu
 _products: dict[tuple, Types] = {}  # (op, shape, dtype, weak, shape, dtype, weak) -> matmul's
 # op -> its rule (or None), for every op seen: the tracer reads it at once (a call less per op).
 rules_seen: dict[Op, Any] = {}
+# The result types of the ops the tracer meets most, by their operands' types, which the
+# tracer looks up before asking any rule (`remember_types` fills it):
+#   (op, shape, dtype, weak, *params.items())   one variable, parameters or none;
+#   (op, shape, dtype, weak, shape, dtype, weak)   two operands, variables or NumPy arrays (a
+#                                                  constant's weak is None), no parameters.
+types_seen: dict[tuple, Types] = {}
 
 
 def result_types(op: Op, inputs: Sequence[Var | Const], params: dict[str, Any]) -> Types | None:
@@ -89,6 +103,15 @@ def rule_of(op: Op) -> Callable[..., Types] | None:
         rules_seen.clear()
     rules_seen[op] = rule
     return rule
+
+
+def remember_types(key: tuple, rule: Callable[..., Types], types: Types, operands: int) -> None:
+    """Remember ``types``, given by ``rule``, under ``key`` in :data:`types_seen` where that
+    key determines them: the rules whose results depend on the operands' shapes and dtypes
+    (and weak types) and the parameters alone. A shape op's two operands are not (an index
+    array's values may make the shape), nor is any other rule (a user's op runs for real)."""
+    if rule is _elementwise or rule is _matmul or (operands == 1 and rule in _TYPED_BY_ONE):
+        _remember(types_seen, key, types)
 
 
 # -- stand-ins ----------------------------------------------------------------------------------
@@ -244,7 +267,12 @@ def _elementwise(op: Op, inputs: Sequence[Var | Const], params: dict[str, Any]) 
     if dtypes is None:
         result = _run_quietly(op, [_small(a) for a in inputs], params)
         dtypes = _remember(_dtypes, dtype_key, _dtypes_of(op, result))
-    return _remember(_elementwise_types, key, [(shape, dtype) for dtype in dtypes])
+    return _remember(_elementwise_types, key, _typed(shape, dtypes))
+
+
+def _typed(shape: tuple[int, ...], dtypes: list[np.dtype]) -> Types:
+    # (A function: a comprehension in `_elementwise` would make `shape` a cell of it.)
+    return [(shape, dtype) for dtype in dtypes]
 
 
 def broadcast_shapes(shapes: Sequence[tuple[int, ...]]) -> tuple[int, ...]:
@@ -425,6 +453,9 @@ def _shape_op(op: Op, inputs: Sequence[Var | Const], params: dict[str, Any]) -> 
 _elementwise_batch: Callable = _batching.elementwise
 _reduction_batch: Callable = _axes.reduction
 _index_reduction_batch: Callable = _batching.index_reduction
+
+# Rules of one variable that its type and the parameters determine (besides the two above).
+_TYPED_BY_ONE = frozenset({_reduction, _shape_op})
 
 _RULES: dict[Op, Callable[..., Types]] = {
     _linalg._matmul: _matmul,

@@ -78,9 +78,11 @@ class Jitted(Generic[P, R]):
     ) -> None:
         self._fields(fun, static_argnums, static_argnames, optimize, check_purity, fuse)
         # `functools.update_wrapper(self, fun)`: for a plain function (nothing in its __dict__
-        # to copy) its names are stored here after the fields, which then stay in the
-        # object's compact layout (the general order cost a third of a small trace+compile).
-        if type(fun) is FunctionType and not fun.__dict__ and _WRAPPER_NAMES:
+        # to copy but the `__wrapped__` of a function that wraps another, as a vmap, grad or
+        # jacrev of one does: update_wrapper sets it to `fun` after copying it) its names are
+        # stored here after the fields, which then stay in the object's compact layout (the
+        # general order cost a third of a small trace+compile).
+        if type(fun) is FunctionType and _WRAPPER_NAMES and _plain_dict(fun.__dict__):
             self.__module__ = fun.__module__
             self.__name__ = fun.__name__
             self.__qualname__ = fun.__qualname__
@@ -333,9 +335,7 @@ class _Entry:
     def result(self, tensors: list[Tensor]) -> Any:
         if len(tensors) == len(self.outputs):
             return tree.unflatten(self.out_tree, tensors)
-        found = iter(tensors)
-        leaves = [next(found) if isinstance(o, (Var, Const)) else o for o in self.outputs]
-        return tree.unflatten(self.out_tree, leaves)
+        return tree.unflatten(self.out_tree, _with_static_leaves(self.outputs, tensors))
 
     def run(self, values: list) -> Any:
         """The result on the input leaves' plain values, with no handler installed.
@@ -367,6 +367,13 @@ _WRAPPER_NAMES = functools.WRAPPER_ASSIGNMENTS == (
     "__doc__",
     "__annotations__",
 ) and functools.WRAPPER_UPDATES == ("__dict__",)
+
+
+def _plain_dict(names: dict) -> bool:
+    """Whether a function's ``__dict__`` holds nothing ``functools.update_wrapper`` would
+    copy but ``__wrapped__`` (which it then sets to the function itself)."""
+    return not names or (len(names) == 1 and "__wrapped__" in names)
+
 
 _SCALARS = frozenset({bool, int, float, complex})
 _ARRAYS = NUMPY_TYPES - _SCALARS  # ndarray and NumPy's scalar types: a shape and a dtype
@@ -420,13 +427,25 @@ def _plain_signature(items: tuple | list, signature: list, values: list) -> bool
                 return False
             signature.append(dict)
             signature.append(tuple(keys))
-            if not _plain_signature([x[k] for k in keys], signature, values):
+            if not _plain_signature(_values_of(x, keys), signature, values):
                 return False
         elif x is None:
             signature.append(None)
         else:
             return False
     return True
+
+
+# (Comprehensions as functions: one in a function's body makes the names it reads cells, made
+# at every call of that function, also where the comprehension does not run.)
+def _with_static_leaves(outputs: list[Any], tensors: list[Tensor]) -> list[Any]:
+    """The result's leaves: ``tensors`` in order where ``outputs`` has a tensor, else its leaf."""
+    found = iter(tensors)
+    return [next(found) if isinstance(o, (Var, Const)) else o for o in outputs]
+
+
+def _values_of(mapping: dict, keys: list) -> list:
+    return [mapping[k] for k in keys]
 
 
 def _leaf_key(x: Any) -> Any:

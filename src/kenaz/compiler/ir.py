@@ -130,6 +130,20 @@ class Program:
         Set by :func:`kenaz.compiler.passes.optimize`: the index of the equation
         reading each variable last (``len(equations)`` for an output's), which
         the interpreter allocates its slots by. ``None``: not computed.
+    plan : tuple or None
+        Set by :func:`kenaz.compiler.passes.optimize`: the interpreter's plan of
+        these equations (:func:`kenaz.compiler.interpreter.live_plan`), made in the
+        walk that dropped the dead code. ``None``: :func:`~kenaz.compiler.interpreter.interpret`
+        makes it.
+    calls : bool or None
+        Whether some equation is a call (has a ``body``): set by
+        :func:`~kenaz.compiler.program.trace`, so that ``optimize`` need not look for
+        one. ``None``: not known.
+    distinct : bool or None
+        ``True`` if no two equations apply the same op to the same operands and none is
+        an identity op, as :func:`~kenaz.compiler.program.trace` notes while recording:
+        :func:`~kenaz.compiler.passes.common_subexpressions` would find nothing to merge.
+        ``False`` or ``None``: it may.
 
     ``str(program)`` prints one equation per line, and :meth:`graph` draws it.
     """
@@ -152,6 +166,9 @@ class Program:
         self.in_tree = in_tree
         self.out_tree = out_tree
         self.last_reads: dict[int, int] | None = None
+        self.plan: tuple | None = None
+        self.calls: bool | None = None
+        self.distinct: bool | None = None
 
     def with_equations(
         self, equations: list[Equation], outputs: list[Any] | None = None

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ..ops.elementwise import alias, stop_gradient
+from .interpreter import live_plan
 from .program import Const, Equation, Program, Var, iterate_primitives
 
 __all__ = [
@@ -28,25 +29,37 @@ __all__ = [
 IDENTITY_OPS = frozenset({alias, stop_gradient})
 
 
-def optimize(program: Program) -> Program:
+def optimize(program: Program, plan: bool = True) -> Program:
     """``program`` with every pass applied (the program itself is not changed).
 
     Two walks over the equations: forward, the calls inlined, identities dropped and
     common subexpressions merged (:func:`common_subexpressions` on
-    :func:`iterate_primitives`); backward, dead code dropped (:func:`dead_code`), which
-    also notes where each variable is read for the last time (``last_reads`` of the
-    result, what the interpreter and the code generator allocate slots by).
+    :func:`iterate_primitives`); backward, dead code dropped. With ``plan`` (the
+    default), that backward walk also makes the interpreter's plan (``plan`` of the
+    result: :func:`~kenaz.compiler.interpreter.live_plan`), which the first call then
+    runs at once; else it notes where each variable is read for the last time
+    (``last_reads`` of the result: :func:`dead_code`).
     """
     substitutions: dict[int, Var | Const] = {}
     equations: Sequence[Equation] = program.equations
-    for eq in equations:  # (the calls' bodies spliced in only if there is a call)
-        if eq.body is not None:
-            equations = list(iterate_primitives(equations))
-            break
-    equations = common_subexpressions(equations, substitutions, identities=True)
+    if program.calls is not False:  # (a trace says whether it recorded one)
+        for eq in equations:  # (the calls' bodies spliced in only if there is a call)
+            if eq.body is not None:
+                equations = list(iterate_primitives(equations))
+                break
+    if not (program.distinct and program.calls is False):
+        # (A trace that found no repeat and no identity op leaves nothing to merge.)
+        equations = common_subexpressions(equations, substitutions, identities=True)
     outputs = program.outputs
     if substitutions:
-        outputs = [_substitute(o, substitutions) for o in outputs]
+        outputs = _substituted(outputs, substitutions)
+    if plan:
+        captured = program.captured
+        inputs = [*program.inputs, *[v for v, _ in captured]] if captured else program.inputs
+        equations, made = live_plan(equations, inputs, outputs)
+        optimized = program.with_equations(equations, outputs)
+        optimized.plan = made
+        return optimized
     last_reads: dict[int, int] = {}
     equations = dead_code(equations, outputs, last_reads)
     optimized = program.with_equations(equations, outputs)
@@ -63,6 +76,11 @@ def _substitute(atom: Any, substitutions: dict[int, Var | Const]) -> Any:
     if type(atom) is Var:
         return substitutions.get(atom.id, atom)
     return atom
+
+
+def _substituted(atoms: Sequence[Any], substitutions: dict[int, Var | Const]) -> list[Any]:
+    # (A function: a comprehension in a pass would make `substitutions` a cell of the pass.)
+    return [_substitute(a, substitutions) for a in atoms]
 
 
 def _rewrite(eq: Equation, substitutions: dict[int, Var | Const]) -> Equation:
@@ -92,13 +110,11 @@ def forward_identities(
 _NUMBERS = frozenset({int, float, bool, complex, str, type(None)})  # constants keyed by value
 
 
-def _atom_key(atom: Var | Const) -> Any:
-    if type(atom) is Var:
-        return atom.id
-    value = atom.value
-    if type(value) in _NUMBERS:
-        return ("c", type(value), value)
-    return ("o", id(value))
+def _constant_key(value: Any) -> Any:
+    """A constant operand's part of a key: a number (or string, ``None``) by its type and
+    value, anything else (an array) by identity, as a negative int (a variable's is its id,
+    never negative)."""
+    return (type(value), value) if type(value) in _NUMBERS else ~id(value)
 
 
 def common_subexpressions(
@@ -109,69 +125,78 @@ def common_subexpressions(
     """Compute each (op, operands, params) once; later repeats reuse the first's outputs.
 
     With ``identities``, also drop identity ops (:func:`forward_identities`, in the same pass).
+    Equations are looked up by their op and operands first; the parameters are keyed (sorted,
+    which costs more than the rest) only when two equations meet there, and an equation
+    whose parameters cannot be hashed is never merged.
     """
-    seen: dict[Any, Equation] = {}
+    seen: dict[Any, Equation] = {}  # (op, operand keys...) -> the first equation so keyed
+    with_params: dict[Any, Equation] = {}  # ((op, operands...), parameters) -> the first
+    promoted: set[Any] = set()  # keys in `seen` whose first equation is in `with_params` too
     kept = []
     numbers = _NUMBERS
     for eq in equations:
         op = eq.op
-        params = eq.params
         inputs = eq.inputs
+        params = eq.params
         if identities and op in IDENTITY_OPS and not params and len(inputs) == 1:
             substitutions[eq.outputs[0].id] = _substitute(inputs[0], substitutions)
             continue
-        key = None
-        if not params:  # unary or binary on variables kept as they are: the key at once
-            if len(inputs) == 1:
-                a = inputs[0]
-                if type(a) is Var and a.id not in substitutions:
-                    key = (op, (), a.id)
-            elif len(inputs) == 2:
-                a, b = inputs
-                if type(a) is Var and a.id not in substitutions:
-                    if type(b) is Var:
-                        if b.id not in substitutions:
-                            key = (op, (), a.id, b.id)
-                    elif type(b.value) in numbers:  # `x * 2.0`
-                        value = b.value
-                        key = (op, (), a.id, ("c", type(value), value))
-        if key is not None:
-            first = seen.get(key)
+        if substitutions:
+            for a in inputs:  # a loop, not any(<generator>): this runs for every equation
+                if type(a) is Var and a.id in substitutions:
+                    inputs = _substituted(inputs, substitutions)
+                    eq = Equation(op, inputs, params, eq.outputs, eq.multiple)
+                    break
+        # The key: the op, then per operand a variable's id or `_constant_key` (inlined for
+        # one and two operands, the common arities: this runs per equation).
+        count = len(inputs)
+        if count == 1:
+            a = inputs[0]
+            if type(a) is Var:
+                key: Any = (op, a.id)
+            else:
+                value = a.value
+                key = (op, (type(value), value) if type(value) in numbers else ~id(value))
+        elif count == 2:
+            a, b = inputs
+            if type(a) is Var:
+                first_key: Any = a.id
+            else:
+                value = a.value
+                first_key = (type(value), value) if type(value) in numbers else ~id(value)
+            if type(b) is Var:
+                key = (op, first_key, b.id)
+            else:
+                value = b.value
+                second = (type(value), value) if type(value) in numbers else ~id(value)
+                key = (op, first_key, second)
         else:
-            # The key: the op, its parameters' key (filled below), then its operands
-            # substituted (`_atom_key`, inlined: this runs per equation).
-            parts: list[Any] = [op, ()]
-            changed = False
-            for a in inputs:
-                if type(a) is Var:
-                    vid = a.id
-                    if vid in substitutions:
-                        changed = True
-                        parts.append(_atom_key(substitutions[vid]))
-                    else:
-                        parts.append(vid)
-                else:
-                    value = a.value
-                    parts.append(
-                        ("c", type(value), value) if type(value) in numbers else ("o", id(value))
-                    )
-            if changed:
-                inputs = [_substitute(a, substitutions) for a in inputs]
-                eq = Equation(op, inputs, params, eq.outputs, eq.multiple)
-            try:
-                if params:
-                    parts[1] = tuple(sorted(params.items()))
-                key = tuple(parts)
-                first = seen.get(key)
-            except TypeError:  # unhashable params (an array): never merged
-                kept.append(eq)
-                continue
+            key = (op, *[a.id if type(a) is Var else _constant_key(a.value) for a in inputs])
+        first = seen.get(key)
         if first is None:
             seen[key] = eq
             kept.append(eq)
-        else:
-            for mine, theirs in zip(eq.outputs, first.outputs, strict=True):
-                substitutions[mine.id] = theirs
+            continue
+        if params or first.params:  # the same op and operands: the parameters decide
+            try:
+                full = (key, tuple(sorted(params.items())))
+                hash(full)
+            except TypeError:  # unhashable parameters (an array): never merged
+                kept.append(eq)
+                continue
+            if key not in promoted:
+                promoted.add(key)
+                try:
+                    with_params[(key, tuple(sorted(first.params.items())))] = first
+                except TypeError:
+                    pass
+            first = with_params.get(full)
+            if first is None:
+                with_params[full] = eq
+                kept.append(eq)
+                continue
+        for mine, theirs in zip(eq.outputs, first.outputs, strict=True):
+            substitutions[mine.id] = theirs
     return kept
 
 

@@ -46,11 +46,11 @@ from .. import tree
 from ..backend import is_backend_array, numpy_dtype
 from ..effects import Handler, Op, handler, no_handlers, perform_args, reset_stack, set_stack
 from ..errors import EscapedTracerError, explain_backend_error
-from ..ops.elementwise import alias
+from ..ops.elementwise import alias, stop_gradient
 from ..tensor import Tensor, _make, holds_tensor
 from ..transform import gc_pause
 from ..vectorize import BatchedTensor
-from .abstract import rule_of, rules_seen
+from .abstract import remember_types, rule_of, rules_seen, types_seen
 from .ir import Const, Equation, Program, Var, iterate_primitives
 from .traced_errors import traced_value_error
 
@@ -68,6 +68,8 @@ __all__ = [
 ]
 
 _new = object.__new__
+_ndarray = np.ndarray
+_WEAK_FLOAT = ((), np.dtype(float), float)  # a Python float operand's (shape, dtype, weak)
 _MISSING = object()
 _NUMBERS = frozenset({bool, int, float, complex})
 # A trace pauses the cyclic garbage collector once it has made this many variables.
@@ -202,8 +204,20 @@ class TracingHandler(Handler):
         self._count = 0
         self._values: dict[int, Any] = {}  # variable id -> real value, where known
         self._pending: dict[int, Tensor] = {}  # variable id -> the tensor whose example it is
-        self._producers: dict[int, Equation] = {}  # variable id -> the primitive making it
+        # Variable id -> the primitive making it, made when a value is first computed (see
+        # `_producer_map`): the equations recorded so far, by list (id -> (list, how many).
+        self._producers: dict[int, Equation] = {}
+        self._indexed: dict[int, tuple[list[Equation], int]] = {}
+        self._outer: list[list[Equation]] = []  # the lists a call's body interrupts
         self.computed = False  # whether some op ran on real values (one without a rule...)
+        self.calls = False  # whether it recorded a call (an equation with a body)
+        # Whether two equations may compute the same thing (common_subexpressions would
+        # merge them): each one-result equation keyed by its op and operands in `_keys`,
+        # where a repeat, or any other equation (an identity op, one run on real values, one
+        # with several results), sets it. The parameters are not keyed: the same op on the
+        # same operands with other parameters counts as a repeat (it may not be one).
+        self.repeats = False
+        self._keys: set[tuple] = set()
         # Variables made before the cyclic collector is paused (see `_long`): `trace` sets it.
         self._pause_at = sys.maxsize
         self.paused = False  # whether it paused the collector
@@ -299,7 +313,7 @@ class TracingHandler(Handler):
     def _compute(self, targets: Sequence[Var]) -> None:
         """Compute the values of ``targets``: the ops they depend on, in program order,
         each intermediate freed after its last read (only the targets are kept)."""
-        values, pending, producers = self._values, self._pending, self._producers
+        values, pending, producers = self._values, self._pending, self._producer_map()
         needed: dict[int, Equation] = {}  # by the id of its first output: program order
         stack = [v.id for v in targets]
         while stack:  # a walk, not recursion: a chain of a million ops is fine
@@ -337,128 +351,252 @@ class TracingHandler(Handler):
                         if not left and a.id in made and a.id not in keep:
                             del values[a.id]
 
-    def _record(self, op: Op, inputs: list[Var | Const], params: dict, outputs: list[Var]) -> None:
-        eq = Equation(op, inputs, params, outputs, op.multiple_results)
-        self.equations.append(eq)
+    def _producer_map(self) -> dict[int, Equation]:
+        """Variable id -> the primitive making it, for every equation recorded so far (those
+        of calls' bodies too): kept up to date here, where it is needed, rather than at every
+        op. Each list of equations (the program's, the bodies being recorded) is indexed
+        from where the last look stopped (a list only grows while it is recorded)."""
         producers = self._producers
-        for var in outputs:
-            producers[var.id] = eq
+        indexed = self._indexed
+        for equations in (*self._outer, self.equations):
+            found = indexed.get(id(equations))
+            start = 0 if found is None else found[1]
+            if start < len(equations):
+                for eq in iterate_primitives(equations[start:]):
+                    for var in eq.outputs:
+                        producers[var.id] = eq
+                indexed[id(equations)] = (equations, len(equations))  # (kept: its id stays)
+        return producers
+
+    def _record(self, op: Op, inputs: list[Var | Const], params: dict, outputs: list[Var]) -> None:
+        self.equations.append(Equation(op, inputs, params, outputs, op.multiple_results))
+        self.repeats = True  # (not keyed: see `repeats`)
 
     # -- recording -------------------------------------------------------------------------
     def handle(self, op: Op, args: tuple, params: dict) -> Any:
-        if op is alias and len(args) == 1 and not params:
-            # An alias of a tracer (a transformation giving its input a fresh identity) is
-            # a fresh tracer of the same variable: the identity is the Python object's, and
-            # the program has no equation to drop later (optimize would forward it).
-            x = args[0]
-            if type(x) is Tracer and x._tracing is self.trace:
-                return _tracer(x._var, self.trace)
-        inputs: list[Var | Const] = []
-        traced = False
         trace = self.trace
-        for a in args:
-            kind = type(a)
-            if kind is Tracer and a._tracing is trace:
-                inputs.append(a._var)
-                traced = True
-            elif kind in _NUMBERS:  # `x * 2.0`: the common constant, told first
-                const = _new(Const)  # `Const(a)`, without its __init__'s call
-                const.value = a
-                inputs.append(const)
-            elif kind is Tensor and not a._trace:  # a plain constant (a closed-over weight)
-                const = _new(Const)
-                const.value = a._value
-                inputs.append(const)
-            elif isinstance(a, Tensor):
-                if _must_capture(a):
-                    inputs.append(self.capture(a)._var)
-                    traced = True
-                else:  # a plain constant
-                    inputs.append(Const(a._value))
-            else:
-                if isinstance(a, (list, tuple)) and holds_tensor(a):
-                    raise TypeError(
-                        f"kenaz.{op.name}: got a {type(a).__name__} of Tensors where an array "
-                        "was expected; while tracing pass a single Tensor (kenaz.numpy.stack "
-                        "or kenaz.numpy.array)"
-                    )
-                inputs.append(Const(a))
-        if not traced:  # constant folding: nothing here depends on the inputs
-            return perform_args(op, args, params)
-        if params:
-            for value in params.values():
-                if isinstance(value, Tensor):
-                    key = next(k for k, v in params.items() if v is value)
-                    raise TypeError(
-                        f"kenaz.{op.name}: parameter {key!r} is a Tensor; while tracing, "
-                        "parameters must be static Python values"
-                    )
         types = None
+        inputs: list[Var | Const]
+        key = None  # the op's key in `types_seen`, if its operands make one
+        same = None  # the equation's key among the trace's (see `repeats`), if it has one
         if self.abstract:
-            rule = rules_seen.get(op, _MISSING)
-            if rule is _MISSING:
-                rule = rule_of(op)
-            if rule is not None:
-                try:
-                    types = rule(op, inputs, params)
-                except Exception:  # noqa: BLE001 - no rule fits: the real run below says why
-                    types = None
+            # The common ops: one tracer of this trace (with or without parameters), or two
+            # operands without parameters, each a tracer or a plain tensor constant of NumPy's
+            # (one a tracer). Their result types depend on the operands' shapes and dtypes
+            # (and the parameters) alone, and are remembered by those: no operand loop, no
+            # rule asked (see `abstract.types_seen`).
+            count = len(args)
+            if count == 1:
+                a = args[0]
+                if type(a) is Tracer and a._tracing is trace:
+                    x = a._var
+                    if op is alias and not params:
+                        # An alias of a tracer (a transformation giving its input a fresh
+                        # identity) is a fresh tracer of the same variable (`_tracer`,
+                        # inlined): the identity is the Python object's, and the program
+                        # has no equation to drop later (optimize would forward it).
+                        t = _new(Tracer)
+                        t._var = x
+                        t._tracing = trace
+                        t._trace = None
+                        t.shape = shape = x.shape
+                        t.dtype = x.dtype
+                        t.ndim = len(shape)
+                        return t
+                    inputs = [x]
+                    same = (op, x.id)
+                    if params:
+                        key = (op, x.shape, x.dtype, x.weak, *params.items())
+                        try:
+                            types = types_seen.get(key)
+                        except TypeError:  # an unhashable parameter: not remembered
+                            key = None
+                    else:
+                        key = (op, x.shape, x.dtype, x.weak)
+                        types = types_seen.get(key)
+            elif count == 2 and not params:
+                a, b = args
+                kind = type(a)
+                if kind is Tracer and a._tracing is trace:
+                    x = a._var
+                    first = (x.shape, x.dtype, x.weak)
+                    first_id = x.id
+                    traced = True
+                elif kind is Tensor and not a._trace and type(a._value) is _ndarray:
+                    x = _new(Const)  # `Const(a._value)`, without its __init__'s call
+                    x.value = value = a._value
+                    first = (value.shape, value.dtype, None)
+                    first_id = ~id(value)  # (a constant by identity, as the pass keys it)
+                    traced = False
+                elif kind is _ndarray:  # a closed-over NumPy array
+                    x = _new(Const)
+                    x.value = a
+                    first = (a.shape, a.dtype, None)
+                    first_id = ~id(a)
+                    traced = False
+                elif kind is float:  # `2.0 * x`: typed as a weak float variable would be
+                    x = _new(Const)
+                    x.value = a
+                    first = _WEAK_FLOAT
+                    first_id = (float, a)  # (a number by value, as the pass keys it)
+                    traced = False
+                elif kind is int:  # `2 * x`: typed by its value too (see `x * 2` below)
+                    x = _new(Const)
+                    x.value = a
+                    first = (int, a)
+                    first_id = (int, a)
+                    traced = False
+                else:
+                    first = None
+                kind = type(b)
+                if first is None:
+                    pass
+                elif kind is Tracer and b._tracing is trace:
+                    y = b._var
+                    key = (op, *first, y.shape, y.dtype, y.weak)
+                    same = (op, first_id, y.id)
+                elif traced and kind is Tensor and not b._trace and type(b._value) is _ndarray:
+                    y = _new(Const)
+                    y.value = value = b._value
+                    key = (op, *first, value.shape, value.dtype, None)
+                    same = (op, first_id, ~id(value))
+                elif traced and kind is _ndarray:
+                    y = _new(Const)
+                    y.value = b
+                    key = (op, *first, b.shape, b.dtype, None)
+                    same = (op, first_id, ~id(b))
+                elif traced and kind is float:  # `x * 2.0`
+                    y = _new(Const)
+                    y.value = b
+                    key = (op, *first, *_WEAK_FLOAT)
+                    same = (op, first_id, (float, b))
+                elif traced and kind is int:  # `x * 2`: typed by its value too (NEP 50
+                    y = _new(Const)  # checks that it fits the array's integer dtype)
+                    y.value = b
+                    key = (op, *first, int, b)
+                    same = (op, first_id, (int, b))
+                if key is not None:
+                    inputs = [x, y]
+                    types = types_seen.get(key)
+        if types is None:  # any other op: its operands told apart, its rule asked
+            if op is stop_gradient:  # an identity op: the pass forwards it (and never
+                same = None  # remembers its types, so it is always told here)
+            if op is alias and len(args) == 1 and not params:  # (a trace on real values)
+                x = args[0]
+                if type(x) is Tracer and x._tracing is trace:
+                    return _tracer(x._var, trace)
+            inputs = []
+            traced = False
+            for a in args:
+                kind = type(a)
+                if kind is Tracer and a._tracing is trace:
+                    inputs.append(a._var)
+                    traced = True
+                elif kind in _NUMBERS:  # `x * 2.0`: the common constant, told first
+                    const = _new(Const)  # `Const(a)`, without its __init__'s call
+                    const.value = a
+                    inputs.append(const)
+                elif kind is Tensor and not a._trace:  # a plain constant (a closed-over one)
+                    const = _new(Const)
+                    const.value = a._value
+                    inputs.append(const)
+                elif isinstance(a, Tensor):
+                    if _must_capture(a):
+                        inputs.append(self.capture(a)._var)
+                        traced = True
+                    else:  # a plain constant
+                        inputs.append(Const(a._value))
+                else:
+                    if isinstance(a, (list, tuple)) and holds_tensor(a):
+                        raise TypeError(
+                            f"kenaz.{op.name}: got a {type(a).__name__} of Tensors where an "
+                            "array was expected; while tracing pass a single Tensor "
+                            "(kenaz.numpy.stack or kenaz.numpy.array)"
+                        )
+                    inputs.append(Const(a))
+            if not traced:  # constant folding: nothing here depends on the inputs
+                return perform_args(op, args, params)
+            if params:
+                for name, value in params.items():
+                    if isinstance(value, Tensor):
+                        raise TypeError(
+                            f"kenaz.{op.name}: parameter {name!r} is a Tensor; while tracing, "
+                            "parameters must be static Python values"
+                        )
+            if self.abstract:
+                rule = rules_seen.get(op, _MISSING)
+                if rule is _MISSING:
+                    rule = rule_of(op)
+                if rule is not None:
+                    try:
+                        types = rule(op, inputs, params)
+                    except Exception:  # noqa: BLE001 - no rule fits: the real run says why
+                        types = None
+            if types is None or len(types) != 1 or op.multiple_results:
+                # Run on the real values, or several results: not inlined (the run costs far
+                # more than the calls).
+                return self._record_others(op, inputs, params, types)
+            if key is not None and same is not None:  # (`same`: not an identity op)
+                remember_types(key, rule, types, len(inputs))
+        # One result, the common case (and every remembered one): `Var(...)`,
+        # `Equation(...)` and `_tracer`, inlined (calling a class with an __init__ costs
+        # about as much as all its stores).
+        shape, dtype = types[0]
+        count = self._count
+        self._count = count + 1
+        var = _new(Var)
+        var.id = count
+        var.shape = shape
+        var.dtype = dtype
+        var.weak = None
+        eq = _new(Equation)
+        eq.op = op
+        eq.inputs = inputs
+        eq.params = params
+        eq.outputs = [var]
+        eq.multiple = False
+        eq.body = None
+        eq.closes_over = False
+        self.equations.append(eq)
+        if not self.repeats:
+            if same is None or same in self._keys:
+                self.repeats = True
+            else:
+                self._keys.add(same)
+        if count >= self._pause_at:
+            self._long()
+        t = _new(Tracer)
+        t._var = var
+        t._tracing = trace
+        t._trace = None
+        t.shape = shape
+        t.dtype = dtype
+        t.ndim = len(shape)
+        return t
+
+    def _record_others(self, op: Op, inputs: list[Var | Const], params: dict, types: Any) -> Any:
+        """Record an op with several results (of ``types``), or run it on the real values
+        (``types`` is None) and record it with those: :meth:`handle`'s rare paths."""
         multiple = op.multiple_results
         if types is None:  # run on the real values
             self.computed = True
-            values = [self.value(a) if type(a) is Var else a.value for a in inputs]
+            values = _real_values(self, inputs)
             try:
                 result = op.impl(*values, **params)
             except ValueError as error:
                 raise explain_backend_error(op.name, tuple(values), error) from None
-            outputs = [self._known(r) for r in (result if multiple else (result,))]
-        elif len(types) == 1 and not multiple:
-            # One result, the common case: `Var(...)`, `Equation(...)` and `_tracer`, inlined
-            # (calling a class with an __init__ costs about as much as all its stores).
-            shape, dtype = types[0]
-            count = self._count
-            self._count = count + 1
-            var = _new(Var)
-            var.id = count
-            var.shape = shape
-            var.dtype = dtype
-            var.weak = None
-            eq = _new(Equation)
-            eq.op = op
-            eq.inputs = inputs
-            eq.params = params
-            eq.outputs = [var]
-            eq.multiple = False
-            eq.body = None
-            eq.closes_over = False
-            self.equations.append(eq)
-            self._producers[count] = eq
-            if count >= self._pause_at:
-                self._long()
-            t = _new(Tracer)
-            t._var = var
-            t._tracing = trace
-            t._trace = None
-            t.shape = shape
-            t.dtype = dtype
-            t.ndim = len(shape)
-            return t
+            outputs = _known_all(self, result if multiple else (result,))
         else:
             count = self._count
-            outputs = [Var(count + k, shape, dtype) for k, (shape, dtype) in enumerate(types)]
+            outputs = _new_vars(count, types)
             self._count = count + len(outputs)
-        eq = Equation(op, inputs, params, outputs, multiple)
-        self.equations.append(eq)
-        producers = self._producers
-        for var in outputs:
-            producers[var.id] = eq
+        self.equations.append(Equation(op, inputs, params, outputs, multiple))
+        self.repeats = True  # (not keyed: see `repeats`)
         if self._count >= self._pause_at:
             self._long()
         if multiple:
-            return tuple([_tracer(v, trace) for v in outputs])
-        # (Not inlined: the common one-result op took the branch above; this is an op run
-        # on real values, whose run costs far more than the call.)
-        return _tracer(outputs[0], trace)
+            return _tracers(outputs, self.trace)
+        return _tracer(outputs[0], self.trace)
 
     def handle_call(self, op: Any, args: tuple, params: dict) -> Any:
         """A call: one equation whose body holds the equations of the function it runs.
@@ -471,6 +609,7 @@ class TracingHandler(Handler):
         if not any(_is_traced(x, self) for x in args):
             return perform_args(op, args, params)  # constants only: fold (the stack is outside us)
         outer, self.equations = self.equations, []
+        self._outer.append(outer)
         try:
             with handler(self):
                 outs = op.run(args, params)
@@ -488,9 +627,11 @@ class TracingHandler(Handler):
                     results.append(o)
         finally:
             self.equations = outer
+            self._outer.pop()
         inputs = [self._atom(x) for x in args]
         outputs = [o._var for o in results]
         eq = Equation(op, inputs, params, outputs, op.multiple_results, body=body)
+        self.calls = True
         known = {v.id for v in inputs if isinstance(v, Var)} | defined | {o.id for o in outputs}
         eq.closes_over = any(
             isinstance(a, Var) and a.id not in known
@@ -534,6 +675,25 @@ class TracingHandler(Handler):
             return self.trace.escaped(tracer)
         # Where it was asked, found now (the frames move on); the text, when it is read.
         return traced_value_error(self.name, tracer._var, frame)
+
+
+# The comprehensions of `TracingHandler.handle`'s rare paths, as functions: a comprehension
+# in its body would make the names it reads cells, which every call creates and reads
+# through (CPython 3.11), on the common path too.
+def _real_values(tracing: TracingHandler, inputs: list[Var | Const]) -> list[Any]:
+    return [tracing.value(a) if type(a) is Var else a.value for a in inputs]
+
+
+def _known_all(tracing: TracingHandler, results: Sequence[Any]) -> list[Var]:
+    return [tracing._known(r) for r in results]
+
+
+def _new_vars(count: int, types: Sequence[tuple[tuple[int, ...], Any]]) -> list[Var]:
+    return [Var(count + k, shape, dtype) for k, (shape, dtype) in enumerate(types)]
+
+
+def _tracers(outputs: list[Var], trace: Trace) -> tuple[Tracer, ...]:
+    return tuple([_tracer(v, trace) for v in outputs])
 
 
 def _runs_a_function(op: Op) -> bool:
@@ -588,9 +748,9 @@ def trace(
     if flat is None:
         flat = tree.flatten(dynamic_arguments(args, kwargs, static) if static else (args, kwargs))
     leaves, in_tree = flat
-    traced_leaves = [
-        tracing.input(x) if type(x) is Tensor or is_traceable(x) else x for x in leaves
-    ]
+    traced_leaves = []  # (loops, not comprehensions: those would make cells of their names)
+    for x in leaves:
+        traced_leaves.append(tracing.input(x) if type(x) is Tensor or is_traceable(x) else x)
     traced_args, traced_kwargs = tree.unflatten(in_tree, traced_leaves)
     call_args, call_kwargs = traced_args, traced_kwargs
     if static:
@@ -608,14 +768,12 @@ def trace(
         result = f(*call_args, **call_kwargs)
         out_leaves, out_tree = tree.flatten(result)
         this = tracing.trace
-        outputs = [
-            o._var
-            if type(o) is Tracer and o._tracing is this
-            else tracing._atom(o)
-            if isinstance(o, Tensor)
-            else o
-            for o in out_leaves
-        ]
+        outputs = []
+        for o in out_leaves:
+            if type(o) is Tracer and o._tracing is this:
+                outputs.append(o._var)
+            else:
+                outputs.append(tracing._atom(o) if isinstance(o, Tensor) else o)
     finally:
         if tracing.paused:
             gc_pause.__exit__()
@@ -623,7 +781,7 @@ def trace(
         reset_stack(token)
         tracing.alive = False
         tracing.trace.handler = None  # a tracer kept past the trace keeps no handler alive
-    return Program(
+    program = Program(
         tracing.name,
         tracing.inputs,
         tracing.captured,
@@ -632,6 +790,9 @@ def trace(
         in_tree,
         out_tree,
     )
+    program.calls = tracing.calls
+    program.distinct = not tracing.repeats
+    return program
 
 
 def is_traceable(x: Any) -> bool:

@@ -107,6 +107,8 @@ class Staged:
             None,
             None,
         )
+        self.program.calls = program.calls
+        self.program.distinct = program.distinct
         self.optimize = optimize
         self.fuse = fuse
         self.neutral = neutral
@@ -166,8 +168,8 @@ class Staged:
     def _compile(self) -> None:
         """Optimize the program and make its first tier (the lock held)."""
         program = self.program
-        if self.optimize:
-            program = optimize(program)
+        if self.optimize:  # (the interpreter's plan made with it: NumPy code, not neutral)
+            program = optimize(program, plan=not self.neutral)
         else:
             program = Program(
                 program.name,
