@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 from _check import check
 
+import kenaz
 import kenaz.numpy as knp
 
 x = np.random.default_rng(10).standard_normal((3, 4))
@@ -68,3 +69,25 @@ def test_where_and_initial_are_differentiable():
     check("mean", lambda v: knp.mean(v, axis=0, where=x > -0.5), x)
     check("max", lambda v: knp.max(v, axis=0, initial=-5.0, where=x < 0.5), x)
     check("var", lambda v: knp.var(v, axis=1, correction=1), x)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_max_min_initial_over_empty_axes_and_masked_mean_dtype(dtype):
+    """max/min with initial= over an empty axis is initial, as NumPy's (it raised), and
+    mean(where=) of float32 data is float32 (it was float64); found by compare_with_jax."""
+    for a, keywords in (
+        (np.zeros((2, 0), dtype), {"axis": -1, "initial": 0.3}),
+        (np.zeros((0, 3), dtype), {"axis": 0, "initial": -1.0, "keepdims": True}),
+        (np.zeros((0,), dtype), {"initial": 2.0}),
+    ):
+        for ours, theirs in ((knp.max, np.max), (knp.min, np.min)):
+            result, expected = ours(a, **keywords), theirs(a, **keywords)
+            assert result.dtype == expected.dtype and result.shape == expected.shape
+            np.testing.assert_array_equal(result, expected)
+    g = kenaz.grad(lambda v: knp.sum(knp.max(v, axis=-1, initial=0.3)))(np.zeros((2, 0), dtype))
+    assert g.shape == (2, 0) and g.dtype == dtype
+    x, mask = np.array([[1.0, 2.0, 3.0]], dtype), np.array([[False, True, True]])
+    assert knp.mean(x, where=mask).dtype == np.mean(x, where=mask).dtype == dtype
+    g = kenaz.grad(lambda v: knp.mean(v * v, where=mask))(x)
+    assert g.dtype == dtype
+    np.testing.assert_allclose(g, [[0.0, 2.0, 3.0]], rtol=1e-6)

@@ -43,6 +43,15 @@ def _with_initial(result: Tensor, initial: Any, combine) -> Tensor:
     return result if initial is None else combine(result, initial)
 
 
+def _extreme(a: Any, axis: Any, keepdims: bool, initial: Any, reduce, combine) -> Tensor:
+    """``max``/``min`` (``reduce``) with NumPy's ``initial``: over an empty array it is
+    ``initial`` itself (NumPy's identity there; the reduction alone has none and raises)."""
+    if initial is not None and _t(a).size == 0:  # zeros of the result's shape, plus initial
+        return _ew.add(_ew.multiply(_reduction.sum(a, axis=axis, keepdims=keepdims), 0),
+                       initial)  # fmt: skip
+    return _with_initial(reduce(a, axis=axis, keepdims=keepdims), initial, combine)
+
+
 def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None) -> Tensor:  # noqa: A001
     """Sum over ``axis`` (NumPy's signature; ``where`` masks, ``initial`` is added)."""
     if out is None and initial is None and where is None:  # the common call, kept short
@@ -64,8 +73,10 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None) -> T
     if where is None or where is True:
         result = _reduction.mean(a, axis=axis, keepdims=keepdims, dtype=dtype)
         return result if out is None else into_out(out, result, "mean")
-    mask = _ew.astype(_shape.broadcast_to(where, _t(a).shape), _np.float64)
     total = sum(a, axis=axis, dtype=dtype, keepdims=keepdims, where=where)
+    # The count in the total's precision: a float32 mean stays float32, as NumPy's.
+    count_dtype = _np.finfo(total.dtype).dtype if total.dtype.kind in "fc" else _np.float64
+    mask = _ew.astype(_shape.broadcast_to(where, _t(a).shape), count_dtype)
     result = total / _reduction.sum(mask, axis=axis, keepdims=keepdims)
     return result if out is None else into_out(out, result, "mean")
 
@@ -120,7 +131,7 @@ def max(a, axis=None, out=None, keepdims=False, initial=None, where=None) -> Ten
         if initial is None:
             raise ValueError("kenaz.numpy.max: where= needs an initial value, as in NumPy")
         a = _ew.where(where, a, initial)
-    result = _with_initial(_reduction.amax(a, axis=axis, keepdims=keepdims), initial, _ew.maximum)
+    result = _extreme(a, axis, keepdims, initial, _reduction.amax, _ew.maximum)
     return result if out is None else into_out(out, result, "max")
 
 
@@ -130,7 +141,7 @@ def min(a, axis=None, out=None, keepdims=False, initial=None, where=None) -> Ten
         if initial is None:
             raise ValueError("kenaz.numpy.min: where= needs an initial value, as in NumPy")
         a = _ew.where(where, a, initial)
-    result = _with_initial(_reduction.amin(a, axis=axis, keepdims=keepdims), initial, _ew.minimum)
+    result = _extreme(a, axis, keepdims, initial, _reduction.amin, _ew.minimum)
     return result if out is None else into_out(out, result, "min")
 
 
