@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import functools
 import itertools
-import threading
 import warnings
+from _thread import RLock
 from collections.abc import Callable, Sequence
 from types import FunctionType
 from typing import Any, Generic, NamedTuple, ParamSpec, TypeVar, overload
@@ -113,7 +113,9 @@ class Jitted(Generic[P, R]):
         self.impure: str | None = None  # why the function runs eagerly, once found impure
         self._checks = 0
         self._cache: dict[Any, _Entry] = {}
-        self._lock = threading.RLock()  # re-entrant: a traced function may call itself
+        # Re-entrant: a traced function may call itself. (`_thread.RLock`, which
+        # `threading.RLock` returns, without that function's call.)
+        self._lock = RLock()
         self._traces = 0
         self._hits = itertools.count()  # `next` on it is atomic: exact from many threads
         # The last plain call's (signature, entry): see `_plain_signature`. Only a checked
