@@ -141,7 +141,8 @@ class Jitted(Generic[P, R]):
                 next(self._hits)
                 return last[1].run(values)
         key, static, leaves, in_tree, other = self._key(args, kwargs)
-        entry = self._cache.get(key)
+        # (An empty cache, a new jitted function's, is not asked: hashing the key costs.)
+        entry = self._cache.get(key) if self._cache else None
         if entry is None:
             entry = self._trace(key, args, kwargs, static, (leaves, in_tree), other)
         else:
@@ -263,7 +264,7 @@ class Jitted(Generic[P, R]):
         """Trace a new signature (``flat``: its dynamic leaves and their structure; ``other``:
         some are another library's arrays)."""
         with self._lock:
-            entry = self._cache.get(key)
+            entry = self._cache.get(key) if self._cache else None
             if entry is not None:  # another thread traced it meanwhile: a hit after all
                 next(self._hits)
                 return entry
@@ -288,7 +289,7 @@ class Jitted(Generic[P, R]):
 
     def _entry(self, args: tuple, kwargs: dict) -> _Entry:
         key, static, leaves, in_tree, other = self._key(args, kwargs)
-        found = self._cache.get(key)
+        found = self._cache.get(key) if self._cache else None
         return found or self._trace(key, args, kwargs, static, (leaves, in_tree), other)
 
     def cache_info(self) -> CacheInfo:

@@ -218,7 +218,7 @@ class TracingHandler(Handler):
         # with several results), sets it. The parameters are not keyed: the same op on the
         # same operands with other parameters counts as a repeat (it may not be one).
         self.repeats = False
-        self._keys: set[tuple] = set()
+        self._keys: dict[tuple, int] = {}
         # Variables made before the cyclic collector is paused (see `_long`): `trace` sets it.
         self._pause_at = sys.maxsize
         self.paused = False  # whether it paused the collector
@@ -561,11 +561,8 @@ class TracingHandler(Handler):
         eq.body = None
         eq.closes_over = False
         self.equations.append(eq)
-        if not self.repeats:
-            if same is None or same in self._keys:
-                self.repeats = True
-            else:
-                self._keys.add(same)
+        if not self.repeats and (same is None or self._keys.setdefault(same, count) != count):
+            self.repeats = True  # (a new key maps to this equation's first variable id)
         if count >= self._pause_at:
             self._long()
         t = _new(Tracer)
