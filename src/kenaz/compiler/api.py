@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import functools
 import itertools
-import threading
 import warnings
+from _thread import RLock
 from collections.abc import Callable, Sequence
 from types import FunctionType
 from typing import Any, Generic, NamedTuple, ParamSpec, TypeVar, overload
@@ -113,7 +113,9 @@ class Jitted(Generic[P, R]):
         self.impure: str | None = None  # why the function runs eagerly, once found impure
         self._checks = 0
         self._cache: dict[Any, _Entry] = {}
-        self._lock = threading.RLock()  # re-entrant: a traced function may call itself
+        # Re-entrant: a traced function may call itself. (`_thread.RLock`, which
+        # `threading.RLock` returns, without that function's call.)
+        self._lock = RLock()
         self._traces = 0
         self._hits = itertools.count()  # `next` on it is atomic: exact from many threads
         # The last plain call's (signature, entry): see `_plain_signature`. Only a checked
@@ -139,7 +141,8 @@ class Jitted(Generic[P, R]):
                 next(self._hits)
                 return last[1].run(values)
         key, static, leaves, in_tree, other = self._key(args, kwargs)
-        entry = self._cache.get(key)
+        # (An empty cache, a new jitted function's, is not asked: hashing the key costs.)
+        entry = self._cache.get(key) if self._cache else None
         if entry is None:
             entry = self._trace(key, args, kwargs, static, (leaves, in_tree), other)
         else:
@@ -261,7 +264,7 @@ class Jitted(Generic[P, R]):
         """Trace a new signature (``flat``: its dynamic leaves and their structure; ``other``:
         some are another library's arrays)."""
         with self._lock:
-            entry = self._cache.get(key)
+            entry = self._cache.get(key) if self._cache else None
             if entry is not None:  # another thread traced it meanwhile: a hit after all
                 next(self._hits)
                 return entry
@@ -286,7 +289,7 @@ class Jitted(Generic[P, R]):
 
     def _entry(self, args: tuple, kwargs: dict) -> _Entry:
         key, static, leaves, in_tree, other = self._key(args, kwargs)
-        found = self._cache.get(key)
+        found = self._cache.get(key) if self._cache else None
         return found or self._trace(key, args, kwargs, static, (leaves, in_tree), other)
 
     def cache_info(self) -> CacheInfo:

@@ -69,7 +69,8 @@ __all__ = [
 
 _new = object.__new__
 _ndarray = np.ndarray
-_WEAK_FLOAT = ((), np.dtype(float), float)  # a Python float operand's (shape, dtype, weak)
+_FLOAT64 = np.dtype(float)
+_WEAK_FLOAT = ((), _FLOAT64, float)  # a Python float operand's (shape, dtype, weak)
 _MISSING = object()
 _NUMBERS = frozenset({bool, int, float, complex})
 # A trace pauses the cyclic garbage collector once it has made this many variables.
@@ -217,7 +218,7 @@ class TracingHandler(Handler):
         # with several results), sets it. The parameters are not keyed: the same op on the
         # same operands with other parameters counts as a repeat (it may not be one).
         self.repeats = False
-        self._keys: set[tuple] = set()
+        self._keys: dict[tuple, int] = {}
         # Variables made before the cyclic collector is paused (see `_long`): `trace` sets it.
         self._pause_at = sys.maxsize
         self.paused = False  # whether it paused the collector
@@ -415,65 +416,67 @@ class TracingHandler(Handler):
                         key = (op, x.shape, x.dtype, x.weak)
                         types = types_seen.get(key)
             elif count == 2 and not params:
+                # Each operand's (shape, dtype, weak) as three names (a tuple displayed with
+                # `*` costs a list), and its key as the pass keys it.
                 a, b = args
                 kind = type(a)
                 if kind is Tracer and a._tracing is trace:
                     x = a._var
-                    first = (x.shape, x.dtype, x.weak)
+                    shape, dtype, weak = x.shape, x.dtype, x.weak
                     first_id = x.id
                     traced = True
                 elif kind is Tensor and not a._trace and type(a._value) is _ndarray:
                     x = _new(Const)  # `Const(a._value)`, without its __init__'s call
                     x.value = value = a._value
-                    first = (value.shape, value.dtype, None)
+                    shape, dtype, weak = value.shape, value.dtype, None
                     first_id = ~id(value)  # (a constant by identity, as the pass keys it)
                     traced = False
                 elif kind is _ndarray:  # a closed-over NumPy array
                     x = _new(Const)
                     x.value = a
-                    first = (a.shape, a.dtype, None)
+                    shape, dtype, weak = a.shape, a.dtype, None
                     first_id = ~id(a)
                     traced = False
                 elif kind is float:  # `2.0 * x`: typed as a weak float variable would be
                     x = _new(Const)
                     x.value = a
-                    first = _WEAK_FLOAT
+                    shape, dtype, weak = _WEAK_FLOAT
                     first_id = (float, a)  # (a number by value, as the pass keys it)
                     traced = False
                 elif kind is int:  # `2 * x`: typed by its value too (see `x * 2` below)
                     x = _new(Const)
                     x.value = a
-                    first = (int, a)
+                    shape, dtype, weak = int, a, None
                     first_id = (int, a)
                     traced = False
                 else:
-                    first = None
+                    x = None
                 kind = type(b)
-                if first is None:
+                if x is None:
                     pass
                 elif kind is Tracer and b._tracing is trace:
                     y = b._var
-                    key = (op, *first, y.shape, y.dtype, y.weak)
+                    key = (op, shape, dtype, weak, y.shape, y.dtype, y.weak)
                     same = (op, first_id, y.id)
                 elif traced and kind is Tensor and not b._trace and type(b._value) is _ndarray:
                     y = _new(Const)
                     y.value = value = b._value
-                    key = (op, *first, value.shape, value.dtype, None)
+                    key = (op, shape, dtype, weak, value.shape, value.dtype, None)
                     same = (op, first_id, ~id(value))
                 elif traced and kind is _ndarray:
                     y = _new(Const)
                     y.value = b
-                    key = (op, *first, b.shape, b.dtype, None)
+                    key = (op, shape, dtype, weak, b.shape, b.dtype, None)
                     same = (op, first_id, ~id(b))
                 elif traced and kind is float:  # `x * 2.0`
                     y = _new(Const)
                     y.value = b
-                    key = (op, *first, *_WEAK_FLOAT)
+                    key = (op, shape, dtype, weak, (), _FLOAT64, float)
                     same = (op, first_id, (float, b))
                 elif traced and kind is int:  # `x * 2`: typed by its value too (NEP 50
                     y = _new(Const)  # checks that it fits the array's integer dtype)
                     y.value = b
-                    key = (op, *first, int, b)
+                    key = (op, shape, dtype, weak, int, b, None)
                     same = (op, first_id, (int, b))
                 if key is not None:
                     inputs = [x, y]
@@ -558,11 +561,8 @@ class TracingHandler(Handler):
         eq.body = None
         eq.closes_over = False
         self.equations.append(eq)
-        if not self.repeats:
-            if same is None or same in self._keys:
-                self.repeats = True
-            else:
-                self._keys.add(same)
+        if not self.repeats and (same is None or self._keys.setdefault(same, count) != count):
+            self.repeats = True  # (a new key maps to this equation's first variable id)
         if count >= self._pause_at:
             self._long()
         t = _new(Tracer)

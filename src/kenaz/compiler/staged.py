@@ -97,18 +97,23 @@ class Staged:
         captured = program.captured
         self.extra = [t for _, t in captured] if captured else []
         self.name = program.name
-        # Captured tensors are trailing inputs; only tensor outputs are the op's results.
-        self.program = Program(
-            program.name,
-            program.inputs + [v for v, _ in captured] if captured else program.inputs,
-            [],
-            program.equations,
-            _tensor_outputs(program),
-            None,
-            None,
-        )
-        self.program.calls = program.calls
-        self.program.distinct = program.distinct
+        # Captured tensors are trailing inputs; only tensor outputs are the op's results (the
+        # traced program itself when it has no captured tensor and every output is one).
+        outputs = _tensor_outputs(program)
+        if captured or outputs is not program.outputs:
+            self.program = Program(
+                program.name,
+                program.inputs + [v for v, _ in captured] if captured else program.inputs,
+                [],
+                program.equations,
+                outputs,
+                None,
+                None,
+            )
+            self.program.calls = program.calls
+            self.program.distinct = program.distinct
+        else:
+            self.program = program
         self.optimize = optimize
         self.fuse = fuse
         self.neutral = neutral
