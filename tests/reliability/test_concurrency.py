@@ -142,16 +142,21 @@ def test_threads_equal_single_threaded() -> None:
     with a tiny switch interval: every result equals the single-threaded one and no
     thread ever sees a handler outside a transformation."""
     reference = {job.__name__: job() for job in JOBS}
-    deadline = time.monotonic() + STRESS_SECONDS
     failures: list[str] = []
     rounds = [0] * THREADS
-    start = threading.Barrier(THREADS)
+    # The clock starts once every thread runs (starting 8 threads on a loaded machine, or
+    # next to another pytest worker, can take a while), and each thread runs at least one
+    # round whatever the clock says: a slow machine means fewer rounds, never none.
+    deadline = [0.0]
+    start = threading.Barrier(
+        THREADS, action=lambda: deadline.__setitem__(0, time.monotonic() + STRESS_SECONDS)
+    )
 
     def worker(index: int) -> None:
         order = JOBS[index % len(JOBS) :] + JOBS[: index % len(JOBS)]
         start.wait()
         try:
-            while time.monotonic() < deadline:
+            while rounds[index] == 0 or time.monotonic() < deadline[0]:
                 for job in order:
                     result = job()
                     if not trees_equal(result, reference[job.__name__]):
@@ -371,7 +376,9 @@ def test_threads_failing_mid_transformation_do_not_disturb_the_others() -> None:
         rng = random.Random(index)
         call = 0
         start.wait()
-        while time.monotonic() < deadline[0]:
+        # At least two calls (a failing one and a plain one for the odd threads), however
+        # little CPU time this thread gets before the deadline.
+        while call < 2 or time.monotonic() < deadline[0]:
             call += 1
             if index % 2 and call % 2:
                 with contextlib.suppress(Boom):
