@@ -71,17 +71,28 @@ def test_jvp_and_vmap_on_dask_values_equal_numpys():
 distributed = pytest.importorskip("dask.distributed")
 
 
+# The tests that use the cluster run in this order on one pytest-xdist worker, as the whole
+# file does (--dist loadfile, tests/conftest.py): one cluster, and the worker-restart test
+# followed by the tests that wait for the restarted worker.
 @pytest.fixture(scope="module")
 def client():
+    # Loopback only, every port chosen by the OS, no dashboards: another pytest-xdist
+    # worker, or another checkout's test run on the same machine, can start its own at once.
     cluster = distributed.LocalCluster(
         n_workers=2,
         threads_per_worker=1,
         processes=True,
         host="127.0.0.1",
+        scheduler_port=0,  # workers' and nannies' ports are the OS's choice by default
         dashboard_address=None,
         worker_dashboard_address=None,
+        # The scheduler's HTTP server (health routes) runs without a dashboard too, on 8787
+        # unless told otherwise: an ephemeral port on the loopback instead.
+        scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
     )
-    client = distributed.Client(cluster)
+    # Not the default scheduler: the other tests of this module compute on Dask's local
+    # schedulers (and count their graphs), whichever worker and order they run in.
+    client = distributed.Client(cluster, set_as_default=False, timeout=60)
     try:
         yield client
     finally:
