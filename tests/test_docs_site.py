@@ -58,6 +58,8 @@ def build(config: Path, site: Path) -> subprocess.CompletedProcess[str]:
 BUILD_LOG: list[str] = []  # what the site's build printed (the count of blocks it ran)
 
 
+# Built once for the module: pytest-xdist runs a file whole on one worker (--dist loadfile,
+# tests/conftest.py), so two workers never build it twice.
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     site = tmp_path_factory.mktemp("site")
@@ -88,6 +90,7 @@ def _fences() -> dict[str, int]:
     return counts
 
 
+@pytest.mark.slow  # the first test here builds the site: 10-40 s
 def test_every_python_block_of_every_page_ran(site):
     """Every ```python block runs (doctest transcripts through doctest), and every
     markdown-exec block (the tutorials); only text and sh listings do not."""

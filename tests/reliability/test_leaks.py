@@ -197,6 +197,7 @@ def test_failed_transformation_frees_its_tape() -> None:
         assert watcher.alive() == []
 
 
+@pytest.mark.slow  # 6,000 grads, half of them under tracemalloc: 8-17 s
 def test_thousands_of_grads_of_an_mlp_keep_memory_flat() -> None:
     """LEAK_CALLS calls of grad of a one-hidden-layer MLP loss: the first half untraced, to
     fill the interpreter's free lists and caches; over the second half, under tracemalloc,

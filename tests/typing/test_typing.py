@@ -31,6 +31,7 @@ def test_the_package_is_marked_typed():
     assert importlib.resources.files("kenaz").joinpath("py.typed").is_file()
 
 
+@pytest.mark.slow  # the first mypy run fills .mypy_cache: ~12 s
 def test_mypy_strict_accepts_the_typed_user_script():
     result = run_mypy(USER_SCRIPT)
     assert result.returncode == 0, result.stdout + result.stderr
