@@ -464,6 +464,8 @@ def _make_inputs(rng, arg_shapes, dtype):
             args.append({k: rng.normal(size=v).astype(dtype) for k, v in s.items()})
         elif isinstance(s, list):
             args.append(tuple(rng.normal(size=v).astype(dtype) for v in s))
+        elif s == () and dtype == "float64" and rng.random() < 0.5:
+            args.append(float(rng.normal()))  # a Python float: float64 in both libraries
         else:
             args.append(rng.normal(size=s).astype(dtype))
     return args
@@ -578,7 +580,14 @@ def _alarm(signum, frame):
 
 def run(L, case: Case):
     f = build(L, case)
-    args = [L.tree_map(lambda v: v.copy(), a) if L.name == "kenaz" else a for a in case.inputs]
+    if L.name == "jax":
+        # One compilation for the whole nesting: JAX's op-by-op dispatch is far slower.
+        f = jax.jit(f)
+    # Fresh copies, so that no run can see another's writes.
+    args = [
+        L.tree_map(lambda v: np.array(v) if isinstance(v, np.ndarray) else v, a)
+        for a in case.inputs
+    ]
     signal.alarm(CASE_SECONDS)
     try:
         with warnings.catch_warnings():
@@ -586,6 +595,32 @@ def run(L, case: Case):
             return _normalize(f(*args))
     finally:
         signal.alarm(0)
+
+
+def _float32_rounding(jl, case: Case, ref, got) -> bool:
+    """Whether kenaz's float32 result is about as near JAX's float64 one as JAX's float32."""
+    wide = Case(case.program, case.levels, [_widen(a) for a in case.inputs])
+    try:
+        exact = run(jl, wide)
+    except Exception:  # noqa: BLE001
+        return False
+    import optree
+
+    pairs = zip(
+        optree.tree_leaves(exact), optree.tree_leaves(ref), optree.tree_leaves(got), strict=True
+    )
+    for e, r, g in pairs:
+        e64 = np.asarray(e, dtype=float)
+        err_jax = np.max(np.abs(np.asarray(r, dtype=float) - e64), initial=0.0)
+        err_kenaz = np.max(np.abs(np.asarray(g, dtype=float) - e64), initial=0.0)
+        scale = max(1.0, float(np.max(np.abs(e64), initial=0.0)))
+        if err_kenaz > 4 * err_jax + 1e-5 * scale:
+            return False
+    return True
+
+
+def _widen(a):
+    return jax.tree_util.tree_map(lambda v: np.asarray(v, dtype=np.float64), a)
 
 
 def check_integer_inputs(kl) -> list[str]:
@@ -662,9 +697,8 @@ def main(argv=None) -> int:
             counts["invalid (JAX refuses)"] += 1
             try:
                 run(kl, case)
-                accepted[case.nesting()].append(
-                    f"#{index} {case.text()}: JAX: {type(e).__name__}: {str(e).splitlines()[0][:160]}"
-                )
+                why = f"{type(e).__name__}: {str(e).splitlines()[0][:160]}"
+                accepted[case.nesting()].append(f"#{index} {case.text()}: JAX: {why}")
             except Exception:  # noqa: BLE001
                 pass
             if verbose:
@@ -683,6 +717,11 @@ def main(argv=None) -> int:
             )
             if verbose:
                 traceback.print_exc()
+        if msg and "values differ" in msg and case.program.dtype == "float32":
+            # Rounding, or a wrong derivative? Ask JAX at float64 which one is nearer.
+            if _float32_rounding(jl, case, ref, got):
+                counts["float32 rounding (both as far from float64)"] += 1
+                msg = None
         if verbose:
             print(f"  jax:   {ref!r}\n  kenaz: {got if msg is None else msg}")
         if msg:
