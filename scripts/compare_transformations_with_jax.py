@@ -367,7 +367,7 @@ def apply_level(L, level: Level, f: Callable) -> Callable:
         if inner == "jvp":
             # A float64 array, not a Python float: JAX would keep 1.0 weakly typed,
             # kenaz makes it a float64 array as NumPy does (docs/conventions.md).
-            one = L.np.asarray(1.0)
+            one = np.asarray(1.0)
             return lambda *a: L.jvp(lambda s: scaled(s, a), (one,), (one,))[1]
         return lambda *a: L.vmap(lambda s: scaled(s, a))(L.np.asarray([0.5, 1.0, 2.0]))
     if k == "jit":
