@@ -102,7 +102,17 @@ def _custom_functions(lib: types.SimpleNamespace) -> None:
         return (g * (th + x * (1 - th * th)),)
 
     csq.defvjp(_csq_fwd, _csq_bwd)
-    lib.csin, lib.csq = csin, csq
+
+    @lib.custom_jvp
+    def cpair(x, y):
+        return x * y, np_.sin(x) + y
+
+    @cpair.defjvp
+    def _cpair_jvp(primals, tangents):
+        (x, y), (tx, ty) = primals, tangents
+        return cpair(x, y), (tx * y + x * ty, np_.cos(x) * tx + ty)
+
+    lib.csin, lib.csq, lib.cpair = csin, csq, cpair
 
 
 def _library(name: str) -> types.SimpleNamespace:
@@ -180,6 +190,10 @@ UNARY: dict[str, Callable] = {
     "csq": lambda L, x: L.csq(x),
     "inner_grad": lambda L, x: L.grad(lambda y: L.np.sum(L.np.sin(x * y)))(x),
     "inner_jvp": lambda L, x: L.jvp(lambda y: L.np.sin(x * y), (x,), (L.np.ones_like(x),))[1],
+    "inner_ckpt": lambda L, x: L.checkpoint(lambda y: L.np.sin(y * x) + y)(x * 0.5),
+    "inner_jit": lambda L, x: L.jit(lambda y: y * L.np.sum(x * x))(L.np.cos(x)),
+    "inner_cjvp": lambda L, x: _closure_custom_jvp(L, x),
+    "cpair": lambda L, x: _pair(L, x),
     "inner_vmap": lambda L, x: L.vmap(lambda r: r * L.np.sum(x))(x) if x.ndim else x * x,
 }
 # Binary ops combining two leaves of the same shape.
@@ -190,6 +204,27 @@ BINARY: dict[str, Callable] = {
     "div": lambda L, x, y: x / (1.0 + y * y),
     "where": lambda L, x, y: L.np.where(x > y, x, 2.0 * y),
 }
+
+
+def _closure_custom_jvp(L, x):
+    # A custom_jvp function closing over the program's own variable x.
+    @L.custom_jvp
+    def scaled_tanh(y):
+        return L.np.tanh(y) * x
+
+    @scaled_tanh.defjvp
+    def _rule(primals, tangents):
+        (y,), (t,) = primals, tangents
+        th = L.np.tanh(y)
+        return th * x, (1 - th * th) * x * t
+
+    return scaled_tanh(x + 1.0)
+
+
+def _pair(L, x):
+    # custom_jvp of two arguments and two results (a tuple), same rule in both libraries.
+    a, b = L.cpair(x, L.np.cos(x))
+    return a - b
 
 
 def _matmul(L, x):
