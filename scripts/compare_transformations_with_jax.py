@@ -299,6 +299,13 @@ class Program:
             return L.np.sum(h * h) * 0.5
         if self.output == "tuple":
             return (h, L.np.sum(L.np.cos(h)))
+        if self.output == "last_alone":
+            # A result that reads only the last leaf: unbatched when vmap's in_axes
+            # leaves that argument out, so out_axes must broadcast it.
+            return {"y": h, "c": L.np.sum(leaves[-1] * leaves[-1])}
+        if self.output == "with_int":
+            # An integer result beside the float one: float0 tangents, no cotangent.
+            return (h, L.np.argmax(L.np.reshape(h, (-1,))))
         return {"y": h, "z": (L.np.mean(h * leaves[-1]),)}
 
     def text(self):
@@ -322,7 +329,7 @@ def random_program(rng: np.random.Generator) -> Program:
     # Every argument reaches the output, so no gradient is trivially zero.
     for i in range(1, 2 * nargs):
         steps.append(("b", ["add", "mul"][rng.integers(2)], i))
-    output = ["array", "scalar", "tuple", "dict"][rng.integers(4)]
+    output = ["array", "scalar", "tuple", "dict", "last_alone", "with_int"][rng.integers(6)]
     return Program(tuple(shape), dtype, args, steps, output)
 
 
