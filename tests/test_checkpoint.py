@@ -306,3 +306,27 @@ def test_grad_of_vmap_of_a_checkpoint_that_reads_a_view_of_the_vmap():
     # stopped at the view, the example run that lifts it, the forward, the recompute; then
     # the same function lifts at once
     assert counts == [4, 3]
+
+
+def test_checkpoint_of_a_function_with_an_integer_output() -> None:
+    """The recomputing pullback seeds an integer output with float0 (the tape may hold
+    None or integer zeros for it, which vjp refuses): the float output's derivative is
+    the same as without checkpoint, to second order."""
+
+    def f(x):
+        return knp.sin(x), knp.argmax(x)
+
+    x = np.array([0.1, 0.5, 0.2])
+    _, pullback = kenaz.vjp(kenaz.checkpoint(f), x)
+    (g,) = pullback((np.ones(3), np.zeros((), kenaz.float0)))
+    np.testing.assert_allclose(np.asarray(g), np.cos(x))
+
+    def loss(v):
+        y, i = kenaz.checkpoint(f)(v)
+        return knp.sum(y * y) + i
+
+    def second(v):
+        return knp.sum(kenaz.grad(loss)(v))
+
+    np.testing.assert_allclose(np.asarray(kenaz.grad(loss)(x)), np.sin(2 * x))
+    np.testing.assert_allclose(np.asarray(kenaz.grad(second)(x)), 2 * np.cos(2 * x))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import kenaz
 import kenaz.numpy as knp
 from kenaz import grad, jvp, linearize, vjp
 from kenaz.effects import current_handlers, current_scopes
@@ -154,3 +155,21 @@ def test_handler_stack_is_restored_after_an_exception():
         with pytest.raises(KeyError):
             call()
         assert (current_handlers(), current_scopes()) == before
+
+
+def test_linearize_gives_an_integer_output_a_float0_tangent_whatever_the_rule_returns() -> None:
+    """A staged (jitted) call's joint rule returns a tangent for every output, also for an
+    integer one; linearize keeps float0 for it, as jvp does, and the float output's
+    tangent is the analytic one."""
+    def f(x):
+        return knp.sin(x), knp.argmax(knp.reshape(x, (-1,)))
+
+    x = np.ones((2, 3)) * np.arange(3)
+    for fun in (f, kenaz.jit(f)):
+        _, f_jvp = linearize(fun, x)
+        dsin, dargmax = f_jvp(x + 1)
+        np.testing.assert_allclose(np.asarray(dsin), np.cos(x) * (x + 1))
+        assert dargmax.dtype == kenaz.float0 and dargmax.shape == ()
+        _, f_jvp = linearize(lambda v, fun=fun: jvp(fun, (v,), (knp.cos(v),)), x)
+        (_, dargmax), _ = f_jvp(x + 1)
+        assert dargmax.dtype == kenaz.float0 and dargmax.shape == ()

@@ -530,3 +530,22 @@ def test_a_tuple_of_outputs_batched_in_front_equals_the_pytree_path() -> None:
         assert np.array_equal(got.numpy(), expected.numpy())
     mixed = vmap(lambda x: (x * 2.0, knp.sum(w), x.T), in_axes=1)(knp.asarray(np.ones((2, 5, 3))))
     assert [m.shape for m in mixed] == [(5, 2, 3), (5,), (5, 3, 2)]
+
+
+def test_vmap_of_a_float0_tangent_gives_a_batched_float0() -> None:
+    """jvp gives an integer result a float0 tangent; vmap of it stacks that float0 (as JAX),
+    in the vectorized and the loop methods, at any out axis: no error, never a number."""
+
+    def f(x):
+        return knp.sin(x), knp.argmax(x)
+
+    def tangents(x):
+        return kenaz.jvp(f, (x,), (knp.ones_like(x),))[1]
+
+    xs = np.linspace(0.0, 1.0, 6).reshape(3, 2)
+    for method in ("vectorize", "loop"):
+        dsin, dargmax = kenaz.vmap(tangents, out_axes=(1, 0), method=method)(xs)
+        np.testing.assert_allclose(np.asarray(dsin), np.cos(xs).T)  # the loop's answer
+        assert dargmax.dtype == kenaz.float0 and dargmax.shape == (3,), method
+    unbatched = kenaz.vmap(lambda _: tangents(xs[0]), axis_size=4)(np.ones(4))[1]
+    assert unbatched.dtype == kenaz.float0 and unbatched.shape == (4,)

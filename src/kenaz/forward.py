@@ -331,9 +331,15 @@ def linearize(
                     tangent = op_tangent(op, arg_tangents, out, args, params)
                 if tangent is None:
                     continue
+                # Integer and boolean outputs carry no tangent, whatever a rule gave
+                # (as ForwardHandler: a staged call's rule returns one for each output).
                 if op.multiple_results:
-                    known.update((n, t) for n, t in zip(node, tangent) if t is not None)
-                else:
+                    known.update(
+                        (n, t)
+                        for n, t, o in zip(node, tangent, out)
+                        if t is not None and o.dtype.kind in "fc"
+                    )
+                elif out.dtype.kind in "fc":
                     known[node] = tangent
         tangents_out = [
             known[n] if n is not None and n in known else zero_derivative(o)

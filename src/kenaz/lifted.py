@@ -16,7 +16,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from .call import CallInfo
+from .checks import float0
 from .forward import jvp
 from .reverse import vjp
 from .tensor import Tensor
@@ -42,11 +45,20 @@ def pull_back(
 ) -> list[Tensor]:
     """Cotangents of ``leaves[i]`` for ``i`` in ``positions``, given the outputs' ``cotangents``.
 
-    Runs the function again (a ``vjp`` of it); ``None`` cotangents are zeros.
+    Runs the function again (a ``vjp`` of it); ``None`` cotangents are zeros. An
+    integer or boolean output carries no derivative: its seed is a float0 array
+    whatever the tape held for it (the only cotangent ``vjp`` takes for one).
     """
     outs, pullback = vjp(_on(call, leaves, positions), *[leaves[i] for i in positions])
-    seeds = [zeros_like(o) if g is None else g for o, g in zip(outs, cotangents)]
+    seeds = [
+        np.zeros(np.shape(o), float0) if not _inexact(o) else zeros_like(o) if g is None else g
+        for o, g in zip(outs, cotangents)
+    ]
     return list(pullback(seeds))
+
+
+def _inexact(value: Any) -> bool:
+    return np.dtype(getattr(value, "dtype", np.float64)).kind in "fc"
 
 
 def push_forward(

@@ -34,6 +34,7 @@ from .checks import (
     axes_prefix,
     batched_value_error,
     check_vmap_arguments,
+    float0,
     out_axis,
     output_name,
     per_example_shape_error,
@@ -638,6 +639,8 @@ def _unbatch_outputs(result: Any, batcher: BatchHandler, out_axes: Any) -> Any:
 
 def _broadcast_unbatched(leaf: Any, axis: int | None, size: int, result: Any, index: int) -> Any:
     """An output that does not depend on the batch: repeated ``size`` times along ``axis``."""
+    if _is_float0(leaf):
+        return _float0_stacked(leaf, axis, size, result, index)
     if not isinstance(leaf, Tensor):
         try:
             leaf = as_tensor(leaf)
@@ -652,6 +655,23 @@ def _broadcast_unbatched(leaf: Any, axis: int | None, size: int, result: Any, in
     expanded = shape_ops.expand_dims(leaf, destination)
     target = expanded.shape[:destination] + (size,) + expanded.shape[destination + 1 :]
     return shape_ops.broadcast_to(expanded, target)
+
+
+def _is_float0(leaf: Any) -> bool:
+    return type(leaf) is np.ndarray and leaf.dtype == float0
+
+
+def _float0_stacked(leaf: np.ndarray, axis: int | None, size: int, result: Any, index: int) -> Any:
+    """A float0 output (the tangent of an integer result, as ``jvp`` gives it), batched.
+
+    It holds no data, so its batched form is a float0 array with the batch axis inserted,
+    as JAX returns it; it cannot become a Tensor, which arithmetic would accept.
+    """
+    if axis is None:
+        return leaf
+    destination = out_axis(axis, leaf.ndim + 1, result, index)
+    shape = leaf.shape[:destination] + (size,) + leaf.shape[destination:]
+    return np.zeros(shape, float0)
 
 
 # -- method="loop" -----------------------------------------------------------------------
@@ -685,6 +705,8 @@ def _stack_column(column: list, axis: int | None, result: Any, index: int) -> An
         return None
     if axis is None:
         return column[0]
+    if _is_float0(column[0]):
+        return _float0_stacked(column[0], axis, len(column), result, index)
     tensors = [leaf if isinstance(leaf, Tensor) else as_tensor(leaf) for leaf in column]
     destination = out_axis(axis, tensors[0].ndim + 1, result, index)
     return shape_ops.stack(tensors, axis=destination)

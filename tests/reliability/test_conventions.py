@@ -223,6 +223,12 @@ def test_float64_is_exact_and_float32_is_close() -> None:
     assert not np.allclose(np.asarray(g32), exact, rtol=1e-10, atol=0)  # really float32
     assert grad(lambda v: v * v)(1.5).dtype == np.float64
     assert grad(lambda v: v[0] * v[1])([1.0, 2.0])[0].dtype == np.float64
+    # A Python float input is a float64 array, not a weak scalar (JAX's would be weak).
+    v32 = np.ones(3, np.float32)
+    out, tangent = jvp(lambda s: v32 * s, (1.0,), (1.0,))
+    assert (out.dtype, tangent.dtype) == (np.float64, np.float64)
+    out32, _ = jvp(lambda s: v32 * s, (np.float32(1.0),), (np.float32(1.0),))
+    assert out32.dtype == np.float32
 
 
 # -- functions that do not depend on an input ------------------------------------------------
