@@ -118,6 +118,38 @@ def test_jvp_of_jit_and_hessian_of_jit() -> None:
     close(kenaz.jit(kenaz.hessian(f))(X, Y), kenaz.hessian(f)(X, Y))
 
 
+def test_second_order_through_jit_with_an_integer_output() -> None:
+    # A jitted call's derived jvp program has tangents for its inexact outputs only (an
+    # integer output's is float0, not a tensor): they used to shift by one, silently.
+    def g(x):
+        return knp.sin(x), knp.argmax(x), knp.cos(x) * 2.0
+
+    x, t, u = np.array([0.0, 1.0, 2.0]), np.array([1.0, -1.0, 0.5]), np.array([0.3, 0.2, 1.0])
+    for function in (g, kenaz.jit(g)):
+        inner = lambda v, function=function: kenaz.jvp(function, (v,), (knp.cos(v),))[1]
+        tangent = kenaz.jvp(inner, (x,), (u,))[1]
+        # d/dv of (cos(v)^2, -2 sin(v) cos(v)) along u
+        analytic_second = (
+            -2.0 * np.sin(x) * np.cos(x) * u,
+            -2.0 * (np.cos(x) ** 2 - np.sin(x) ** 2) * u,
+        )
+        first = kenaz.jvp(function, (x,), (t,))[1]
+        close((first[0], first[2]), (np.cos(x) * t, -2.0 * np.sin(x) * t))
+        close((tangent[0], tangent[2]), analytic_second)
+        assert tangent[1].dtype == kenaz.float0
+
+
+def test_grad_of_grad_of_jit_through_a_boolean() -> None:
+    # The vjp program seeds a boolean value's cotangent with float0, as vjp asks.
+    def h(x, y):
+        return knp.where(x > y, x * x, 2.0 * y)
+
+    for x, y in ((0.3, 0.1), (0.1, 0.3)):
+        expected = kenaz.grad(kenaz.grad(h))(x, y)
+        assert kenaz.grad(kenaz.grad(kenaz.jit(h)))(x, y) == expected
+    assert kenaz.grad(kenaz.grad(kenaz.jit(h)))(0.3, 0.1) == 2.0
+
+
 def test_grad_of_jit_of_grad() -> None:
     inner = kenaz.jit(kenaz.grad(f))
     expected = kenaz.grad(lambda x: knp.sum(kenaz.grad(f)(x, Y) ** 2))(X)

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from ..call import Call
+from ..checks import float0
 from ..effects import handlers_installed, perform_args
 from ..forward import jvp
 from ..reverse import vjp
@@ -220,9 +221,13 @@ class Staged:
         active = tuple(
             i for i, t in enumerate(tangents) if t is not None and _is_inexact(primals[i])
         )
-        count = len(self.program.outputs)
+        outputs = self.program.outputs
+        count = len(outputs)
         if not active:
             return tuple(self(primals)), (None,) * count
+        # Only inexact outputs have tangents in the derived program: an integer output's is
+        # float0, not a tensor, so the program would drop it and shift the ones after it.
+        inexact = [k for k, o in enumerate(outputs) if _atom_dtype(o).kind in "fc"]
 
         def jvp_program(*flat: Any) -> tuple:
             inputs = list(flat[: len(primals)])
@@ -236,14 +241,17 @@ class Staged:
             out, tangent_out = jvp(
                 function, tuple(inputs[i] for i in active), tuple(flat[len(primals) :])
             )
-            return (*out, *tangent_out)
+            return (*out, *(tangent_out[k] for k in inexact))
 
         derived = self._derive(
             ("jvp", active),
             lambda: self._stage(jvp_program, [*primals, *(tangents[i] for i in active)], "jvp"),
         )
         values = derived([*primals, *(tangents[i] for i in active)])
-        return tuple(values[:count]), tuple(values[count:])
+        tangents_out: list[Any] = [None] * count
+        for k, tangent in zip(inexact, values[count:], strict=True):
+            tangents_out[k] = tangent
+        return tuple(values[:count]), tuple(tangents_out)
 
     # -- reverse mode -------------------------------------------------------------------------
     def _reverse(self, args: tuple, **params: Any) -> tuple:
@@ -331,7 +339,8 @@ class _SplitVjp:
 
             out, pullback = vjp(function, *(inputs[i] for i in self.inexact_inputs))
             seeds = tuple(
-                next(cotangents) if k in self.inexact_outputs else Tensor(np.zeros(*shapes[k]))
+                # (an integer or boolean output's cotangent is float0, as vjp asks)
+                next(cotangents) if k in self.inexact_outputs else np.zeros(shapes[k][0], float0)
                 for k in range(len(outputs))
             )
             return (*out, *pullback(seeds))
