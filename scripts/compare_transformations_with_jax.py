@@ -125,49 +125,20 @@ def _custom_functions(lib: types.SimpleNamespace) -> None:
     lib.csin, lib.csq, lib.cpair, lib.cscaled = csin, csq, cpair, cscaled
 
 
-def _library(name: str) -> types.SimpleNamespace:
-    if name == "kenaz":
-        lib = types.SimpleNamespace(
-            name=name,
-            np=knp,
-            grad=kenaz.grad,
-            value_and_grad=kenaz.value_and_grad,
-            jvp=kenaz.jvp,
-            vjp=kenaz.vjp,
-            vmap=kenaz.vmap,
-            jacfwd=kenaz.jacfwd,
-            jacrev=kenaz.jacrev,
-            hessian=kenaz.hessian,
-            jit=kenaz.jit,
-            checkpoint=kenaz.checkpoint,
-            linearize=kenaz.linearize,
-            custom_jvp=kenaz.custom_jvp,
-            custom_vjp=kenaz.custom_vjp,
-            tree_map=kenaz.tree.tree_map if hasattr(kenaz.tree, "tree_map") else None,
-        )
-        if lib.tree_map is None:
-            import optree
+# The transformations both libraries name alike, compared one for one.
+TRANSFORMATIONS = (
+    "grad", "value_and_grad", "jvp", "vjp", "vmap", "jacfwd", "jacrev", "hessian", "jit",
+    "checkpoint", "linearize", "custom_jvp", "custom_vjp",
+)  # fmt: skip
 
-            lib.tree_map = lambda f, t: optree.tree_map(f, t, none_is_leaf=False)
-    else:
-        lib = types.SimpleNamespace(
-            name=name,
-            np=jnp,
-            grad=jax.grad,
-            value_and_grad=jax.value_and_grad,
-            jvp=jax.jvp,
-            vjp=jax.vjp,
-            vmap=jax.vmap,
-            jacfwd=jax.jacfwd,
-            jacrev=jax.jacrev,
-            hessian=jax.hessian,
-            jit=jax.jit,
-            checkpoint=jax.checkpoint,
-            linearize=jax.linearize,
-            custom_jvp=jax.custom_jvp,
-            custom_vjp=jax.custom_vjp,
-            tree_map=jax.tree_util.tree_map,
-        )
+
+def _library(name: str) -> types.SimpleNamespace:
+    module, np_, tree_map = (
+        (kenaz, knp, kenaz.tree.map) if name == "kenaz" else (jax, jnp, jax.tree_util.tree_map)
+    )
+    lib = types.SimpleNamespace(
+        name=name, np=np_, tree_map=tree_map, **{t: getattr(module, t) for t in TRANSFORMATIONS}
+    )
     _custom_functions(lib)
     return lib
 
