@@ -869,22 +869,26 @@ def main(argv=None) -> int:
     print(f"{len(nestings)} distinct nestings compared")
     for what, n in KNOWN.items():
         print(f"known convention, not counted as a mismatch: {what}: {n} leaves")
-    if mismatches:
-        print("\nMismatches by nesting (outermost first):")
-        for nesting, items in sorted(mismatches.items(), key=lambda kv: -len(kv[1])):
-            print(f"  {nesting}: {len(items)} of {nestings[nesting]}")
-            for item in items[: opts.max_show]:
-                print(f"    {item}")
-    if accepted:
-        print("\nkenaz accepts what JAX refuses (by nesting):")
-        for nesting, items in sorted(accepted.items(), key=lambda kv: -len(kv[1])):
-            print(f"  {nesting}: {len(items)}")
-            for item in items[: opts.max_show]:
-                print(f"    {item}")
+    _print_by_nesting("Mismatches by nesting (outermost first)", mismatches, opts.max_show,
+                      nestings)  # fmt: skip
+    _print_by_nesting("kenaz accepts what JAX refuses (by nesting)", accepted, opts.max_show)
     print("\nInteger inputs:", "all refused" if not int_problems else "")
     for p in int_problems:
         print(f"  {p}")
     return 1 if (mismatches or int_problems) else 0
+
+
+def _print_by_nesting(
+    title: str, found: dict[str, list[str]], shown: int, of: dict[str, int] | None = None
+) -> None:
+    """``found``'s cases grouped by nesting, most frequent first (``of``: cases per nesting)."""
+    if not found:
+        return
+    print(f"\n{title}:")
+    for nesting, items in sorted(found.items(), key=lambda kv: -len(kv[1])):
+        print(f"  {nesting}: {len(items)}" + (f" of {of[nesting]}" if of else ""))
+        for item in items[:shown]:
+            print(f"    {item}")
 
 
 if __name__ == "__main__":
